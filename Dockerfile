@@ -1,0 +1,27 @@
+# hub: both processes in one container (`hub start`), SQLite in /data by default.
+# Set DATABASE_URL=postgresql://… to use PostgreSQL, and HUB_MASTER_KEY (required in production).
+FROM node:20-bookworm-slim
+
+# better-sqlite3 compiles from source when no prebuilt binary matches.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY scripts/prisma-generate.js scripts/
+COPY prisma prisma
+RUN npm install --omit=dev --no-audit --no-fund
+
+COPY . .
+RUN mkdir -p /data && chown node:node /data
+
+ENV NODE_ENV=production \
+    HUB_HOST=0.0.0.0 \
+    HUB_DATA_DIR=/data \
+    DATABASE_URL=file:/data/hub.db
+VOLUME /data
+EXPOSE 8400 8402
+USER node
+HEALTHCHECK --interval=15s --timeout=3s CMD node -e "fetch('http://127.0.0.1:8400/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "bin/hub.js", "start"]

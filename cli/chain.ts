@@ -1,0 +1,55 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalChain } from '../chain/local-chain.js';
+import { writeDeploymentFile, type ChainDeployment } from '../chain/deployment.js';
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../runtime/logger.js';
+import { onShutdownSignal } from '../runtime/process.js';
+
+export const CHAIN_USAGE = 'usage: hub chain up [--port <n>] [--chain-id <n>] [--accounts <n>]';
+
+/**
+ * `hub chain up`: a local anvil with the HubUSD token deployed and the dev accounts funded,
+ * described in `<data dir>/chain.json` for the proxy and the demo, until SIGTERM or SIGINT.
+ */
+export async function chainCommand(args: string[]): Promise<void> {
+  const [subcommand, ...rest] = args;
+  if (subcommand !== 'up') throw new Error(CHAIN_USAGE);
+  const { values } = parseArgs({
+    args: rest,
+    options: { port: { type: 'string', default: '0' }, 'chain-id': { type: 'string', default: '31337' }, accounts: { type: 'string', default: '10' } },
+    strict: true,
+  });
+  const port = integer(values.port, 'port', 0, 65_535);
+  const chainId = integer(values['chain-id'], 'chain-id', 1, 2 ** 53 - 1);
+  const accounts = integer(values.accounts, 'accounts', 2, 1_000);
+
+  const config = loadConfig();
+  const logger = createLogger('chain', config.logLevel);
+  const chain = await startLocalChain({ port, chainId, accounts, cacheDir: join(config.dataDir, 'contracts') });
+  const file = join(config.dataDir, 'chain.json');
+  const { pid: _pid, exited: _exited, stop: _stop, ...deployment } = chain;
+  await writeDeploymentFile(file, deployment satisfies ChainDeployment);
+  logger.info({ rpcUrl: chain.rpcUrl, network: chain.network, token: chain.token.address, pid: chain.pid, file }, 'local chain up');
+
+  // chain.json describes a running chain; once anvil is gone it would point at nothing.
+  let stopping = false;
+  onShutdownSignal(logger, async () => {
+    stopping = true;
+    await chain.stop();
+    await rm(file, { force: true });
+  });
+  void chain.exited.then(async () => {
+    if (stopping) return;
+    logger.error('anvil exited unexpectedly');
+    await rm(file, { force: true });
+    process.exit(1);
+  });
+}
+
+function integer(value: string, name: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}`);
+  return n;
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.js';
+import { idSchema } from '../../../shared/schemas/ids.js';
+import { organization, type Role } from '../../../shared/schemas/organizations.js';
+import { memberProcedure, sessionProcedure } from '../../trpc/procedures.js';
+
+export const getCurrentOrganization = memberProcedure
+  .meta({ openapi: { method: 'GET', path: '/v1/organizations/current', tags: ['Organizations'], summary: "The session's current organization" } })
+  .input(z.object({}))
+  .output(z.object({ organization }))
+  .query(async ({ ctx }) => {
+    const found = await ctx.db.organization.findUniqueOrThrow({ where: { id: ctx.member.organizationId } });
+    return { organization: { id: found.id, name: found.name, role: ctx.member.role, current: true } };
+  });
+
+/**
+ * Switches the session to another organization of the user. One the user does not belong to is
+ * `organization_not_found`, whether or not it exists.
+ */
+export const switchOrganization = sessionProcedure
+  .meta({
+    openapi: { method: 'PUT', path: '/v1/organizations/current', tags: ['Organizations'], summary: 'Switch the session to another organization' },
+    errors: ['organization_not_found'],
+  })
+  .input(z.strictObject({ organizationId: idSchema('organization') }))
+  .output(z.object({ organization }))
+  .mutation(async ({ ctx, input }) => {
+    const membership = await ctx.db.membership.findUnique({
+      where: { organizationId_userId: { organizationId: input.organizationId, userId: ctx.session.userId } },
+      include: { organization: true },
+    });
+    if (!membership) throw new ApiError('organization_not_found');
+    await ctx.db.session.update({ where: { id: ctx.session.id }, data: { currentOrganizationId: membership.organizationId } });
+    return { organization: { id: membership.organization.id, name: membership.organization.name, role: membership.role as Role, current: true } };
+  });

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.js';
+import { email, user } from '../../../shared/schemas/organizations.js';
+import { timestamp } from '../../../shared/schemas/timestamp.js';
+import type { Db } from '../../db/client.js';
+import { anonymousProcedure } from '../../trpc/procedures.js';
+import { hashPassword, verifyPassword } from '../password.js';
+import { createSession } from '../sessions.js';
+
+/**
+ * A password hash nobody knows, checked when the email is unknown, so that a wrong email takes
+ * as long as a wrong password and sign-in does not reveal which emails have accounts.
+ */
+let decoyHash: Promise<string> | undefined;
+const decoy = () => (decoyHash ??= hashPassword(randomBytes(16).toString('hex')));
+
+async function checkPassword(db: Db, address: string, password: string) {
+  const found = await db.user.findUnique({ where: { email: address } });
+  const ok = await verifyPassword(password, found?.passwordHash ?? (await decoy()));
+  if (!found?.passwordHash || !ok) throw new ApiError('invalid_credentials');
+  return found;
+}
+
+/**
+ * Opens a dashboard session. Its current organization is the user's oldest membership; the
+ * session lasts 30 days and ends early on sign-out.
+ */
+export const signIn = anonymousProcedure
+  .meta({
+    openapi: { method: 'POST', path: '/v1/auth/sign-in', tags: ['Dashboard sessions'], summary: 'Sign in with email and password', protect: false },
+    errors: ['invalid_credentials'],
+  })
+  .input(z.strictObject({ email, password: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters') }))
+  .output(
+    z.object({
+      sessionToken: z.string().meta({ description: 'Bearer token of the session (hubses_…)' }),
+      expiresAt: timestamp,
+      user,
+      currentOrganizationId: z.string().nullable(),
+    }),
+  )
+  .mutation(async ({ ctx, input }) => {
+    const found = await checkPassword(ctx.db, input.email, input.password);
+    const first = await ctx.db.membership.findFirst({ where: { userId: found.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const { token, session } = await createSession(ctx.db, found.id, first?.organizationId ?? null);
+    return {
+      sessionToken: token,
+      expiresAt: session.expiresAt.toISOString(),
+      user: { id: found.id, email: found.email, name: found.name },
+      currentOrganizationId: session.currentOrganizationId,
+    };
+  });

@@ -1,0 +1,52 @@
+import { newId } from '../shared/ids.js';
+import { SCOPES } from '../shared/scopes.js';
+import { createApiKey } from './auth/api-keys.js';
+import { hashPassword } from './auth/password.js';
+import { createSession } from './auth/sessions.js';
+import type { Db } from './db/client.js';
+
+export type BootstrapResult = {
+  organizationId: string;
+  organizationName: string;
+  userId: string;
+  email: string;
+  sessionToken: string;
+  apiKey: string;
+  apiKeyId: string;
+  scopes: string[];
+};
+
+/**
+ * First-run set-up: an organization, its admin (reusing the user when the email exists), a
+ * dashboard session and an API key with every scope.
+ */
+export async function bootstrap(db: Db, input: { email: string; organizationName: string; password?: string }): Promise<BootstrapResult> {
+  const email = input.email.trim().toLowerCase();
+  const passwordHash = input.password ? await hashPassword(input.password) : undefined;
+
+  const { organization, user } = await db.$transaction(async (tx) => {
+    const organization = await tx.organization.create({ data: { id: newId('organization'), name: input.organizationName } });
+    const existing = await tx.user.findUnique({ where: { email } });
+    const user = existing
+      ? passwordHash
+        ? await tx.user.update({ where: { id: existing.id }, data: { passwordHash } })
+        : existing
+      : await tx.user.create({ data: { id: newId('user'), email, passwordHash: passwordHash ?? null } });
+    await tx.membership.create({ data: { id: newId('membership'), organizationId: organization.id, userId: user.id, role: 'admin' } });
+    return { organization, user };
+  });
+
+  const { token } = await createSession(db, user.id, organization.id);
+  const { key, apiKey } = await createApiKey(db, { organizationId: organization.id, name: 'bootstrap', scopes: SCOPES, createdById: user.id });
+
+  return {
+    organizationId: organization.id,
+    organizationName: organization.name,
+    userId: user.id,
+    email,
+    sessionToken: token,
+    apiKey: key,
+    apiKeyId: apiKey.id,
+    scopes: [...SCOPES],
+  };
+}

@@ -1,0 +1,23 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { HubConfig } from '../shared/config.js';
+import type { Db, Provider } from './db/client.js';
+import type { PaymentRail } from './payments/rail.js';
+
+/** What every part of the control-plane is handed: built once at start-up. */
+export type ControlPlaneServices = {
+  config: HubConfig;
+  db: Db;
+  provider: Provider;
+  logger: Logger;
+  masterKey: Buffer;
+  internalToken: string;
+  /** The rail payments are taken on; absent until one is configured (see payments/rail.ts). */
+  payments?: PaymentRail | undefined;
+};
+
+/** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */
+export type RequestContext = ControlPlaneServices & {
+  req: IncomingMessage;
+  res: ServerResponse;
+};

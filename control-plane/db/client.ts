@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
+import { PrismaClient as PgPrismaClient } from '../../generated/prisma/postgresql/client.js';
+import type { DatabaseConfig } from '../../shared/config.js';
+import { adapterFactory } from './adapter.js';
+
+/**
+ * The app-wide database type. Both generated clients come from the same models; the SQLite
+ * client's type is the stricter subset, so the PostgreSQL client is used through it.
+ */
+export type Db = PrismaClient;
+export type Provider = DatabaseConfig['provider'];
+
+export type OpenedDb = { db: Db; provider: Provider; close: () => Promise<void> };
+
+export async function openDatabase(database: DatabaseConfig, options: { poolSize?: number } = {}): Promise<OpenedDb> {
+  if (database.provider === 'sqlite') {
+    if (database.file !== ':memory:') mkdirSync(dirname(database.file), { recursive: true });
+    const db = new PrismaClient({ adapter: adapterFactory(database).factory });
+    // WAL lets readers run beside the one writer; NORMAL sync is durable across process crashes.
+    await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
+    await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
+    await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
+    return { db, provider: 'sqlite', close: () => db.$disconnect() };
+  }
+  const { factory, dispose } = adapterFactory(database, options);
+  const db = new PgPrismaClient({ adapter: factory }) as unknown as Db;
+  const close = async () => {
+    await db.$disconnect();
+    await dispose();
+  };
+  try {
+    await db.$queryRawUnsafe('SELECT 1');
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { db, provider: 'postgresql', close };
+}
+
+/** True when the database answers a trivial query (readiness). */
+export async function databaseIsReachable(db: Db): Promise<boolean> {
+  try {
+    await db.$queryRawUnsafe('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,70 @@
+import { recoverMessageAddress, isAddress, isHex } from 'viem';
+import { newId } from '../../shared/ids.js';
+import { hashToken, newToken } from '../../shared/tokens.js';
+import type { Db } from '../db/client.js';
+
+/**
+ * Agent credentials at the pay URL. An agent proves control of a wallet by signing a one-time
+ * challenge (EIP-191 personal message) and receives a bearer token; only its hash is kept.
+ * Registering the same wallet again issues a new token and revokes the old one.
+ */
+export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
+
+export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean };
+
+export async function agentByTokenHash(db: Db, tokenHash: string): Promise<AgentIdentity | null> {
+  const agent = await db.agent.findUnique({ where: { tokenHash }, select: { id: true, buyerId: true, claimedAt: true } });
+  return agent ? { agentId: agent.id, buyerId: agent.buyerId, claimed: agent.claimedAt !== null } : null;
+}
+
+export type RegistrationFailure = 'invalid_wallet' | 'unknown_challenge' | 'challenge_expired' | 'challenge_used' | 'invalid_signature';
+
+export async function createRegistrationChallenge(db: Db, input: { walletAddress: string; sellerSlug: string }) {
+  if (!isAddress(input.walletAddress, { strict: false })) return { ok: false as const, reason: 'invalid_wallet' as const };
+  const walletAddress = input.walletAddress.toLowerCase();
+  const id = newId('registrationChallenge');
+  const issuedAt = new Date();
+  const expiresAt = new Date(issuedAt.getTime() + CHALLENGE_LIFETIME_MS);
+  const message = [
+    'Register this wallet as an agent with hub.',
+    `Seller: ${input.sellerSlug}`,
+    `Wallet: ${walletAddress}`,
+    `Challenge: ${id}`,
+    `Issued: ${issuedAt.toISOString()}`,
+    `Expires: ${expiresAt.toISOString()}`,
+  ].join('\n');
+  await db.agentRegistrationChallenge.create({ data: { id, walletAddress, message, expiresAt } });
+  return { ok: true as const, challengeId: id, message, expiresAt: expiresAt.toISOString() };
+}
+
+export async function completeRegistration(db: Db, input: { challengeId: string; signature: string }) {
+  const fail = (reason: RegistrationFailure) => ({ ok: false as const, reason });
+  const challenge = await db.agentRegistrationChallenge.findUnique({ where: { id: input.challengeId } });
+  if (!challenge) return fail('unknown_challenge');
+  if (challenge.usedAt) return fail('challenge_used');
+  if (challenge.expiresAt.getTime() < Date.now()) return fail('challenge_expired');
+  if (!isHex(input.signature) || input.signature.length !== 132) return fail('invalid_signature');
+
+  let signer: string;
+  try {
+    signer = (await recoverMessageAddress({ message: challenge.message, signature: input.signature })).toLowerCase();
+  } catch {
+    return fail('invalid_signature');
+  }
+  if (signer !== challenge.walletAddress) return fail('invalid_signature');
+
+  const token = newToken('agent');
+  const tokenHash = hashToken(token);
+  const agent = await db.$transaction(async (tx) => {
+    // Claiming the challenge inside the transaction makes it single-use even under races.
+    const claimed = await tx.agentRegistrationChallenge.updateMany({ where: { id: challenge.id, usedAt: null }, data: { usedAt: new Date() } });
+    if (claimed.count !== 1) return null;
+    return tx.agent.upsert({
+      where: { walletAddress: challenge.walletAddress },
+      create: { id: newId('agent'), walletAddress: challenge.walletAddress, tokenHash },
+      update: { tokenHash },
+    });
+  });
+  if (!agent) return fail('challenge_used');
+  return { ok: true as const, agentId: agent.id, buyerId: agent.buyerId, walletAddress: agent.walletAddress, token };
+}

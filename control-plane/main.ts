@@ -1,0 +1,39 @@
+import { loadConfig } from '../shared/config.js';
+import { closeServer, listen } from '../runtime/http-server.js';
+import { createLogger } from '../runtime/logger.js';
+import { onShutdownSignal } from '../runtime/process.js';
+import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { openDatabase } from './db/client.js';
+import { migrateDatabase } from './db/migrate.js';
+import { describeDatabase } from './db/describe.js';
+import { createControlPlaneServer } from './server.js';
+import { resolvePaymentRail } from './payments/rail.js';
+import { startPendingSettlementLoop } from './payments/pending-loop.js';
+
+/** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
+export async function startControlPlane(env: Record<string, string | undefined> = process.env) {
+  const config = loadConfig(env);
+  const logger = createLogger('control-plane', config.logLevel);
+  const masterKey = resolveMasterKey(config);
+  const internalToken = resolveInternalToken(config, masterKey);
+
+  const applied = await migrateDatabase(config.database);
+  if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+  const { db, provider, close } = await openDatabase(config.database);
+
+  const payments = await resolvePaymentRail(config, env);
+  if (payments) logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
+  else logger.warn('no payment rail configured: priced challenges answer 503 (run `hub chain up` for a local one)');
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
+
+  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments });
+  const port = await listen(server, config.controlPlane.port, config.host);
+  logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
+
+  const stop = async () => {
+    stopPendingLoop();
+    await closeServer(server);
+    await close();
+  };
+  return { server, port, stop, db, logger };
+}

@@ -1,0 +1,20 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
+import type { PaymentRail } from './rail.js';
+import { finishPendingSettlements } from './settle.js';
+
+/** Every `intervalMs`, settles again what was left `settling` (unknown outcome, crash, restart). */
+export function startPendingSettlementLoop(db: Db, rail: PaymentRail | undefined, logger: Logger, intervalMs = 15_000): () => void {
+  if (!rail) return () => {};
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    finishPendingSettlements(db, rail)
+      .then((n) => n && logger.info({ settled: n }, 'finished pending settlements'))
+      .catch((err) => logger.warn({ err }, 'finishing pending settlements failed'))
+      .finally(() => (running = false));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,49 @@
+import { ApiError } from '../../shared/errors.js';
+import { costOf } from '../../shared/money.js';
+import type { Db } from '../db/client.js';
+
+export type UsageItem = { meterSlug: string; quantity?: number | undefined };
+export type PricedItem = { meterId: string; meterSlug: string; quantity: number; costMicros: bigint };
+export type PricedUsage = {
+  service: { id: string; slug: string };
+  plan: { id: string; slug: string; billingMode: string } | null;
+  items: PricedItem[];
+  amountMicros: bigint;
+};
+
+/**
+ * Prices the usage a seller's 402 names with the service's pay-as-you-go plan (the one named by
+ * `planSlug`, else the oldest payg plan): each item costs `priceUsd` per `unitSize` units, rounded
+ * up to whole blocks. An item without a quantity would need ceiling pricing (authorize up to
+ * `defaultMaxQuantity`, pay actual), which no rail hub settles on can do yet: 503
+ * `capped_pricing_unavailable`. Usage no payg plan prices is 409 `usage_not_priced`.
+ */
+export async function priceUsage(db: Db, input: { sellerId: string; serviceSlug: string; planSlug?: string | undefined; usage: UsageItem[] }): Promise<PricedUsage> {
+  const service = await db.service.findUnique({ where: { sellerId_slug: { sellerId: input.sellerId, slug: input.serviceSlug } }, select: { id: true, slug: true } });
+  if (!service) throw new ApiError('usage_not_priced', `The seller has no service "${input.serviceSlug}".`);
+
+  const plan = await db.plan.findFirst({
+    where: { serviceId: service.id, billingMode: 'payg', ...(input.planSlug ? { slug: input.planSlug } : {}) },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    include: { prices: { include: { meter: { select: { key: true } } } } },
+  });
+  if (input.usage.length === 0) {
+    return { service, plan: plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode }, items: [], amountMicros: 0n };
+  }
+  if (!plan) throw new ApiError('usage_not_priced', `No pay-as-you-go plan of "${input.serviceSlug}" prices this usage.`);
+
+  const prices = new Map(plan.prices.map((p) => [p.meter.key, p]));
+  const items: PricedItem[] = [];
+  for (const item of input.usage) {
+    const price = prices.get(item.meterSlug);
+    if (!price) throw new ApiError('usage_not_priced', `The ${plan.slug} plan does not price the meter "${item.meterSlug}".`);
+    if (item.quantity === undefined) throw new ApiError('capped_pricing_unavailable');
+    items.push({ meterId: price.meterId, meterSlug: item.meterSlug, quantity: item.quantity, costMicros: costOf(BigInt(item.quantity), price.priceMicros, BigInt(price.unitSize)) });
+  }
+  return {
+    service,
+    plan: { id: plan.id, slug: plan.slug, billingMode: plan.billingMode },
+    items,
+    amountMicros: items.reduce((sum, i) => sum + i.costMicros, 0n),
+  };
+}

@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Hex } from 'viem';
+import { readDeploymentFile } from '../../chain/deployment.js';
+import type { HubConfig } from '../../shared/config.js';
+import type { Facilitator } from '../settlement/facilitator.js';
+import { HttpFacilitator } from '../settlement/http-facilitator.js';
+import { LocalFacilitator } from '../settlement/local-facilitator.js';
+
+/**
+ * The payment rail a deployment takes payments on: one network, one token, one facilitator.
+ * `name` is what challenges call the rail (`payment.rail`, e.g. `base_usdc`).
+ */
+export type PaymentRail = {
+  name: string;
+  network: `${string}:${string}`;
+  token: { address: Hex; name: string; version: string; decimals: number; symbol: string };
+  facilitator: Facilitator;
+  /** How long a signed authorization may take to arrive, and how long a challenge stays open. */
+  maxTimeoutSeconds: number;
+};
+
+export const CHALLENGE_LIFETIME_SECONDS = 300;
+
+/**
+ * Finds the rail: a remote facilitator when HUB_FACILITATOR_URL is set (production), otherwise
+ * the local chain described by `hub chain up` in `$HUB_DATA_DIR/chain.json` (development), with
+ * hub's in-process facilitator settling from the chain's settler key. No rail: priced challenges
+ * answer 503 until one is configured; identity challenges still work.
+ */
+export async function resolvePaymentRail(config: HubConfig, env: Record<string, string | undefined> = process.env): Promise<PaymentRail | undefined> {
+  if (env.HUB_FACILITATOR_URL) {
+    const network = required(env, 'HUB_PAYMENT_NETWORK') as `${string}:${string}`;
+    return {
+      name: env.HUB_PAYMENT_RAIL ?? 'usdc',
+      network,
+      token: {
+        address: required(env, 'HUB_PAYMENT_TOKEN_ADDRESS') as Hex,
+        name: env.HUB_PAYMENT_TOKEN_NAME ?? 'USD Coin',
+        version: env.HUB_PAYMENT_TOKEN_VERSION ?? '2',
+        decimals: Number(env.HUB_PAYMENT_TOKEN_DECIMALS ?? 6),
+        symbol: env.HUB_PAYMENT_TOKEN_SYMBOL ?? 'USDC',
+      },
+      facilitator: new HttpFacilitator({ url: env.HUB_FACILITATOR_URL }),
+      maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
+    };
+  }
+  const chainFile = env.HUB_CHAIN_FILE ?? join(config.dataDir, 'chain.json');
+  if (!existsSync(chainFile)) return undefined;
+  const chain = await readDeploymentFile(chainFile);
+  return localRail(chain);
+}
+
+/** A rail on a local EVM chain (anvil in development and tests), settled in process. */
+export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>): PaymentRail {
+  return {
+    name: `local_${chain.token.symbol.toLowerCase()}`,
+    network: chain.network,
+    token: { ...chain.token, address: chain.token.address as Hex },
+    facilitator: new LocalFacilitator({
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      tokens: [{ address: chain.token.address, name: chain.token.name, version: chain.token.version }],
+      settlerPrivateKey: chain.settler.privateKey as Hex,
+      // A local chain mines each transaction at once: poll for the receipt often, not every 500 ms.
+      pollingIntervalMs: 25,
+    }),
+    maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
+  };
+}
+
+function required(env: Record<string, string | undefined>, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is required when HUB_FACILITATOR_URL is set`);
+  return value;
+}

@@ -1,0 +1,138 @@
+import { costOf, formatUsd } from '../../shared/money.js';
+import type { Db } from '../db/client.js';
+import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
+import { toSettleResponse } from '../settlement/wire-results.js';
+import type { PaymentRail } from './rail.js';
+import { attemptRequirements } from './requirements.js';
+
+export type Adjustment = { meterSlug: string; reportedQuantity: number; settledQuantity: number };
+
+export type BillingSummary = {
+  status: 'settled' | 'settling';
+  authorizedUsd: string;
+  chargedUsd: string;
+  remainderUsd: string;
+  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired' | null;
+  settleTransactionHash: string | null;
+};
+
+export type SettleOutcome =
+  | { kind: 'released' }
+  | { kind: 'identity' }
+  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse }
+  | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
+
+type Challenged = { meterSlug: string; quantity: number };
+
+/**
+ * Finishes a paid request once the seller answered. Nothing is charged unless the seller
+ * delivered a 2xx (the authorization then lapses). After a 2xx, each meter settles at
+ * min(reported, authorized): usage reported for the request (from `hub-usage` or a usage report)
+ * and, when none was reported, the challenged usage. `exact` moves the whole authorization, so a
+ * smaller charge leaves a remainder credited to the payer; a charge of zero submits nothing and
+ * lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
+ * finished later by `finishPendingSettlements`; it is never submitted as a new payment.
+ */
+export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: { paymentId: string; upstreamStatus: number }): Promise<SettleOutcome> {
+  const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
+  const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
+  if (!delivered) {
+    await db.paymentAttempt.updateMany({ where: { id: attempt.id, status: 'in_flight' }, data: { status: 'released', chargedMicros: 0n } });
+    await db.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus: input.upstreamStatus } });
+    return { kind: 'released' };
+  }
+  if (attempt.kind === 'identity') {
+    await db.paymentAttempt.updateMany({ where: { id: attempt.id, status: 'in_flight' }, data: { status: 'delivered', chargedMicros: 0n } });
+    return { kind: 'identity' };
+  }
+
+  const challenged = JSON.parse(attempt.usageJson) as Challenged[];
+  const { charged, adjusted } = await settledCharge(db, attempt.requestId, attempt.planId, challenged, attempt.amountMicros);
+  const authorized = attempt.amountMicros;
+  const remainder = authorized - charged;
+
+  if (charged === 0n) {
+    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() } });
+    return { kind: 'billed', adjusted, billing: summary('settled', authorized, 0n, 'escrow_expired', null), receipt: { success: true, transaction: '', network: (attempt.network ?? '') as SettleResponse['network'], payer: attempt.payer ?? '' } };
+  }
+
+  const remainderHandling = remainder > 0n ? 'credited' : null;
+  await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
+  const result = await submit(rail, attempt);
+  if (result.status === 'failed') {
+    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+    return { kind: 'failed', settlementReason: result.reason, adjusted };
+  }
+  const settled = result.status === 'settled';
+  await db.paymentAttempt.update({
+    where: { id: attempt.id },
+    data: { status: settled ? 'settled' : 'settling', settleTxHash: result.transaction ?? null, settledAt: settled ? new Date() : null },
+  });
+  return {
+    kind: 'billed',
+    adjusted,
+    billing: summary(settled ? 'settled' : 'settling', authorized, charged, remainderHandling, result.transaction ?? null),
+    // The payer as hub recorded it (lowercased), not as the facilitator spelled it.
+    receipt: { ...toSettleResponse(result), ...(attempt.payer ? { payer: attempt.payer } : {}) },
+  };
+}
+
+/** Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. */
+export async function finishPendingSettlements(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000): Promise<number> {
+  const pending = await db.paymentAttempt.findMany({ where: { status: 'settling', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } }, take: 100 });
+  let finished = 0;
+  for (const attempt of pending) {
+    const result = await submit(rail, attempt);
+    if (result.status === 'settled') {
+      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settled', settleTxHash: result.transaction, settledAt: new Date() } });
+      finished++;
+    } else if (result.status === 'failed') {
+      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+    }
+  }
+  return finished;
+}
+
+async function submit(rail: PaymentRail | undefined, attempt: { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null }) {
+  if (!rail || !attempt.payTo || !attempt.paymentPayloadJson) {
+    return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
+  }
+  const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
+  return rail.facilitator.settle(payload, attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo }));
+}
+
+/** What the request costs at min(reported, authorized) per meter, and where the two differ. */
+async function settledCharge(db: Db, requestId: string, planId: string | null, challenged: Challenged[], authorized: bigint): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
+  const items = await db.usageEventItem.findMany({ where: { usageEvent: { requestId } }, select: { meterId: true, quantity: true } });
+  if (items.length === 0) return { charged: authorized, adjusted: [] };
+
+  const prices = planId ? await db.planMeterPrice.findMany({ where: { planId }, include: { meter: { select: { key: true } } } }) : [];
+  const byMeterId = new Map(prices.map((p) => [p.meterId, p]));
+  const reported = new Map<string, bigint>();
+  for (const item of items) {
+    const key = byMeterId.get(item.meterId)?.meter.key ?? item.meterId;
+    reported.set(key, (reported.get(key) ?? 0n) + item.quantity);
+  }
+  const cap = new Map(challenged.map((c) => [c.meterSlug, BigInt(c.quantity)]));
+  let charged = 0n;
+  const adjusted: Adjustment[] = [];
+  for (const [meterSlug, quantity] of reported) {
+    const authorizedQuantity = cap.get(meterSlug) ?? 0n;
+    const settled = quantity < authorizedQuantity ? quantity : authorizedQuantity;
+    if (settled !== quantity) adjusted.push({ meterSlug, reportedQuantity: Number(quantity), settledQuantity: Number(settled) });
+    const price = prices.find((p) => p.meter.key === meterSlug);
+    if (price) charged += costOf(settled, price.priceMicros, BigInt(price.unitSize));
+  }
+  return { charged: charged < authorized ? charged : authorized, adjusted };
+}
+
+function summary(status: 'settled' | 'settling', authorized: bigint, charged: bigint, remainderHandling: BillingSummary['remainderHandling'], tx: string | null): BillingSummary {
+  return {
+    status,
+    authorizedUsd: formatUsd(authorized),
+    chargedUsd: formatUsd(charged),
+    remainderUsd: formatUsd(authorized - charged),
+    remainderHandling,
+    settleTransactionHash: tx,
+  };
+}

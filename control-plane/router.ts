@@ -1,0 +1,29 @@
+import { apiKeysRouter } from './auth/api-keys/router.js';
+import { organizationsRouter } from './auth/organizations/router.js';
+import { sessionRouter } from './auth/session/router.js';
+import { metersRouter } from './catalog/meters/router.js';
+import { planMeterPricesRouter } from './catalog/plan-meter-prices/router.js';
+import { plansRouter } from './catalog/plans/router.js';
+import { sellersRouter } from './catalog/sellers/router.js';
+import { servicesRouter } from './catalog/services/router.js';
+import { signingSecretsRouter } from './catalog/signing-secrets/router.js';
+import { internalRouter } from './internal/router.js';
+import { router } from './trpc/init.js';
+import { usageRouter } from './usage/router.js';
+
+/** Every procedure of the control-plane. Public ones also carry an OpenAPI route under /v1. */
+export const appRouter = router({
+  internal: internalRouter,
+  auth: sessionRouter,
+  organizations: organizationsRouter,
+  apiKeys: apiKeysRouter,
+  sellers: sellersRouter,
+  signingSecrets: signingSecretsRouter,
+  services: servicesRouter,
+  meters: metersRouter,
+  plans: plansRouter,
+  planMeterPrices: planMeterPricesRouter,
+  usage: usageRouter,
+});
+
+export type AppRouter = typeof appRouter;

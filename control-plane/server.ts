@@ -1,0 +1,52 @@
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import { ApiError } from '../shared/errors.js';
+import { sendError, sendJson } from '../runtime/respond.js';
+import type { ControlPlaneServices, RequestContext } from './context.js';
+import { databaseIsReachable } from './db/client.js';
+import { createRestHandler } from './rest/handler.js';
+import { appRouter } from './router.js';
+import { createUsageHttp } from './usage/http.js';
+
+const TRPC_PREFIX = '/trpc/';
+const REST_PREFIX = '/v1/';
+
+/** The control-plane's HTTP surface: health, the internal tRPC API and the REST API under /v1. */
+export function createControlPlaneServer(services: ControlPlaneServices): Server {
+  const { logger } = services;
+  const handleRest = createRestHandler(services);
+  const usage = createUsageHttp(services);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+
+    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      const ready = await databaseIsReachable(services.db);
+      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'database_unreachable' });
+    }
+    if (path.startsWith(TRPC_PREFIX)) {
+      return nodeHTTPRequestHandler({
+        req,
+        res,
+        path: path.slice(TRPC_PREFIX.length),
+        router: appRouter,
+        createContext: (): RequestContext => ({ ...services, req, res }),
+        onError: ({ error, path: procedure }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
+        },
+      });
+    }
+    // The two usage routes sellers call on every request skip the generic REST machinery.
+    if (usage.serves(req.method, path)) return usage.handle(req, res, path);
+    if (path.startsWith(REST_PREFIX)) return handleRest(req, res, path);
+    throw new ApiError('not_found');
+  };
+
+  return createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      const { status } = sendError(res, err);
+      if (status >= 500) logger.error({ err, url: req.url, method: req.method }, 'request failed');
+    });
+  });
+}

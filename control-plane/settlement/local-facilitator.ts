@@ -1,0 +1,249 @@
+import { createNonceManager, jsonRpc } from 'viem/nonce';
+import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { TransferAuthorization } from './authorization-digest.js';
+import { contractAnsweredWithout } from './chain-errors.js';
+import { defaultSignerRecovery } from './default-signer-recovery.js';
+import { eip3009Abi } from './eip3009-abi.js';
+import { checkTerms, parseExactPayment, tokenDomain, windowFailure, type ExactPayment, type SettlementToken } from './exact-payment.js';
+import type { Facilitator } from './facilitator.js';
+import { FacilitatorUnavailableError } from './facilitator-error.js';
+import type { SettleFailureReason } from './reasons.js';
+import { settleFailure, verifyFailure, type SettleResult, type VerifyResult } from './results.js';
+import { parseRecoverableSignature, type RecoverableSignature } from './signature.js';
+import type { SignerRecovery } from './signer-recovery.js';
+import {
+  broadcastTransfer,
+  confirmTransfer,
+  findSettledTransfer,
+  rebroadcastTransfer,
+  receiptMovedFunds,
+  renumberNonces,
+  simulateTransfer,
+  type SettlerClients,
+  type SignedTransfer,
+  type TransferCall,
+} from './transfer-sender.js';
+import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
+
+/**
+ * hub's own facilitator: verifies exact-EVM payments in process and settles them by submitting
+ * `transferWithAuthorization` to an EVM JSON-RPC from a settler key that pays the gas.
+ *
+ * One settler key per process: transaction nonces are numbered in memory.
+ */
+
+export type LocalFacilitatorConfig = {
+  rpcUrl: string;
+  chainId: number;
+  /** Tokens accepted, with their EIP-712 domains. */
+  tokens: SettlementToken[];
+  settlerPrivateKey: Hex;
+  /** Default: native recovery inline, or a worker pool if only pure JS is available. */
+  signerRecovery?: SignerRecovery;
+  /** Per JSON-RPC request. Default 5 s. */
+  rpcTimeoutMs?: number;
+  /** How long `settle` waits for the receipt before answering pending. Default 30 s. */
+  receiptTimeoutMs?: number;
+  /** Receipt polling interval. Default 500 ms. */
+  pollingIntervalMs?: number;
+  /** An authorization must stay valid this long after verification. Default 6 s, as x402's facilitator. */
+  expiryMarginSeconds?: number;
+  /** How far back a repeated settle looks for the first settlement of the same authorization. Default 50,000 blocks. */
+  lookbackBlocks?: bigint;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+};
+
+type Failure = VerifyResult & { isValid: false };
+
+export class LocalFacilitator implements Facilitator {
+  readonly network: `eip155:${number}`;
+  readonly tokens: readonly SettlementToken[];
+  private readonly clients: SettlerClients;
+  private recovery: Promise<SignerRecovery> | undefined;
+  /** Broadcast transfers whose outcome is not known yet, by payer and nonce. */
+  private readonly pending = new Map<string, SignedTransfer>();
+
+  constructor(private readonly config: LocalFacilitatorConfig) {
+    this.network = `eip155:${config.chainId}`;
+    this.tokens = config.tokens;
+    this.recovery = config.signerRecovery && Promise.resolve(config.signerRecovery);
+    const chain = defineChain({
+      id: config.chainId,
+      name: this.network,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [config.rpcUrl] } },
+    });
+    // No transport retries: a retried broadcast that the node already holds comes back as an
+    // error, which would turn a sent transfer into a refused one.
+    const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
+    const pollingInterval = config.pollingIntervalMs ?? 500;
+    // A nonce manager of its own: viem's shared one would mix up two facilitators on chains with the same id.
+    const account = privateKeyToAccount(config.settlerPrivateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+    this.clients = {
+      reader: createPublicClient({ chain, transport, pollingInterval }),
+      wallet: createWalletClient({ account, chain, transport, pollingInterval }),
+    };
+  }
+
+  get settlerAddress(): string {
+    return this.clients.wallet.account.address;
+  }
+
+  async supported(): Promise<SupportedResponse> {
+    return {
+      kinds: [{ x402Version: 2, scheme: 'exact', network: this.network }],
+      extensions: [],
+      signers: { 'eip155:*': [this.settlerAddress] },
+    };
+  }
+
+  async verify(paymentPayload: unknown, paymentRequirements: unknown): Promise<VerifyResult> {
+    const checked = this.checkTerms(paymentPayload, paymentRequirements);
+    if ('failure' in checked) return checked.failure;
+    const { payment, token } = checked;
+    const window = windowFailure(payment.authorization, this.nowSeconds(), this.marginSeconds());
+    if (window) return verifyFailure(window, payment.payer);
+    const signature = await this.checkSignature(payment, token);
+    if ('failure' in signature) return signature.failure;
+
+    const { from, nonce, value } = payment.authorization;
+    let balance: bigint;
+    let used: boolean;
+    try {
+      [balance, used] = await Promise.all([
+        this.clients.reader.readContract({ address: token.address, abi: eip3009Abi, functionName: 'balanceOf', args: [from] }),
+        this.clients.reader.readContract({ address: token.address, abi: eip3009Abi, functionName: 'authorizationState', args: [from, nonce] }),
+      ]);
+    } catch (err) {
+      // The chain answered, but not with a balance and a nonce state: no EIP-3009 token lives there.
+      if (contractAnsweredWithout(err)) return verifyFailure('wrong_asset', payment.payer, 'No EIP-3009 token answers at the asset address.');
+      throw unavailable(err);
+    }
+    if (used) return verifyFailure('nonce_already_used', payment.payer);
+    if (balance < value) return verifyFailure('insufficient_funds', payment.payer);
+    return { isValid: true, payer: payment.payer };
+  }
+
+  async settle(paymentPayload: unknown, paymentRequirements: unknown): Promise<SettleResult> {
+    const checked = this.checkTerms(paymentPayload, paymentRequirements);
+    if ('failure' in checked) return this.failed(checked.failure);
+    const { payment, token } = checked;
+    const signature = await this.checkSignature(payment, token);
+    if ('failure' in signature) return this.failed(signature.failure);
+    const call: TransferCall = { token: token.address, authorization: payment.authorization, signature: signature.signature };
+
+    const key = `${payment.payer.toLowerCase()}:${payment.authorization.nonce.toLowerCase()}`;
+    const earlier = this.pending.get(key);
+    if (earlier) {
+      // If the first broadcast never reached the node, this one does; if it did, this is a no-op.
+      await rebroadcastTransfer(this.clients, earlier);
+      return this.follow(key, call, earlier);
+    }
+
+    const window = windowFailure(payment.authorization, this.nowSeconds(), this.marginSeconds());
+    if (window === 'authorization_expired') return this.settledBefore(call, window);
+    if (window) return this.failed(verifyFailure(window, payment.payer));
+
+    const simulated = await simulateTransfer(this.clients, call);
+    if (!simulated.ok) return this.settledBefore(call, simulated.reason, simulated.message);
+
+    const broadcast = await broadcastTransfer(this.clients, call, simulated.gas);
+    if (broadcast.status === 'refused') return settleFailure(broadcast.reason, { network: this.network, payer: payment.payer, message: broadcast.message });
+    if (broadcast.status === 'unknown') {
+      this.pending.set(key, broadcast.signed);
+      return this.pendingResult(call, broadcast.signed.transaction, broadcast.message);
+    }
+    return this.follow(key, call, broadcast.signed);
+  }
+
+  /** Stops the worker pool, if the default recovery started one. */
+  async close(): Promise<void> {
+    if (!this.config.signerRecovery && this.recovery) await (await this.recovery).close();
+  }
+
+  /** Waits for a broadcast transfer and turns its receipt into a result. */
+  private async follow(key: string, call: TransferCall, signed: SignedTransfer): Promise<SettleResult> {
+    const { transaction } = signed;
+    const confirmation = await confirmTransfer(this.clients, transaction, this.config.receiptTimeoutMs ?? 30_000);
+    if (confirmation.status === 'unconfirmed') {
+      // Once the authorization has lapsed, an unmined transfer can never move funds. Its nonce may
+      // be a gap that the node never saw: number the next transactions from the chain again.
+      if (call.authorization.validBefore <= this.nowSeconds()) {
+        this.pending.delete(key);
+        renumberNonces(this.clients);
+        return this.settledBefore(call, 'authorization_expired');
+      }
+      this.pending.set(key, signed);
+      return this.pendingResult(call, transaction, confirmation.message);
+    }
+    this.pending.delete(key);
+    if (receiptMovedFunds(confirmation.receipt, call.token, call.authorization)) return this.settledResult(call, transaction);
+    // Reverted: perhaps because another transaction of ours settled this same authorization first.
+    return this.settledBefore(call, 'transaction_reverted', undefined, transaction);
+  }
+
+  /**
+   * A failure that an earlier settlement of the same authorization would explain (nonce used,
+   * authorization lapsed, transfer reverted) is checked against the chain: if that settlement
+   * paid what this one asks, settling again answers it; otherwise the failure stands.
+   */
+  private async settledBefore(call: TransferCall, reason: SettleFailureReason, message?: string, transaction?: Hex): Promise<SettleResult> {
+    const explicable: SettleFailureReason[] = ['nonce_already_used', 'authorization_expired', 'transaction_reverted'];
+    if (explicable.includes(reason)) {
+      const earlier = await findSettledTransfer(this.clients, call.token, call.authorization, this.config.lookbackBlocks ?? 50_000n).catch(() => undefined);
+      if (earlier) return this.settledResult(call, earlier, true);
+    }
+    return settleFailure(reason, { network: this.network, payer: call.authorization.from, transaction, message });
+  }
+
+  private settledResult(call: TransferCall, transaction: Hex, alreadySettled = false): SettleResult {
+    const { from: payer, value } = call.authorization;
+    return { status: 'settled', transaction, network: this.network, payer, amount: value.toString(), ...(alreadySettled ? { alreadySettled } : {}) };
+  }
+
+  private pendingResult(call: TransferCall, transaction: Hex | undefined, message: string): SettleResult {
+    return { status: 'pending', transaction, network: this.network, payer: call.authorization.from, message };
+  }
+
+  private failed(failure: Failure): SettleResult {
+    return settleFailure(failure.reason, { network: this.network, payer: failure.payer, message: failure.message });
+  }
+
+  private checkTerms(paymentPayload: unknown, paymentRequirements: unknown): { payment: ExactPayment; token: SettlementToken } | { failure: Failure } {
+    const parsed = parseExactPayment(paymentPayload, paymentRequirements);
+    if ('failure' in parsed) return parsed;
+    const terms = checkTerms(parsed.payment, this);
+    if ('failure' in terms) return terms;
+    return { payment: parsed.payment, token: terms.token };
+  }
+
+  private async checkSignature(payment: ExactPayment, token: SettlementToken): Promise<{ signature: RecoverableSignature } | { failure: Failure }> {
+    const signature = parseRecoverableSignature(payment.signature);
+    // Contract-wallet (ERC-1271, ERC-6492) signatures are not accepted: only 65-byte EOA signatures.
+    if (!signature) return { failure: verifyFailure('invalid_signature', payment.payer, 'Only 65-byte low-s EOA signatures are accepted.') };
+    this.recovery ??= defaultSignerRecovery();
+    const signer = await (await this.recovery).recoverSigner({
+      domain: tokenDomain(token, this.config.chainId),
+      authorization: payment.authorization satisfies TransferAuthorization,
+      signature: payment.signature,
+    });
+    if (signer?.toLowerCase() !== payment.payer.toLowerCase()) return { failure: verifyFailure('invalid_signature', payment.payer) };
+    return { signature };
+  }
+
+  private nowSeconds(): bigint {
+    return BigInt(Math.floor((this.config.now?.() ?? Date.now()) / 1000));
+  }
+
+  private marginSeconds(): bigint {
+    return BigInt(this.config.expiryMarginSeconds ?? 6);
+  }
+}
+
+function unavailable(err: unknown): FacilitatorUnavailableError {
+  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  const kind = err instanceof Error && /timed? ?out/i.test(err.message) ? 'timeout' : 'network';
+  return new FacilitatorUnavailableError(kind, `chain RPC: ${message}`, undefined, { cause: err });
+}

@@ -1,0 +1,43 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../../shared/errors.js';
+import { safeEqual } from '../../shared/tokens.js';
+import type { RequestContext } from '../context.js';
+import { apiErrorOf } from './api-errors.js';
+
+/** Route metadata beyond trpc-to-openapi's: what the REST binding and the OpenAPI document need. */
+export type HubMeta = OpenApiMeta<{
+  /** Who may call it, in words; set by the procedure builders (trpc/procedures.ts). */
+  access?: string;
+  /** The REST status of a success when it is not 200 (201 created, 204 no content). */
+  successStatus?: 201 | 204;
+  /** The route's own error codes, besides validation and the credential checks. */
+  errors?: ErrorCode[];
+}>;
+
+export const t = initTRPC
+  .context<RequestContext>()
+  .meta<HubMeta>()
+  .create({
+    // tRPC clients get the spec's envelope too, under `data.envelope`; like REST clients, they
+    // never see a stack or the message of an unexpected error (the server logs those).
+    errorFormatter: ({ shape, error }) => {
+      const { stack: _stack, ...data } = shape.data;
+      const apiError = apiErrorOf(error);
+      if (apiError) return { ...shape, message: apiError.message, data: { ...data, envelope: apiError.toBody() } };
+      if (error.code === 'INTERNAL_SERVER_ERROR') return { ...shape, message: INTERNAL_ERROR_MESSAGE, data: { ...data, envelope: { error: INTERNAL_ERROR_MESSAGE } } };
+      return { ...shape, data };
+    },
+  });
+
+export const router = t.router;
+
+/** Procedures only hub's own proxy may call: it presents the internal token. */
+export const internalProcedure = t.procedure.use(({ ctx, next }) => {
+  const header = ctx.req.headers.authorization ?? '';
+  const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  if (!token || !safeEqual(token, ctx.internalToken)) {
+    throw new TRPCError({ code: 'UNAUTHORIZED', message: 'internal API token required' });
+  }
+  return next();
+});

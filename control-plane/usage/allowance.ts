@@ -1,0 +1,132 @@
+import { denied, furthest, type Denied, type UsageDenial } from './denials.js';
+import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
+import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';
+import type { AccessRow, PriceRow, UsageReader } from './reader.js';
+import type { Purpose, Resolved } from './resolve.js';
+
+/**
+ * Whether the usage of a request fits what stands behind it, and if so, how it would be drawn.
+ * Nothing here writes: a check stops at the answer, a report commits one of the draws
+ * (draw.ts), re-pricing it there against fresh counts.
+ */
+
+/** An item as asked: a report's quantity, or for a check the most it may use (null: the price's default). */
+export type Demand = { meterSlug: string; quantity: bigint | null };
+
+export type DrawItem = { meterId: string; quantity: bigint; terms: PriceTerms; includedUsed: bigint };
+
+export type Draw =
+  | { kind: 'payment'; paymentAttemptId: string; items: DrawItem[] }
+  | { kind: 'access'; access: AccessRow; periodStart: Date; items: DrawItem[] }
+  | { kind: 'free'; buyerId: string; periodStart: Date; items: DrawItem[] };
+
+/** The draws that would fit, in the order to try them (more than one only for several accesses). */
+export type Allowed = { ok: true; draws: [Draw, ...Draw[]] };
+
+type Price = PriceTerms & { defaultMaxQuantity: bigint | null };
+type Prices = Map<string, Price>;
+const priceKey = (planId: string, meterId: string) => `${planId} ${meterId}`;
+
+export async function allowance(reader: UsageReader, resolved: Resolved, demands: readonly Demand[], purpose: Purpose, now: Date): Promise<Allowed | Denied> {
+  const { backing, service } = resolved;
+
+  // Access state comes before the items in the order of precedence (denials.ts).
+  const live = backing.kind === 'access' ? backing.accesses.filter((access) => !accessState(access, now)) : [];
+  if (backing.kind === 'access' && live.length === 0) {
+    return denied(backing.accesses.map((access) => accessState(access, now)!).reduce(furthest));
+  }
+
+  const meters = await metersByKey(reader, service.id, demands);
+  if (meters.size < new Set(demands.map((d) => d.meterSlug)).size) return denied('meter_not_found');
+
+  if (backing.kind === 'payment') {
+    const prices = await pricesOf(reader, [backing.planId], [...meters.values()]);
+    const items = priceDemands(demands, backing.planId, meters, prices);
+    if (!Array.isArray(items)) return items;
+    // A payment covers what it was challenged for; a report beyond that is recorded and settlement caps it.
+    if (purpose === 'check' && items.some((item) => item.quantity > (backing.paid.get(item.meterSlug) ?? 0n))) return denied('usage_exhausted');
+    // Included units belong to plans and to free mode, never to a per-call payment.
+    const paidItems = items.map((item) => ({ ...item, terms: { ...item.terms, includedUnits: 0n }, includedUsed: 0n }));
+    return { ok: true, draws: [{ kind: 'payment', paymentAttemptId: backing.paymentAttemptId, items: paidItems }] };
+  }
+
+  if (backing.kind === 'free') {
+    const prices = await pricesOf(reader, [backing.plan.id], [...meters.values()]);
+    const priced = priceDemands(demands, backing.plan.id, meters, prices);
+    if (!Array.isArray(priced)) return priced;
+    const periodStart = freePoolPeriodStart(backing.plan.interval, now);
+    const used = await freePoolUsed(reader, backing.buyerId, periodStart, priced);
+    const items = priced.map((item) => ({ ...item, includedUsed: used.get(item.meterId) ?? 0n }));
+    if (!affordable(bill(items), null)) return denied('usage_exhausted');
+    return { ok: true, draws: [{ kind: 'free', buyerId: backing.buyerId, periodStart, items }] };
+  }
+
+  const prices = await pricesOf(reader, [...new Set(live.map((access) => access.planId))], [...meters.values()]);
+  const pricedByAccess = live.map((access) => ({ access, priced: priceDemands(demands, access.planId, meters, prices) }));
+  // Counts of included units matter only where a price includes some.
+  const counted = pricedByAccess.filter(({ priced }) => Array.isArray(priced) && priced.some((item) => item.terms.includedUnits > 0n));
+  const used = await accessUsed(reader, counted.map(({ access }) => access), [...meters.values()]);
+
+  const draws: Draw[] = [];
+  let closest: UsageDenial = 'meter_not_priced';
+  for (const { access, priced } of pricedByAccess) {
+    if (!Array.isArray(priced)) continue;
+    const periodStart = accessPeriodStart(access);
+    const items = priced.map((item) => ({ ...item, includedUsed: used.get(usageKey(access.id, item.meterId, periodStart)) ?? 0n }));
+    if (affordable(bill(items), access.creditGrantedMicros === null ? null : access.balanceMicros)) draws.push({ kind: 'access', access, periodStart, items });
+    else closest = 'usage_exhausted';
+  }
+  const [first, ...rest] = draws;
+  return first ? { ok: true, draws: [first, ...rest] } : denied(closest);
+}
+
+/** `access_inactive` or `plan_expired` when the access cannot be drawn on now; undefined when it can. */
+export function accessState(access: Pick<AccessRow, 'status' | 'periodStart' | 'periodEnd'>, now: Date): UsageDenial | undefined {
+  if (access.status !== 'active' || (access.periodStart !== null && access.periodStart > now)) return 'access_inactive';
+  if (access.periodEnd !== null && access.periodEnd <= now) return 'plan_expired';
+  return undefined;
+}
+
+type PricedDemand = Omit<DrawItem, 'includedUsed'> & { meterSlug: string };
+
+/**
+ * Each demand priced on one plan, one item per meter. `meter_not_priced` when the plan does not
+ * price a meter, or a check names no quantity and the price has no `defaultMaxQuantity`.
+ */
+function priceDemands(demands: readonly Demand[], planId: string, meters: Map<string, string>, prices: Prices): PricedDemand[] | Denied {
+  const items: PricedDemand[] = [];
+  for (const demand of demands) {
+    const meterId = meters.get(demand.meterSlug)!;
+    const price = prices.get(priceKey(planId, meterId));
+    const quantity = demand.quantity ?? price?.defaultMaxQuantity ?? null;
+    if (!price || quantity === null) return denied('meter_not_priced');
+    items.push({ meterSlug: demand.meterSlug, meterId, quantity, terms: price });
+  }
+  return mergeItems(items);
+}
+
+async function metersByKey(reader: UsageReader, serviceId: string, demands: readonly Demand[]): Promise<Map<string, string>> {
+  return demands.length === 0 ? new Map() : reader.meters(serviceId, [...new Set(demands.map((d) => d.meterSlug))]);
+}
+
+async function pricesOf(reader: UsageReader, planIds: string[], meterIds: string[]): Promise<Prices> {
+  if (planIds.length === 0 || meterIds.length === 0) return new Map();
+  const rows: PriceRow[] = await reader.prices(planIds, meterIds);
+  return new Map(rows.map((row) => [priceKey(row.planId, row.meterId), row]));
+}
+
+const usageKey = (ownerId: string, meterId: string, periodStart: Date) => `${ownerId} ${meterId} ${periodStart.getTime()}`;
+
+/** Included units drawn so far this period, per access and meter. */
+async function accessUsed(reader: UsageReader, accesses: AccessRow[], meterIds: string[]): Promise<Map<string, bigint>> {
+  if (accesses.length === 0 || meterIds.length === 0) return new Map();
+  const rows = await reader.accessUsage(accesses.map((a) => a.id), meterIds, [...new Map(accesses.map((a) => [accessPeriodStart(a).getTime(), accessPeriodStart(a)])).values()]);
+  return new Map(rows.map((row) => [usageKey(row.accessId, row.meterId, row.periodStart), row.unitsUsed]));
+}
+
+/** Included units of the buyer's free pool drawn so far this period, per meter. */
+async function freePoolUsed(reader: UsageReader, buyerId: string, periodStart: Date, items: readonly { meterId: string }[]): Promise<Map<string, bigint>> {
+  if (items.length === 0) return new Map();
+  const rows = await reader.freePoolUsage(buyerId, periodStart, items.map((item) => item.meterId));
+  return new Map(rows.map((row) => [row.meterId, row.unitsUsed]));
+}

@@ -1,0 +1,35 @@
+/**
+ * The seven reasons a usage check can deny (spec: Errors › Usage endpoints), listed in their order
+ * of precedence: when several apply, the one earliest in this list is the answer. A report fails
+ * with the same code (as its HTTP error) wherever a check would have denied.
+ *
+ * The order follows the spec's table and the way a request is resolved: first what the seller
+ * named (the service), then who stands behind the request and in what state (access, its start
+ * and its period), then the items (meter, price) and last whether they fit (allowance).
+ */
+export const USAGE_DENIALS = [
+  'service_not_found',
+  'access_not_found',
+  'access_inactive',
+  'plan_expired',
+  'meter_not_found',
+  'meter_not_priced',
+  'usage_exhausted',
+] as const;
+
+export type UsageDenial = (typeof USAGE_DENIALS)[number];
+
+export type Denied = { ok: false; reason: UsageDenial };
+
+export function denied(reason: UsageDenial): Denied {
+  return { ok: false, reason };
+}
+
+/**
+ * Of two denials, the one that got further through the checks. Where a request has several
+ * accesses behind it and none allows it, the answer is the denial of the access that came
+ * closest: "usage_exhausted" on one beats "plan_expired" on another.
+ */
+export function furthest(a: UsageDenial, b: UsageDenial): UsageDenial {
+  return USAGE_DENIALS.indexOf(b) > USAGE_DENIALS.indexOf(a) ? b : a;
+}

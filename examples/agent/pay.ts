@@ -1,0 +1,42 @@
+// A demo agent: calls a pay URL and pays its 402 with the official x402 client, unmodified.
+//
+//   node --import tsx examples/agent/pay.ts http://weather.pay.localhost:8402/metered
+//
+// The wallet is AGENT_PRIVATE_KEY, or a funded account of the dev chain `hub chain up` described
+// in $HUB_DATA_DIR/chain.json (default ./data). *.localhost names are resolved to this machine.
+import { join } from 'node:path';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { setGlobalDispatcher } from 'undici';
+import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { readDeploymentFile } from '../../chain/deployment.js';
+
+const target = process.argv[2];
+if (!target) {
+  console.error('usage: node --import tsx examples/agent/pay.ts <pay URL>');
+  process.exit(2);
+}
+
+const key = (process.env.AGENT_PRIVATE_KEY ??
+  (await readDeploymentFile(process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json'))).accounts.at(-1)!.privateKey) as Hex;
+const wallet = privateKeyToAccount(key);
+
+if (new URL(target).hostname.endsWith('.localhost')) setGlobalDispatcher(localhostDispatcher());
+
+const client = new x402Client();
+registerExactEvmScheme(client, { signer: wallet });
+// The dev chain's token is not one the x402 client knows by default: allow it explicitly.
+client.setSpendControls({ allowedAssets: true });
+
+const res = await wrapFetchWithPayment(fetch, client)(target);
+console.log(`${res.status} ${res.statusText}  (paid from ${wallet.address})`);
+for (const name of ['hub-billing', 'hub-usage-error', 'hub-usage-adjusted']) {
+  const value = res.headers.get(name);
+  if (value) console.log(`${name}: ${value}`);
+}
+const receipt = res.headers.get('payment-response');
+if (receipt) console.log(`payment-response: ${Buffer.from(receipt, 'base64').toString('utf8')}`);
+console.log(await res.text());

@@ -1,0 +1,59 @@
+import type { SellerAppOptions } from './app.js';
+import type { Meter } from './metered.js';
+import { isUsageQuantity, MAX_USAGE_QUANTITY } from '../../sdk/index.js';
+
+/**
+ * The reference seller's settings from environment variables, for `main.ts`:
+ *
+ *   SELLER_SIGNING_SECRETS  kid=secret pairs, comma-separated: hsec_…=hubsk_…,hsec_…=hubsk_…  (required)
+ *   HUB_API_KEY             an API key with usage:read and usage:write                      (required)
+ *   SELLER_SERVICE_SLUG     the service these calls bill to                                 (required)
+ *   HUB_BASE_URL            hub's control-plane, default http://127.0.0.1:8400
+ *   SELLER_METERS           meter=quantity pairs per call, default calls=1
+ *   SELLER_PLAN_SLUG        named in 402 bodies when set
+ *   SELLER_DB               SQLite file for accounts; unset keeps them in memory
+ *   SELLER_PORT, SELLER_HOST  default 8500 on 127.0.0.1
+ */
+export type SellerConfig = Omit<SellerAppOptions, 'store'> & { port: number; host: string; dbFile: string | undefined };
+
+export function sellerConfigFromEnv(env: Record<string, string | undefined>): SellerConfig {
+  const problems: string[] = [];
+  const required = (name: string) => {
+    const value = env[name]?.trim();
+    if (!value) problems.push(`${name} is required`);
+    return value ?? '';
+  };
+  const secrets = pairs(required('SELLER_SIGNING_SECRETS'), 'SELLER_SIGNING_SECRETS', problems);
+  const meters: Meter[] = Object.entries(pairs(env.SELLER_METERS?.trim() || 'calls=1', 'SELLER_METERS', problems)).map(([meterSlug, q]) => {
+    const quantity = Number(q);
+    if (!isUsageQuantity(quantity)) problems.push(`SELLER_METERS: ${meterSlug} needs a whole quantity from 0 to ${MAX_USAGE_QUANTITY}`);
+    return { meterSlug, quantity };
+  });
+  const port = Number(env.SELLER_PORT ?? 8500);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('SELLER_PORT must be a port number');
+  const config: SellerConfig = {
+    secrets,
+    hub: { baseUrl: env.HUB_BASE_URL?.trim() || 'http://127.0.0.1:8400', apiKey: required('HUB_API_KEY') },
+    serviceSlug: required('SELLER_SERVICE_SLUG'),
+    meters,
+    planSlug: env.SELLER_PLAN_SLUG?.trim() || undefined,
+    port,
+    host: env.SELLER_HOST?.trim() || '127.0.0.1',
+    dbFile: env.SELLER_DB?.trim() || undefined,
+  };
+  if (problems.length) throw new Error(problems.join('; '));
+  return config;
+}
+
+function pairs(value: string, name: string, problems: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of value.split(',').filter(Boolean)) {
+    const at = part.indexOf('=');
+    if (at <= 0 || at === part.length - 1) {
+      problems.push(`${name}: "${part.slice(0, 12)}…" is not name=value`);
+      continue;
+    }
+    out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return out;
+}

@@ -1,0 +1,28 @@
+import { MemoryAccountStore, SqliteAccountStore } from '../../sdk/index.js';
+import { createSellerApp } from './app.js';
+import { sellerConfigFromEnv } from './config.js';
+
+// Runs the reference seller on its own: `node --import tsx examples/seller/main.ts`, configured by
+// the environment variables listed in config.ts.
+let config;
+try {
+  config = sellerConfigFromEnv(process.env);
+} catch (err) {
+  console.error(`seller: ${(err as Error).message}`);
+  process.exit(1);
+}
+
+const store = config.dbFile ? new SqliteAccountStore(config.dbFile) : new MemoryAccountStore();
+const server = createSellerApp({ ...config, store, onError: (err) => console.error('seller: handler failure:', err) });
+server.listen(config.port, config.host, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  console.log(`seller: listening on http://${config.host}:${port}, service ${config.serviceSlug}, accounts ${config.dbFile ? `in ${config.dbFile}` : 'in memory'}`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    server.close(() => void store.close().then(() => process.exit(0)));
+    server.closeIdleConnections();
+  });
+}

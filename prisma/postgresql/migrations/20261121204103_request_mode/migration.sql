@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "RequestRecord" ADD COLUMN     "mode" TEXT NOT NULL DEFAULT 'paid';

@@ -1,0 +1,22 @@
+import type { Logger } from 'pino';
+import type { HubConfig } from '../shared/config.js';
+import type { AgentDirectory } from './agent-directory.js';
+import type { ControlPlaneClient } from './control-plane-client.js';
+import type { ProxyMetrics } from './metrics.js';
+import type { RequestRecorder } from './request-recorder.js';
+import type { SellerCatalog } from './seller-catalog.js';
+import type { UpstreamPools } from './upstream-pools.js';
+
+/** Everything the proxy's request handling is handed; built once at start-up. */
+export type ProxyServices = {
+  config: HubConfig;
+  logger: Logger;
+  controlPlane: ControlPlaneClient;
+  catalog: SellerCatalog;
+  agents: AgentDirectory;
+  recorder: RequestRecorder;
+  pools: UpstreamPools;
+  metrics: ProxyMetrics;
+  /** Key of the MPP challenge HMAC, the same on every proxy (derived from the internal token). */
+  mppSecret: string;
+};

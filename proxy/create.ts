@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import type { HubConfig } from '../shared/config.js';
+import { closeServer } from '../runtime/http-server.js';
+import { AgentDirectory } from './agent-directory.js';
+import { createControlPlaneClient } from './control-plane-client.js';
+import type { ProxyServices } from './context.js';
+import { ProxyMetrics } from './metrics.js';
+import { RequestRecorder } from './request-recorder.js';
+import { SellerCatalog } from './seller-catalog.js';
+import { createProxyServer } from './server.js';
+import { UpstreamPools } from './upstream-pools.js';
+import { mppSecret } from './payments/mpp.js';
+
+/** Wires a proxy (server plus its caches and pools) without listening; `stop` undoes it all. */
+export function createProxy(config: HubConfig, logger: Logger, internalToken: string) {
+  const { client, close } = createControlPlaneClient(config.controlPlane.url, internalToken);
+  const services: ProxyServices = {
+    config,
+    logger,
+    controlPlane: client,
+    catalog: new SellerCatalog(client, logger),
+    agents: new AgentDirectory(client),
+    recorder: new RequestRecorder(client, logger),
+    pools: new UpstreamPools(config.proxy),
+    metrics: new ProxyMetrics(),
+    mppSecret: mppSecret(internalToken),
+  };
+  services.catalog.start();
+  const server = createProxyServer(services);
+  const stop = async () => {
+    await closeServer(server);
+    services.catalog.stop();
+    await services.recorder.drain();
+    await services.pools.close();
+    await close();
+  };
+  return { server, services, stop };
+}

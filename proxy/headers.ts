@@ -1,0 +1,70 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+/** RFC 9110 §7.6.1: connection-specific fields never forwarded, in either direction. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+/** Inbound fields the agent may not set for the seller: payment proofs and anything hub signs. */
+const PAYMENT_FIELDS = new Set(['x-payment', 'payment', 'payment-signature', 'payment-authorization']);
+
+/** Fields the proxy recomputes for the upstream request. */
+const RECOMPUTED = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
+
+export function isHubField(name: string): boolean {
+  return name.startsWith('hub-') || name.startsWith('x-hub-');
+}
+
+/** Names listed in a Connection header are hop-by-hop for this message too. */
+function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+  if (!value) return undefined;
+  const tokens = (Array.isArray(value) ? value.join(',') : value).split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+  return tokens.length ? new Set(tokens) : undefined;
+}
+
+export type Identity = { requestId: string; agentId?: string | undefined; buyerId?: string | null | undefined; sandbox: boolean };
+
+/**
+ * Headers for the upstream request: the agent's own fields minus hop-by-hop fields, every
+ * inbound `hub-*` / `x-hub-*` (so nothing can be spoofed), payment proofs and the agent's hub
+ * token; then the forwarding fields and hub's identity fields. The signature is added by the caller.
+ * Any other Authorization (a seller's own API auth) passes through unchanged.
+ */
+export function upstreamRequestHeaders(req: IncomingMessage, identity: Identity, dropAuthorization: boolean, bodyLength: number): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const inbound: IncomingHttpHeaders = req.headers;
+  const listed = connectionTokens(inbound.connection);
+  for (const name in inbound) {
+    if (HOP_BY_HOP.has(name) || RECOMPUTED.has(name) || PAYMENT_FIELDS.has(name) || isHubField(name)) continue;
+    if (listed?.has(name)) continue;
+    if (name === 'authorization' && dropAuthorization) continue;
+    const value = inbound[name];
+    if (value !== undefined) out[name] = value;
+  }
+
+  const clientIp = req.socket.remoteAddress ?? '';
+  const priorFor = inbound['x-forwarded-for'];
+  out['x-forwarded-for'] = priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientIp}` : clientIp;
+  out['x-forwarded-proto'] = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  if (inbound.host) out['x-forwarded-host'] = inbound.host;
+  if (bodyLength > 0 || (req.method !== 'GET' && req.method !== 'HEAD')) out['content-length'] = String(bodyLength);
+
+  out['hub-request-id'] = identity.requestId;
+  if (identity.agentId) {
+    out['hub-agent-id'] = identity.agentId;
+    out['hub-anonymous-id'] = identity.agentId;
+    if (identity.buyerId) out['hub-buyer-id'] = identity.buyerId;
+  }
+  if (identity.sandbox) out['hub-sandbox'] = '1';
+  return out;
+}
+
+/** Upstream response headers the agent may see: no hop-by-hop fields and no `hub-usage`. */
+export function agentResponseHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const listed = connectionTokens(headers.connection);
+  for (const name in headers) {
+    if (HOP_BY_HOP.has(name) || listed?.has(name) || name === 'hub-usage') continue;
+    const value = headers[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

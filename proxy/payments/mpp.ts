@@ -1,0 +1,69 @@
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import {
+  bodyDigest,
+  CHARGE_INTENT,
+  createChallenge,
+  createReceipt,
+  EVM_METHOD,
+  evmChargeRequest,
+  paymentIdOpaque,
+  readCredential,
+  serializeChallenge,
+  serializeReceipt,
+  toExactPayment,
+  verifyEvmCharge,
+} from '../../shared/payments/mpp/index.js';
+import { normalizeHost } from '../../shared/pay-host.js';
+import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
+import type { IssuedChallenge } from './challenge-response.js';
+
+/**
+ * MPP on the pay URL: the `WWW-Authenticate: Payment` challenge beside x402's, credentials in
+ * `Authorization: Payment`, `Payment-Authorization` or `Authorization: Bearer`, and the
+ * `Payment-Receipt` of a settled call. Challenge ids are HMACs under a key every proxy derives from
+ * the internal token, so any replica recognises any other's challenges without shared state.
+ */
+export function mppSecret(internalToken: string): string {
+  return createHmac('sha256', internalToken).update('hub mpp challenge key v1').digest('base64url');
+}
+
+export function mppChallenge(req: IncomingMessage, challenge: IssuedChallenge, body: Buffer, secret: string) {
+  const fields = {
+    realm: normalizeHost(req.headers.host) ?? 'hub',
+    method: EVM_METHOD,
+    intent: CHARGE_INTENT,
+    request: evmChargeRequest({
+      priceMicros: BigInt(challenge.amountMicros),
+      chainId: Number(challenge.network.split(':')[1]),
+      token: challenge.token,
+      recipient: challenge.payTo,
+    }),
+    expires: challenge.expiresAt,
+    digest: bodyDigest(body),
+    opaque: paymentIdOpaque(challenge.paymentId),
+  };
+  const issued = createChallenge(fields, secret);
+  return { header: serializeChallenge(issued), challengeId: issued.id };
+}
+
+export type MppProof =
+  | { kind: 'none' }
+  | { kind: 'malformed'; why: string }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'mpp'; paymentId: string; payload: PaymentPayload; carrier: string };
+
+/** Reads and checks an MPP credential (challenge id, realm, expiry, terms, nonce); never throws. */
+export function readMppProof(req: IncomingMessage, secret: string): MppProof {
+  const found = readCredential(req.headers);
+  if (found.status === 'absent') return { kind: 'none' };
+  if (found.status === 'invalid') return { kind: 'malformed', why: `${found.carrier}: ${found.detail}` };
+  const verified = verifyEvmCharge(found.credential, { secret, realm: normalizeHost(req.headers.host) ?? 'hub' });
+  if (!verified.ok) return { kind: 'refused', reason: verified.reason };
+  // The body binding is checked with the payment attempt's, like every protocol's (409 on mismatch).
+  return { kind: 'mpp', paymentId: verified.value.paymentId, payload: toExactPayment(verified.value).paymentPayload, carrier: found.carrier };
+}
+
+export function mppReceipt(transaction: string): string {
+  return serializeReceipt(createReceipt({ reference: transaction }));
+}

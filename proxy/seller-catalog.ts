@@ -1,0 +1,102 @@
+import type { Logger } from 'pino';
+import type { PaySeller } from '../control-plane/catalog/seller-by-host.js';
+import { normalizeHost } from '../shared/pay-host.js';
+import type { ControlPlaneClient } from './control-plane-client.js';
+
+export type { PaySeller };
+
+type Entry<T> = { value: T; expiresAt: number };
+
+/**
+ * The proxy's view of the catalog, so that a request never costs a database query: sellers by
+ * host (and each seller's manifest) are cached for a short TTL, and dropped as soon as the
+ * control-plane reports the seller changed (polled every second). Unknown hosts are remembered
+ * briefly too, so junk Host headers cannot hammer the control-plane. Concurrent misses for one
+ * host share one lookup. The cache holds one entry per host and seller, never per request.
+ */
+export class SellerCatalog {
+  private readonly byHost = new Map<string, Entry<PaySeller | null>>();
+  private readonly pending = new Map<string, Promise<PaySeller | null>>();
+  private readonly manifests = new Map<string, Entry<unknown>>();
+  private since: string | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly controlPlane: ControlPlaneClient,
+    private readonly logger: Logger,
+    private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 1_000, maxHosts: 10_000 },
+  ) {}
+
+  start(): void {
+    const poll = () =>
+      this.pollChanges().finally(() => {
+        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
+      });
+    this.timer = setTimeout(poll, 0).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {
+    const host = normalizeHost(hostHeader);
+    if (!host) return null;
+    const cached = this.byHost.get(host);
+    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    return this.load(host);
+  }
+
+  /** Reloads one seller now (after a 401 from its upstream, in case its secrets rotated). */
+  async refresh(seller: PaySeller, hostHeader: string | undefined): Promise<PaySeller | null> {
+    this.evictSeller(seller.id);
+    return this.resolve(hostHeader);
+  }
+
+  async manifest(sellerId: string): Promise<unknown> {
+    const cached = this.manifests.get(sellerId);
+    if (cached && cached.expiresAt > Date.now()) return cached.value;
+    const value = await this.controlPlane.internal.manifest.query({ sellerId });
+    this.manifests.set(sellerId, { value, expiresAt: Date.now() + this.options.ttlMs });
+    return value;
+  }
+
+  size(): { hosts: number; manifests: number; pending: number } {
+    return { hosts: this.byHost.size, manifests: this.manifests.size, pending: this.pending.size };
+  }
+
+  private load(host: string): Promise<PaySeller | null> {
+    const inFlight = this.pending.get(host);
+    if (inFlight) return inFlight;
+    const lookup = this.controlPlane.internal.sellerByHost
+      .query({ host })
+      .then((seller) => {
+        if (this.byHost.size >= this.options.maxHosts) this.byHost.clear();
+        const ttl = seller ? this.options.ttlMs : this.options.unknownTtlMs;
+        this.byHost.set(host, { value: seller, expiresAt: Date.now() + ttl });
+        return seller;
+      })
+      .finally(() => this.pending.delete(host));
+    this.pending.set(host, lookup);
+    return lookup;
+  }
+
+  private evictSeller(sellerId: string): void {
+    for (const [host, entry] of this.byHost) if (entry.value?.id === sellerId) this.byHost.delete(host);
+    this.manifests.delete(sellerId);
+  }
+
+  private async pollChanges(): Promise<void> {
+    try {
+      const { now, sellerIds } = await this.controlPlane.internal.sellersChangedSince.query({ since: this.since });
+      this.since = now;
+      if (sellerIds.length === 0) return;
+      for (const id of sellerIds) this.evictSeller(id);
+      // A seller that just appeared (or gained a hostname) may sit in the unknown-host cache.
+      for (const [host, entry] of this.byHost) if (entry.value === null) this.byHost.delete(host);
+    } catch (err) {
+      this.logger.debug({ err }, 'catalog change poll failed');
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import type { ServerResponse } from 'node:http';
+import { errorResponse, type ErrorBody } from '../shared/errors.js';
+
+/** Writes a JSON body (bigints are refused by JSON.stringify: money leaves as strings). */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload).toString(),
+    ...headers,
+  });
+  res.end(payload);
+}
+
+/** The spec's `{ error, reason? }` envelope for anything thrown; non-ApiErrors become a bare 500. */
+export function sendError(res: ServerResponse, err: unknown): { status: number; body: ErrorBody } {
+  const { status, body } = errorResponse(err);
+  if (!res.headersSent) sendJson(res, status, body);
+  else res.destroy();
+  return { status, body };
+}

@@ -1,0 +1,28 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rememberIdentity } from './identity.js';
+import { rejection } from './rejection.js';
+import { readAndCheck, type VerifyOptions } from './verify-request.js';
+
+/**
+ * A Fastify `preParsing` hook that verifies hub's signature:
+ * `app.addHook('preParsing', hubFastify({ secrets }))`. It reads the raw body, verifies, then
+ * hands Fastify a fresh stream of the same bytes, so content-type parsers work as before. Read the
+ * identity with `hubIdentity(request)`.
+ */
+export function hubFastify(options: VerifyOptions) {
+  return async function hubSignature(request: FastifyRequest, reply: FastifyReply, payload: NodeJS.ReadableStream): Promise<NodeJS.ReadableStream | undefined> {
+    const raw = request.raw;
+    // raw.url is the request target as received, before Fastify's router looked at it.
+    const checked = await readAndCheck(payload as Readable, { method: raw.method ?? request.method, url: raw.url ?? request.url, headers: raw.headers }, options);
+    if (!checked.ok) {
+      const { status, body } = rejection(checked.failure, 'api');
+      reply.code(status).type('application/json; charset=utf-8').send(body);
+      return undefined;
+    }
+    rememberIdentity(raw, checked.identity);
+    const replay = Readable.from([checked.body]) as Readable & { receivedEncodedLength?: number };
+    replay.receivedEncodedLength = checked.body.length;
+    return replay;
+  };
+}

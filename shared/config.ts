@@ -1,0 +1,151 @@
+import { z } from 'zod';
+
+/**
+ * hub's configuration, read from the environment and validated in one place. Each process picks
+ * what it needs; a bad value stops start-up with one line naming the variable.
+ */
+
+const port = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a whole number')
+    .min(1, 'must be between 1 and 65535')
+    .max(65535, 'must be between 1 and 65535')
+    .default(fallback);
+
+const positiveInt = (fallback: number) =>
+  z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').default(fallback);
+
+const hostname = z
+  .string()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'must be a hostname such as pay.example.com');
+
+export type DatabaseConfig =
+  | { provider: 'sqlite'; url: string; file: string }
+  | { provider: 'postgresql'; url: string };
+
+/** `file:./data/hub.db` (SQLite) or `postgresql://…` / `postgres://…`. */
+export function parseDatabaseUrl(url: string): DatabaseConfig {
+  if (url.startsWith('file:')) {
+    const file = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!file || file.includes('?')) throw new Error('a file: URL needs a path, such as file:./data/hub.db');
+    return { provider: 'sqlite', url, file };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error('is not a valid postgresql:// URL');
+    }
+    if (!parsed.hostname) throw new Error('a postgresql:// URL needs a host');
+    if (parsed.pathname.length <= 1) throw new Error('a postgresql:// URL needs a database name');
+    return { provider: 'postgresql', url };
+  }
+  throw new Error('must start with file: (SQLite) or postgresql:// (PostgreSQL)');
+}
+
+const masterKey = z
+  .string()
+  .transform((value, ctx) => {
+    const trimmed = value.trim();
+    const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+    if (bytes.length !== 32) {
+      ctx.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64' });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+
+const envSchema = z.object({
+  HUB_ENV: z.enum(['development', 'production', 'test']).optional(),
+  NODE_ENV: z.string().optional(),
+  HUB_HOST: z.string().min(1).default('127.0.0.1'),
+  HUB_CONTROL_PLANE_PORT: port(8400),
+  HUB_PROXY_PORT: port(8402),
+  HUB_CONTROL_PLANE_URL: z.url({ error: 'must be an http(s) URL' }).optional(),
+  DATABASE_URL: z.string().default('file:./data/hub.db'),
+  HUB_DATA_DIR: z.string().min(1).default('./data'),
+  HUB_PAY_DOMAIN: hostname.default('pay.localhost'),
+  HUB_MASTER_KEY: masterKey.optional(),
+  HUB_INTERNAL_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  HUB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
+  HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
+  HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
+  HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
+});
+
+export type HubConfig = {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  controlPlane: { port: number; url: string };
+  proxy: {
+    port: number;
+    /** Request bodies are buffered (the signature covers their hash) up to this size; larger is 413. */
+    maxBodyBytes: number;
+    /** Upstream timeouts: connecting, waiting for response headers, and between body chunks. */
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
+  database: DatabaseConfig;
+  dataDir: string;
+  payDomain: string;
+  /** Absent only outside production; the runtime then uses a generated development key. */
+  masterKey: Buffer | undefined;
+  internalToken: string | undefined;
+  logLevel: z.infer<typeof envSchema>['HUB_LOG_LEVEL'];
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the configuration; throws a `ConfigError` whose message is one line. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): HubConfig {
+  const blankToUndefined = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === '' ? undefined : v]));
+  const result = envSchema.safeParse(blankToUndefined);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = result.data;
+  const mode = e.HUB_ENV ?? (e.NODE_ENV === 'production' ? 'production' : e.NODE_ENV === 'test' ? 'test' : 'development');
+
+  let database: DatabaseConfig;
+  try {
+    database = parseDatabaseUrl(e.DATABASE_URL);
+  } catch (err) {
+    throw new ConfigError(`DATABASE_URL ${(err as Error).message}`);
+  }
+  if (mode === 'production' && !e.HUB_MASTER_KEY) {
+    throw new ConfigError('HUB_MASTER_KEY is required in production (32 bytes, as 64 hex characters or base64)');
+  }
+  if (e.HUB_CONTROL_PLANE_URL && !/^https?:\/\//.test(e.HUB_CONTROL_PLANE_URL)) {
+    throw new ConfigError('HUB_CONTROL_PLANE_URL must be an http(s) URL');
+  }
+
+  return {
+    env: mode,
+    host: e.HUB_HOST,
+    controlPlane: {
+      port: e.HUB_CONTROL_PLANE_PORT,
+      url: (e.HUB_CONTROL_PLANE_URL ?? `http://127.0.0.1:${e.HUB_CONTROL_PLANE_PORT}`).replace(/\/+$/, ''),
+    },
+    proxy: {
+      port: e.HUB_PROXY_PORT,
+      maxBodyBytes: e.HUB_MAX_BODY_BYTES,
+      connectTimeoutMs: e.HUB_UPSTREAM_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: e.HUB_UPSTREAM_BODY_TIMEOUT_MS,
+    },
+    database,
+    dataDir: e.HUB_DATA_DIR,
+    payDomain: e.HUB_PAY_DOMAIN,
+    masterKey: e.HUB_MASTER_KEY,
+    internalToken: e.HUB_INTERNAL_TOKEN,
+    logLevel: e.HUB_LOG_LEVEL,
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { SLUG_PATTERN } from '../pay-host.js';
+
+/** Field formats shared by the catalog resources' wire schemas. */
+
+export const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+/** Seller, service and plan slugs: a DNS label (lowercase letters, digits, inner hyphens, ≤ 63). */
+export const slug = z
+  .string()
+  .regex(SLUG_PATTERN, 'must be lowercase letters, digits and inner hyphens, at most 63 characters')
+  .meta({ example: 'weather-api' });
+
+/** Meter keys, named as `meterSlug` in usage items: a slug that may also hold `_` and `.`. */
+export const meterKey = z
+  .string()
+  .regex(/^[a-z0-9](?:[a-z0-9._-]{0,62})$/, 'must be lowercase letters, digits, ".", "_" or "-", at most 63 characters, starting with a letter or digit')
+  .meta({ example: 'requests' });
+
+export const description = z.string().max(2000, 'must be at most 2000 characters');
+
+/** An absolute http(s) URL without credentials, query or fragment, at most 2000 characters. */
+export const httpUrl = z
+  .string()
+  .max(2000, 'must be at most 2000 characters')
+  .refine((value) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return false;
+    }
+    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash;
+  }, 'must be an absolute http(s) URL without credentials, query or fragment')
+  .meta({ example: 'https://api.example.com/v2' });
+
+/** An EVM address; kept lowercased so comparisons with payment payloads are exact. */
+export const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+  .transform((value) => value.toLowerCase())
+  .meta({ example: '0x1111111111111111111111111111111111111111' });
+
+/** A CAIP-2 chain id such as `eip155:8453`. */
+export const caip2Network = z
+  .string()
+  .regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'must be a CAIP-2 chain id such as eip155:8453')
+  .meta({ example: 'eip155:8453' });
+
+/** A hostname a seller points at its pay URL; lowercased, without port or trailing dot. */
+export const hostname = z
+  .string()
+  .max(253, 'must be at most 253 characters')
+  .transform((value) => value.toLowerCase().replace(/\.$/, ''))
+  .pipe(z.string().regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a hostname such as pay.example.com'))
+  .meta({ example: 'pay.example.com' });
+
+/** A list without repeated entries, at most `max` long. */
+export function distinctList<T extends z.ZodType<string, string>>(item: T, max: number) {
+  return z
+    .array(item)
+    .max(max, `must hold at most ${max} entries`)
+    .refine((values) => new Set(values).size === values.length, 'must not repeat an entry');
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { caip2Network, distinctList, evmAddress, hostname, httpUrl, name, slug } from './catalog-fields.js';
+import { idSchema } from './ids.js';
+import { timestamp } from './timestamp.js';
+
+/** Sellers on the wire: what the proxy needs to serve a pay URL, and what a seller edits. */
+
+export const MAX_NETWORKS = 20;
+export const MAX_HOSTNAMES = 20;
+
+export const seller = z
+  .object({
+    id: idSchema('seller'),
+    name: z.string(),
+    slug: z.string().meta({ description: 'DNS label; the pay host is {slug}.{pay domain}, so it is unique across hub' }),
+    payHost: z.string().meta({ description: 'The host agents call: {slug}.{pay domain}' }),
+    upstreamBaseUrl: z.string(),
+    payToAddress: z.string().nullable().meta({ description: 'EVM address that receives settlements' }),
+    networks: z.array(z.string()).meta({ description: 'CAIP-2 ids of the networks the seller accepts payment on' }),
+    hostnames: z.array(z.string()).meta({ description: 'Custom hostnames that also serve the pay URL' }),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Seller' });
+
+export const sellerId = idSchema('seller');
+
+export const createSellerInput = z.strictObject({
+  name,
+  slug,
+  upstreamBaseUrl: httpUrl,
+  payToAddress: evmAddress.optional(),
+  networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
+  hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
+});
+
+export const updateSellerInput = z.strictObject({
+  sellerId,
+  name: name.optional(),
+  slug: slug.optional(),
+  upstreamBaseUrl: httpUrl.optional(),
+  payToAddress: evmAddress.nullable().optional(),
+  networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
+  hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
+});
+
+export const statefulAccess = z
+  .object({
+    accessEndpointUrl: z.string().meta({ description: 'Where account writes go; key mints go to {accessEndpointUrl}/{accessId}/keys' }),
+    salesEnabled: z.boolean().meta({ description: 'Can buyers make new purchases' }),
+    servicingEnabled: z.boolean().meta({ description: 'Can existing customers recover and rotate keys' }),
+  })
+  .meta({ id: 'StatefulAccess' });
+
+export const putStatefulAccessInput = z.strictObject({
+  sellerId,
+  accessEndpointUrl: httpUrl.nullable().meta({ description: 'The override; null returns to the default endpoint' }),
+});

@@ -1,0 +1,30 @@
+import { createPublicClient, http, type Address } from 'viem';
+import { startLocalChain, type LocalChain, type LocalChainOptions } from '../../chain/local-chain.js';
+import { eip3009Abi } from '../../control-plane/settlement/eip3009-abi.js';
+
+type Tap = { teardown: (fn: () => unknown) => void };
+
+/** A fresh anvil with HubUSD for one test file, stopped (by its handle) when the test ends. */
+export async function startTestChain(t: Tap, options: LocalChainOptions = {}): Promise<LocalChain> {
+  const chain = await startLocalChain({ accounts: 6, ...options });
+  t.teardown(() => chain.stop());
+  return chain;
+}
+
+export function chainReader(chain: LocalChain) {
+  return createPublicClient({ transport: http(chain.rpcUrl) });
+}
+
+export function tokenBalance(chain: LocalChain, owner: Address): Promise<bigint> {
+  return chainReader(chain).readContract({ address: chain.token.address, abi: eip3009Abi, functionName: 'balanceOf', args: [owner] });
+}
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import pino from 'pino';
+import { loadConfig, type HubConfig } from '../../shared/config.js';
+import { listen, closeServer } from '../../runtime/http-server.js';
+import type { ControlPlaneServices } from '../../control-plane/context.js';
+import { createControlPlaneServer } from '../../control-plane/server.js';
+import { bootstrap, type BootstrapResult } from '../../control-plane/bootstrap.js';
+import type { Provider } from '../../control-plane/db/client.js';
+import { createTestDatabase } from './database.js';
+import type { PaymentRail } from '../../control-plane/payments/rail.js';
+
+type Tap = { teardown: (fn: () => unknown) => void };
+
+export type TestControlPlane = ControlPlaneServices & {
+  url: string;
+  server: Server;
+  /** A new organization with an admin, a session token and an all-scopes API key. */
+  bootstrap: (email?: string) => Promise<BootstrapResult>;
+};
+
+/** A real control-plane on a loopback port, over its own fresh database. */
+export async function startTestControlPlane(t: Tap, provider: Provider, env: Record<string, string> = {}, payments?: PaymentRail): Promise<TestControlPlane> {
+  const { db, database } = await createTestDatabase(t, provider);
+  const masterKey = randomBytes(32);
+  const config: HubConfig = {
+    ...loadConfig({ HUB_ENV: 'test', HUB_LOG_LEVEL: 'silent', ...env }),
+    database,
+    masterKey,
+  };
+  const services: ControlPlaneServices = {
+    config,
+    db,
+    provider,
+    logger: pino({ level: process.env.HUB_TEST_LOG_LEVEL ?? 'silent' }),
+    masterKey,
+    internalToken: randomBytes(24).toString('base64url'),
+    payments,
+  };
+  const server = createControlPlaneServer(services);
+  const port = await listen(server, 0, '127.0.0.1');
+  t.teardown(() => closeServer(server, 1_000));
+  let n = 0;
+  return {
+    ...services,
+    url: `http://127.0.0.1:${port}`,
+    server,
+    bootstrap: (email) => bootstrap(db, { email: email ?? `admin${++n}-${randomBytes(4).toString('hex')}@example.com`, organizationName: 'Test org' }),
+  };
+}

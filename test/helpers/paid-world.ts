@@ -1,0 +1,92 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
+import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
+import type { Hex } from 'viem';
+import { localRail } from '../../control-plane/payments/rail.js';
+import type { Facilitator } from '../../control-plane/settlement/facilitator.js';
+import type { Provider } from '../../control-plane/db/client.js';
+import { listen, closeServer } from '../../runtime/http-server.js';
+import { withHubSignature } from '../../sdk/node.js';
+import { paymentRequiredBody } from '../../sdk/payment-required.js';
+import { startTestChain } from '../chain/helpers.js';
+import { startTestHub } from './hub.js';
+
+type Tap = { teardown: (fn: () => unknown) => void };
+
+/** Resolves every *.pay.localhost name to loopback, so unmodified fetch clients reach the proxy. */
+export function useLoopbackResolver(t: Tap): void {
+  const previous = getGlobalDispatcher();
+  setGlobalDispatcher(localhostDispatcher());
+  t.teardown(() => setGlobalDispatcher(previous));
+}
+
+/**
+ * A paying world for end-to-end tests: anvil with HubUSD, hub settling on it, and a seller `acme`
+ * selling `search` / `calls` at $0.01 per call (payg). The seller asks for payment the first time
+ * it sees a request id and serves its retry (hub forwards the paid retry under the challenged
+ * request's id). Paths: `/identity` asks for identity only, `/broken` answers 500 once paid,
+ * `/over` reports 5 calls, anything else reports 1.
+ */
+export async function startPaidWorld(t: Tap, provider: Provider, options: { wrapFacilitator?: (f: Facilitator) => Facilitator } = {}) {
+  const chain = await startTestChain(t);
+  const rail = localRail(chain);
+  if (options.wrapFacilitator) rail.facilitator = options.wrapFacilitator(rail.facilitator);
+  const hub = await startTestHub(t, provider, {}, rail);
+  useLoopbackResolver(t);
+
+  const secrets = new Map<string, string>();
+  const challenged = new Set<string>();
+  const served: string[] = [];
+  const paymentHeadersSeen: string[] = [];
+  const seller = withHubSignature(
+    (req: IncomingMessage, res: ServerResponse, { identity }) => {
+      for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization']) if (req.headers[h]) paymentHeadersSeen.push(h);
+      const path = (req.url ?? '').split('?')[0];
+      const usage = path === '/identity' ? [] : [{ meterSlug: 'calls', quantity: 1 }];
+      if (!challenged.has(identity.requestId)) {
+        challenged.add(identity.requestId);
+        res.writeHead(402, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage })));
+      }
+      served.push(identity.requestId);
+      if (path === '/broken') {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return res.end('{"error":"boom"}');
+      }
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (usage.length) headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : 1 }]);
+      res.writeHead(200, headers);
+      res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
+    },
+    { secrets: (kid) => secrets.get(kid) },
+  );
+  const upstream = createServer((req, res) => void seller(req, res));
+  const upstreamPort = await listen(upstream, 0, '127.0.0.1');
+  t.teardown(() => closeServer(upstream, 200));
+
+  const payTo = chain.accounts[2]!.address;
+  const payerKey = chain.accounts[3]!.privateKey as Hex;
+  const s = await hub.seller({ slug: 'acme', upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`, payToAddress: payTo });
+  secrets.set(s.kid, s.secret);
+  const { db, } = hub.cp;
+  const org = hub.organizationId;
+  const ids = { service: 'svc_' + 's'.repeat(24), meter: 'mtr_' + 's'.repeat(24), plan: 'pln_' + 's'.repeat(24) };
+  await db.service.create({ data: { id: ids.service, organizationId: org, sellerId: s.id, name: 'Search', slug: 'search' } });
+  await db.meter.create({ data: { id: ids.meter, organizationId: org, serviceId: ids.service, key: 'calls', unit: 'call' } });
+  await db.plan.create({ data: { id: ids.plan, organizationId: org, serviceId: ids.service, name: 'Per call', slug: 'per-call', billingMode: 'payg', interval: 'none', verifiedEmailPolicy: 'off' } });
+  await db.planMeterPrice.create({ data: { id: 'pmp_' + 's'.repeat(24), organizationId: org, planId: ids.plan, meterId: ids.meter, priceMicros: 10_000n, unitSize: 1 } });
+
+  const proxyPort = new URL(hub.proxyUrl).port;
+  return {
+    chain,
+    rail,
+    hub,
+    db,
+    ids,
+    payTo,
+    payerKey,
+    served,
+    paymentHeadersSeen,
+    url: (path: string) => `http://acme.pay.localhost:${proxyPort}${path}`,
+  };
+}

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+type Tap = { teardown: (fn: () => unknown) => void };
+
+export const hubBin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'hub.js');
+
+/** A port that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** An empty data directory and SQLite URL of its own, removed after the test. */
+export function tempDataDir(t: Tap): { dataDir: string; databaseUrl: string } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hub-proc-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  return { dataDir, databaseUrl: `file:${join(dataDir, 'hub.db')}` };
+}
+
+export type RunningHub = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
+
+/** Runs `hub <args>` as a child process; it is killed at teardown if still running. */
+export function runHub(t: Tap, args: string[], env: Record<string, string>): RunningHub {
+  const child = spawn(process.execPath, [hubBin, ...args], {
+    env: { ...process.env, HUB_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Polls `url` until it answers `status` or `timeoutMs` passes (bounded). */
+export async function waitForStatus(url: string, status: number, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const got = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status, () => 0);
+    if (got === status) return true;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return false;
+}
+
+/** Resolves with the exit code, or null when the process is still running after `timeoutMs`. */
+export function exitWithin(hub: RunningHub, timeoutMs: number): Promise<number | null | 'timeout'> {
+  return Promise.race([hub.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref())]);
+}

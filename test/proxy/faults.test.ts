@@ -1,0 +1,100 @@
+import t from 'tap';
+import { createServer } from 'node:net';
+import { Readable } from 'node:stream';
+import { request as undiciRequest } from 'undici';
+import { upstreamFailure } from '../../proxy/upstream-errors.js';
+import { startTestHub } from '../helpers/hub.js';
+import { startTestUpstream } from '../helpers/upstream.js';
+import { freePort } from '../helpers/processes.js';
+
+t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
+  const hub = await startTestHub(t, 'sqlite', { maxBodyBytes: '1024', headersTimeoutMs: '300', bodyTimeoutMs: '300' });
+  const upstream = await startTestUpstream(t);
+  const seller = await hub.seller({ slug: 'acme', upstreamBaseUrl: upstream.url });
+  upstream.secrets.set(seller.kid, seller.secret);
+
+  await t.test('a body over the limit is 413 and never reaches the seller', async (t) => {
+    const before = upstream.seen.length;
+    const declared = await hub.pay('acme', '/echo', { method: 'POST', body: 'x'.repeat(2_000) });
+    t.equal(declared.status, 413);
+    t.match(await declared.json(), { error: 'payload_too_large' });
+    const res = await undiciRequest(`${hub.proxyUrl}/echo`, {
+      method: 'POST',
+      headers: { host: 'acme.pay.localhost' },
+      body: Readable.from((function* () {
+        for (let i = 0; i < 4; i++) yield Buffer.alloc(600, 1);
+      })()),
+    });
+    t.equal(res.statusCode, 413, 'a chunked body without a declared length is cut off too');
+    await res.body.dump();
+    t.equal(upstream.seen.length, before);
+    const fits = await hub.pay('acme', '/echo', { method: 'POST', body: 'y'.repeat(1_024) });
+    t.equal(fits.status, 200, 'exactly the limit is accepted');
+  });
+
+  await t.test('no response headers in time is 504 upstream_timeout', async (t) => {
+    const res = await hub.pay('acme', '/slow-headers');
+    t.equal(res.status, 504);
+    t.match(await res.json(), { error: 'upstream_timeout' });
+  });
+
+  await t.test('a body that stalls is cut off after the idle timeout', async (t) => {
+    const res = await undiciRequest(`${hub.proxyUrl}/stall-body`, { headers: { host: 'acme.pay.localhost' } });
+    t.equal(res.statusCode, 200, 'headers were already sent');
+    const outcome = await res.body.text().then(() => 'complete', () => 'aborted');
+    t.equal(outcome, 'aborted', 'the agent sees the response end early, not a hang');
+  });
+
+  await t.test('an upstream that is down is 502 upstream_unreachable', async (t) => {
+    const dead = await freePort();
+    const s = await hub.seller({ slug: 'down', upstreamBaseUrl: `http://127.0.0.1:${dead}` });
+    t.ok(s.kid);
+    const res = await hub.pay('down', '/anything');
+    t.equal(res.status, 502);
+    t.same(await res.json(), { error: 'upstream_unreachable' });
+  });
+
+  await t.test('an upstream that drops the connection is 502 upstream_error', async (t) => {
+    const rude = createServer((socket) => socket.destroy());
+    await new Promise<void>((r) => rude.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise((r) => rude.close(r)));
+    await hub.seller({ slug: 'rude', upstreamBaseUrl: `http://127.0.0.1:${(rude.address() as { port: number }).port}` });
+    const res = await hub.pay('rude', '/anything');
+    t.equal(res.status, 502);
+    t.match(await res.json(), { error: 'upstream_error' });
+  });
+
+  await t.test('each undici failure maps to its status', async (t) => {
+    t.equal(upstreamFailure({ code: 'UND_ERR_CONNECT_TIMEOUT' }).error.status, 504);
+    t.equal(upstreamFailure({ code: 'UND_ERR_HEADERS_TIMEOUT' }).error.status, 504);
+    t.equal(upstreamFailure({ code: 'ECONNREFUSED' }).error.code, 'upstream_unreachable');
+    t.equal(upstreamFailure({ code: 'UND_ERR_SOCKET' }).error.code, 'upstream_error');
+    t.equal(upstreamFailure(new Error('???')).error.code, 'upstream_error');
+  });
+
+  await t.test('metrics count requests, latency and upstream errors', async (t) => {
+    const res = await fetch(`${hub.proxyUrl}/metrics`);
+    t.equal(res.status, 200);
+    const text = await res.text();
+    t.match(text, /hub_proxy_requests_total\{status="2xx"\} \d+/);
+    t.match(text, /hub_proxy_requests_total\{status="5xx"\} \d+/);
+    t.match(text, /hub_proxy_request_duration_seconds_bucket\{le="\+Inf"\} \d+/);
+    t.match(text, /hub_proxy_upstream_errors_total\{kind="headers_timeout"\} 1/);
+    t.match(text, /hub_proxy_upstream_errors_total\{kind="connect"\} 1/);
+  });
+
+  await t.test('the proxy holds no per-request state once requests are done', async (t) => {
+    const agent = await hub.agent();
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => hub.pay('acme', `/echo?i=${i}`, i % 2 ? { headers: { authorization: `Bearer ${agent.token}` } } : {}).then((r) => r.arrayBuffer())),
+    );
+    await hub.proxy.services.recorder.drain();
+    const { catalog, agents, recorder, pools } = hub.proxy.services;
+    t.equal(recorder.pending(), 0, 'no queued records');
+    t.equal(catalog.size().pending, 0, 'no lookups in flight');
+    t.ok(catalog.size().hosts <= 4, `catalog holds hosts, not requests (${catalog.size().hosts})`);
+    t.ok(agents.size() <= 2, `agent cache holds agents, not requests (${agents.size()})`);
+    t.ok(pools.size() <= 4, 'one pool per upstream origin');
+    t.equal(await hub.cp.db.requestRecord.count({ where: { path: { startsWith: '/echo?i=' } } }), 200, 'every request was recorded');
+  });
+});

@@ -1,0 +1,19 @@
+import type { LocalChain } from '../../chain/local-chain.js';
+import { LocalFacilitator, type LocalFacilitatorConfig } from '../../control-plane/settlement/local-facilitator.js';
+
+type Tap = { teardown: (fn: () => unknown) => void };
+
+/** A LocalFacilitator for a test chain, settling its token with its settler key; closed at teardown. */
+export function localFacilitatorFor(t: Tap, chain: LocalChain, overrides: Partial<LocalFacilitatorConfig> = {}): LocalFacilitator {
+  const facilitator = new LocalFacilitator({
+    rpcUrl: chain.rpcUrl,
+    chainId: chain.chainId,
+    tokens: [chain.token],
+    settlerPrivateKey: chain.settler.privateKey,
+    // anvil mines at once: poll receipts often instead of viem's default of seconds.
+    pollingIntervalMs: 50,
+    ...overrides,
+  });
+  t.teardown(() => facilitator.close());
+  return facilitator;
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { toHex, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { LocalChain } from '../../chain/local-chain.js';
+import { transferWithAuthorizationTypes, type Eip712Domain } from '../../control-plane/settlement/authorization-digest.js';
+import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
+
+/** Builders for x402 v2 exact-EVM payments on a test chain. */
+
+export function requirementsFor(chain: LocalChain, payTo: Address, overrides: Partial<PaymentRequirements> = {}): PaymentRequirements {
+  return {
+    scheme: 'exact',
+    network: chain.network,
+    asset: chain.token.address,
+    amount: '10000',
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: { name: chain.token.name, version: chain.token.version },
+    ...overrides,
+  };
+}
+
+export function domainOf(chain: LocalChain): Eip712Domain {
+  return { name: chain.token.name, version: chain.token.version, chainId: chain.chainId, verifyingContract: chain.token.address };
+}
+
+export type AuthorizationFields = { to: Address; value: bigint; validAfter: bigint; validBefore: bigint; nonce: Hex };
+
+/**
+ * A payment signed with viem's `signTypedData`, as a wallet would sign it. `authorization`
+ * overrides what is signed; `tamper` then changes the payload after signing.
+ */
+export async function signPayment(
+  chain: LocalChain,
+  payerKey: Hex,
+  requirements: PaymentRequirements,
+  options: { authorization?: Partial<AuthorizationFields>; domain?: Partial<Eip712Domain>; tamper?: Partial<Record<keyof AuthorizationFields, string>> } = {},
+): Promise<PaymentPayload> {
+  const payer = privateKeyToAccount(payerKey);
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const message = {
+    from: payer.address,
+    to: requirements.payTo as Address,
+    value: BigInt(requirements.amount),
+    validAfter: 0n,
+    validBefore: now + 60n,
+    nonce: toHex(randomBytes(32)),
+    ...options.authorization,
+  };
+  const signature = await payer.signTypedData({
+    domain: { ...domainOf(chain), ...options.domain },
+    types: transferWithAuthorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message,
+  });
+  const authorization = {
+    from: message.from,
+    to: message.to,
+    value: message.value.toString(),
+    validAfter: message.validAfter.toString(),
+    validBefore: message.validBefore.toString(),
+    nonce: message.nonce,
+    ...options.tamper,
+  };
+  return { x402Version: 2, accepted: requirements, payload: { signature, authorization } };
+}

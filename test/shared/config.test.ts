@@ -1,0 +1,56 @@
+import t from 'tap';
+import { ConfigError, loadConfig, parseDatabaseUrl } from '../../shared/config.js';
+
+t.test('defaults: SQLite under ./data, ports 8400/8402, pay.localhost', async (t) => {
+  const c = loadConfig({});
+  t.equal(c.env, 'development');
+  t.equal(c.controlPlane.port, 8400);
+  t.equal(c.proxy.port, 8402);
+  t.equal(c.controlPlane.url, 'http://127.0.0.1:8400');
+  t.same(c.database, { provider: 'sqlite', url: 'file:./data/hub.db', file: './data/hub.db' });
+  t.equal(c.payDomain, 'pay.localhost');
+  t.equal(c.logLevel, 'info');
+  t.equal(c.masterKey, undefined);
+});
+
+t.test('reads every setting', async (t) => {
+  const key = 'ab'.repeat(32);
+  const c = loadConfig({
+    HUB_CONTROL_PLANE_PORT: '9000', HUB_PROXY_PORT: '9002', DATABASE_URL: 'postgresql://u@db:5432/hub',
+    HUB_PAY_DOMAIN: 'Pay.Example.com', HUB_MASTER_KEY: key, HUB_LOG_LEVEL: 'debug', HUB_ENV: 'production',
+    HUB_CONTROL_PLANE_URL: 'http://cp:9000/',
+  });
+  t.equal(c.controlPlane.port, 9000);
+  t.equal(c.proxy.port, 9002);
+  t.equal(c.database.provider, 'postgresql');
+  t.equal(c.payDomain, 'pay.example.com');
+  t.equal(c.masterKey?.toString('hex'), key);
+  t.equal(c.controlPlane.url, 'http://cp:9000');
+  t.equal(loadConfig({ HUB_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }).masterKey?.length, 32, 'base64 key');
+});
+
+t.test('bad values fail with one line naming the variable', async (t) => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ HUB_PROXY_PORT: '99999' }, /^HUB_PROXY_PORT must be between 1 and 65535$/],
+    [{ HUB_CONTROL_PLANE_PORT: 'eighty' }, /^HUB_CONTROL_PLANE_PORT /],
+    [{ HUB_PROXY_PORT: '80.5' }, /^HUB_PROXY_PORT must be a whole number$/],
+    [{ DATABASE_URL: 'mysql://x/y' }, /^DATABASE_URL must start with file: .* or postgresql:\/\//],
+    [{ DATABASE_URL: 'postgresql://host' }, /^DATABASE_URL .*database name/],
+    [{ DATABASE_URL: 'file:' }, /^DATABASE_URL a file: URL needs a path/],
+    [{ HUB_PAY_DOMAIN: 'not a domain' }, /^HUB_PAY_DOMAIN must be a hostname/],
+    [{ HUB_MASTER_KEY: 'short' }, /^HUB_MASTER_KEY must be 32 bytes/],
+    [{ HUB_LOG_LEVEL: 'loud' }, /^HUB_LOG_LEVEL /],
+    [{ HUB_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
+    [{ NODE_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
+  ];
+  for (const [env, message] of cases) {
+    const err = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error;
+    t.match(err?.message, message);
+    t.notMatch(err?.message, /\n/, 'one line');
+  }
+});
+
+t.test('database URLs', async (t) => {
+  t.same(parseDatabaseUrl('file:/var/lib/hub/hub.db'), { provider: 'sqlite', url: 'file:/var/lib/hub/hub.db', file: '/var/lib/hub/hub.db' });
+  t.equal(parseDatabaseUrl('postgres://u@h/db').provider, 'postgresql');
+});
