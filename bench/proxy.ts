@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { findOrInstallNginx, nginxVersion, writeNginxConfig } from './lib/nginx.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedSeller } from './lib/seed.js';
-import { hasWrk, wrk, type LoadResult } from './lib/wrk.js';
+import { requireWrk, wrk, type LoadResult } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -19,7 +19,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const log = (line: string) => console.log(line);
 
 async function main() {
-  if (!(await hasWrk())) throw new Error('wrk is needed (apt-get install wrk)');
+  await requireWrk(log);
   const processes = new Processes();
   const work = mkdtempSync(join(tmpdir(), 'hub-bench-'));
   const tsx = ['--import', 'tsx'];

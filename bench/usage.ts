@@ -20,11 +20,12 @@ import pg from 'pg';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedUsage } from './lib/usage-seed.js';
 import { writeUsageScript, type UsageLoad } from './lib/usage-scripts.js';
-import { hasWrk, wrk, type LoadResult } from './lib/wrk.js';
+import { requireWrk, wrk, type LoadResult } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const log = (line: string) => console.log(line);
 const AGENTS = 200;
 const LOADS: UsageLoad[] = ['check', 'report', 'replay'];
 const CLIENTS = [1, 50];
@@ -35,7 +36,7 @@ type Binding = (typeof BINDINGS)[number];
 type Row = { database: string; binding: Binding; load: UsageLoad; clients: number; result: LoadResult };
 
 async function main() {
-  if (!(await hasWrk())) throw new Error('wrk is needed (apt-get install wrk)');
+  await requireWrk(log);
   const rows: Row[] = [];
   await measure('SQLite', (work) => `file:${join(work, 'hub.db')}`, rows);
   const scratch = await scratchPostgres();

@@ -1,33 +1,13 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { findOrInstall } from './debian-package.js';
 
-const run = promisify(execFile);
-const CANDIDATES = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'];
-
-/**
- * Finds nginx, or installs Debian's nginx-light when running as root with apt available.
- * Returns undefined (and the caller skips the nginx row) when neither works.
- */
+/** nginx, found or installed from Debian's nginx-light; undefined skips the nginx row. */
 export async function findOrInstallNginx(log: (line: string) => void): Promise<string | undefined> {
-  const found = CANDIDATES.find((p) => existsSync(p));
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
-    log('nginx not found and not root: skipping the nginx row (apt-get install nginx-light to include it)');
-    return undefined;
-  }
-  log('nginx not found: installing nginx-light with apt-get…');
-  try {
-    await run('apt-get', ['install', '-y', '--no-install-recommends', 'nginx-light'], { timeout: 300_000 }).catch(async () => {
-      await run('apt-get', ['update'], { timeout: 300_000 });
-      await run('apt-get', ['install', '-y', '--no-install-recommends', 'nginx-light'], { timeout: 300_000 });
-    });
-  } catch (err) {
-    log(`could not install nginx-light (${(err as Error).message.split('\n')[0]}): skipping the nginx row`);
-    return undefined;
-  }
-  return CANDIDATES.find((p) => existsSync(p));
+  const nginx = await findOrInstall('nginx', 'nginx-light', log);
+  if (!nginx) log('skipping the nginx row');
+  return nginx;
 }
 
 /**

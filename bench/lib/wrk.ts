@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { findOrInstall } from './debian-package.js';
 
 const run = promisify(execFile);
 
@@ -31,6 +32,7 @@ function toMs(value: string | undefined): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
 }
 
-export async function hasWrk(): Promise<boolean> {
-  return run('wrk', ['--version']).then(() => true, (err) => (err as { code?: unknown }).code !== 'ENOENT');
+/** wrk, found or installed from Debian's package of that name; a benchmark cannot run without it. */
+export async function requireWrk(log: (line: string) => void): Promise<void> {
+  if (!(await findOrInstall('wrk', 'wrk', log))) throw new Error('wrk is needed (apt-get install wrk)');
 }
