@@ -164,13 +164,10 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
 }
 
 /**
- * Stores the request's outcome in the background (a lost one costs analytics, not money): the
- * whole record for an anonymous request, a completion for an identified one stored up front.
+ * Stores the request's outcome in the background (a lost one costs analytics, not money): a
+ * completion for a request stored up front (identified or paid), a count for an anonymous call.
  */
 function finish(services: ProxyServices, record: RequestRecordInput, storedEarlier: boolean, lifecycle: 'delivered' | 'failed', upstreamStatus: number | undefined): void {
-  const completedAt = new Date().toISOString();
-  const stored = storedEarlier || record.agentId
-    ? services.recorder.complete({ id: record.id, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt })
-    : services.recorder.create({ ...record, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt });
-  stored.catch(() => {});
+  if (!storedEarlier && !record.agentId) return services.recorder.tally(record.sellerId, record.sandbox, lifecycle);
+  services.recorder.complete({ id: record.id, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt: new Date().toISOString() }).catch(() => {});
 }

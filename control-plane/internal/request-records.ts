@@ -4,7 +4,7 @@ import type { Db, Provider } from '../db/client.js';
 /**
  * Request records (hubreq_…) written by the proxy in batches. The proxy awaits the record of an
  * identified agent's request before forwarding it (the seller's usage check must find it), and
- * sends everything else (completions, anonymous probes) in the background.
+ * sends everything else (completions, tallies of anonymous calls) in the background.
  */
 export const requestRecordSchema = z.object({
   id: z.string().startsWith('hubreq_').max(64),
@@ -32,42 +32,111 @@ export const requestCompletionSchema = z.object({
 });
 export type RequestCompletion = z.infer<typeof requestCompletionSchema>;
 
-/**
- * Stores a batch: new records in one multi-row insert (the common case, anonymous traffic arrives
- * here once, already complete), then the completions of records stored earlier (identified
- * requests, recorded before forwarding).
- */
-const COLUMNS = ['id', 'sellerId', 'serviceId', 'agentId', 'buyerId', 'method', 'path', 'sandbox', 'lifecycle', 'mode', 'upstreamStatus', 'createdAt', 'completedAt'] as const;
-/** Rows per INSERT: 13 parameters each stays far below SQLite's and PostgreSQL's parameter limits. */
-const ROWS_PER_INSERT = 500;
+/** Anonymous calls counted per seller and UTC minute (see the RequestTally model). */
+export const requestTallySchema = z.object({
+  sellerId: z.string().max(64),
+  minute: z.iso.datetime(),
+  sandbox: z.boolean(),
+  lifecycle: z.enum(['delivered', 'failed']),
+  count: z.number().int().min(1).max(1_000_000_000),
+});
+export type RequestTallyInput = z.infer<typeof requestTallySchema>;
+/** A proxy holds at most this many distinct tallies (sellers × minutes × outcome) and sends them at once. */
+export const MAX_TALLIES_PER_BATCH = 10_000;
+
+export type RequestBatch = { created: RequestRecordInput[]; completed: RequestCompletion[]; tallies: RequestTallyInput[] };
+
+const RECORD_COLUMNS = ['id', 'sellerId', 'serviceId', 'agentId', 'buyerId', 'method', 'path', 'sandbox', 'lifecycle', 'mode', 'upstreamStatus', 'createdAt', 'completedAt'] as const;
+/** Rows per statement: at most 13 parameters each stays far below SQLite's and PostgreSQL's limits. */
+const ROWS_PER_STATEMENT = 500;
 
 /**
- * Stores a batch: new records with one multi-row INSERT per 500 (the common case, anonymous
- * traffic arrives here once, already complete; raw SQL because the ORM's per-row query building
- * cost more CPU than the proxy that produced the rows), then the completions of records stored
- * earlier (identified requests, recorded before forwarding).
+ * Stores a batch from the proxy. Raw SQL throughout, one statement per 500 rows: the ORM's per-row
+ * query building cost more CPU than the proxy that produced the rows. Rows of a seller deleted
+ * meanwhile are dropped rather than failing the batch they share with other sellers' rows.
  */
-export async function recordRequests(db: Db, batch: { created: RequestRecordInput[]; completed: RequestCompletion[] }, provider: Provider): Promise<number> {
-  for (let i = 0; i < batch.created.length; i += ROWS_PER_INSERT) {
-    const rows = batch.created.slice(i, i + ROWS_PER_INSERT);
-    const values: unknown[] = [];
-    const tuples = rows.map((r) => {
-      values.push(r.id, r.sellerId, r.serviceId ?? null, r.agentId ?? null, r.buyerId ?? null, r.method, r.path, r.sandbox, r.lifecycle, r.mode ?? 'paid', r.upstreamStatus ?? null, new Date(r.createdAt), r.completedAt ? new Date(r.completedAt) : null);
-      const first = values.length - COLUMNS.length;
-      return `(${COLUMNS.map((_, c) => (provider === 'postgresql' ? `$${first + c + 1}` : '?')).join(', ')})`;
-    });
-    const columns = COLUMNS.map((c) => `"${c}"`).join(', ');
-    await db.$executeRawUnsafe(`INSERT INTO "RequestRecord" (${columns}) VALUES ${tuples.join(', ')}`, ...values);
+export async function recordRequests(db: Db, batch: RequestBatch, provider: Provider): Promise<number> {
+  const sellers = await existingSellers(db, [...batch.created.map((r) => r.sellerId), ...batch.tallies.map((t) => t.sellerId)]);
+  const created = batch.created.filter((r) => sellers.has(r.sellerId));
+  const tallies = mergeTallies(batch.tallies.filter((t) => sellers.has(t.sellerId)));
+  const sql = new Placeholders(provider);
+
+  for (const rows of chunks(created)) {
+    const tuples = rows.map((r) =>
+      sql.tuple([r.id, r.sellerId, r.serviceId ?? null, r.agentId ?? null, r.buyerId ?? null, r.method, r.path, r.sandbox, r.lifecycle, r.mode ?? 'paid', r.upstreamStatus ?? null, new Date(r.createdAt), r.completedAt ? new Date(r.completedAt) : null]),
+    );
+    await db.$executeRawUnsafe(`INSERT INTO "RequestRecord" (${quoted(RECORD_COLUMNS)}) VALUES ${tuples.join(', ')}`, ...sql.take());
   }
-  if (batch.completed.length) {
-    await db.$transaction(
-      batch.completed.map((c) =>
-        db.requestRecord.updateMany({
-          where: { id: c.id },
-          data: { lifecycle: c.lifecycle, upstreamStatus: c.upstreamStatus ?? null, completedAt: new Date(c.completedAt) },
-        }),
-      ),
+
+  for (const rows of chunks(batch.completed)) {
+    // One UPDATE joined to the batch's values, instead of a statement per completed request.
+    const tuples = rows.map((c) => sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']));
+    await db.$executeRawUnsafe(
+      `WITH done (id, lifecycle, status, completed) AS (VALUES ${tuples.join(', ')})
+       UPDATE "RequestRecord" SET "lifecycle" = done.lifecycle, "upstreamStatus" = done.status, "completedAt" = done.completed
+       FROM done WHERE "RequestRecord"."id" = done.id`,
+      ...sql.take(),
     );
   }
-  return batch.created.length + batch.completed.length;
+
+  for (const rows of chunks(tallies)) {
+    const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count]));
+    await db.$executeRawUnsafe(
+      `INSERT INTO "RequestTally" ("sellerId", "minute", "sandbox", "lifecycle", "count") VALUES ${tuples.join(', ')}
+       ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"`,
+      ...sql.take(),
+    );
+  }
+  return created.length + batch.completed.length + tallies.length;
+}
+
+async function existingSellers(db: Db, ids: string[]): Promise<Set<string>> {
+  const distinct = [...new Set(ids)];
+  if (!distinct.length) return new Set();
+  const found = await db.seller.findMany({ where: { id: { in: distinct } }, select: { id: true } });
+  return new Set(found.map((s) => s.id));
+}
+
+/** One row per key: PostgreSQL refuses an upsert that touches the same row twice. */
+function mergeTallies(tallies: RequestTallyInput[]): RequestTallyInput[] {
+  const merged = new Map<string, RequestTallyInput>();
+  for (const t of tallies) {
+    const key = `${t.sellerId} ${Date.parse(t.minute)} ${t.sandbox} ${t.lifecycle}`;
+    const seen = merged.get(key);
+    merged.set(key, seen ? { ...seen, count: seen.count + t.count } : t);
+  }
+  return [...merged.values()];
+}
+
+function* chunks<T>(rows: T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
+}
+
+function quoted(columns: readonly string[]): string {
+  return columns.map((c) => `"${c}"`).join(', ');
+}
+
+/**
+ * Positional parameters for one statement in the provider's spelling (`?` or `$n`). PostgreSQL
+ * cannot infer the types of a bare VALUES list, so those tuples name a cast per column.
+ */
+class Placeholders {
+  private values: unknown[] = [];
+  constructor(private readonly provider: Provider) {}
+
+  tuple(row: unknown[], pgTypes?: string[]): string {
+    const marks = row.map((value, i) => {
+      this.values.push(value);
+      if (this.provider !== 'postgresql') return '?';
+      return pgTypes ? `$${this.values.length}::${pgTypes[i]}` : `$${this.values.length}`;
+    });
+    return `(${marks.join(', ')})`;
+  }
+
+  /** The values of the statement just built; the next statement starts from `$1`. */
+  take(): unknown[] {
+    const values = this.values;
+    this.values = [];
+    return values;
+  }
 }

@@ -5,7 +5,7 @@ import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, completeRegistration, createRegistrationChallenge } from './agents.js';
 import { captureUsage, capturedUsageSchema } from './captured-usage.js';
 import { sellerManifest } from './manifest.js';
-import { recordRequests, requestCompletionSchema, requestRecordSchema } from './request-records.js';
+import { MAX_TALLIES_PER_BATCH, recordRequests, requestCompletionSchema, requestRecordSchema, requestTallySchema } from './request-records.js';
 import { sellersChangedSince } from './sellers-changed.js';
 import { ApiError } from '../../shared/errors.js';
 import { createChallenge } from '../payments/challenge.js';
@@ -40,7 +40,13 @@ export const internalRouter = router({
     .mutation(({ ctx, input }) => completeRegistration(ctx.db, input)),
 
   recordRequests: internalProcedure
-    .input(z.object({ created: z.array(requestRecordSchema).max(1_000), completed: z.array(requestCompletionSchema).max(1_000) }))
+    .input(
+      z.object({
+        created: z.array(requestRecordSchema).max(1_000),
+        completed: z.array(requestCompletionSchema).max(1_000),
+        tallies: z.array(requestTallySchema).max(MAX_TALLIES_PER_BATCH).default([]),
+      }),
+    )
     .mutation(({ ctx, input }) => recordRequests(ctx.db, input, ctx.provider)),
 
   captureUsage: internalProcedure.input(capturedUsageSchema).mutation(({ ctx, input }) => captureUsage(ctx.db, input)),
