@@ -6,6 +6,9 @@ export type Caller = { kind: 'anonymous' } | AgentCaller | { kind: 'unknown_toke
 
 const BEARER_PREFIX = `Bearer ${tokenPrefixes.agent}`;
 
+/** The caller without an agent token (one shared value: anonymous calls allocate nothing). */
+export const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
+
 /** True when an Authorization header carries a hub agent token (which never reaches the seller). */
 export function carriesAgentToken(authorization: string | undefined): authorization is string {
   return authorization !== undefined && authorization.startsWith(BEARER_PREFIX);
@@ -25,7 +28,7 @@ export class AgentDirectory {
   ) {}
 
   async identify(authorization: string | undefined): Promise<Caller> {
-    if (!carriesAgentToken(authorization)) return { kind: 'anonymous' };
+    if (!carriesAgentToken(authorization)) return ANONYMOUS;
     const tokenHash = hashToken(authorization.slice('Bearer '.length).trim());
     const cached = this.cache.get(tokenHash);
     if (cached && cached.expiresAt > Date.now()) return cached.value ?? { kind: 'unknown_token' };

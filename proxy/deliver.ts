@@ -42,7 +42,8 @@ export async function deliver(services: ProxyServices, req: IncomingMessage, res
   }
 
   const headers = agentResponseHeaders(response.headers);
-  const usageError = await captureUsage(services, exchange, status, response.headers['hub-usage']);
+  const usageHeader = response.headers['hub-usage'];
+  const usageError = usageHeader === undefined ? undefined : await captureUsage(services, exchange, status, usageHeader);
   if (exchange.paymentId) {
     const outcome = await services.controlPlane.internal.settlePaidRequest.mutate({ paymentId: exchange.paymentId, upstreamStatus: status });
     Object.assign(headers, billingHeaders(outcome, exchange.protocol ?? 'x402'));
@@ -69,20 +70,18 @@ export async function deliver(services: ProxyServices, req: IncomingMessage, res
  * the upstream breaks off, and stops reading if the agent goes away.
  */
 function streamBody(body: Readable, res: ServerResponse): Promise<void> {
+  // Listeners are written inline: a named per-request closure costs a name-keeping call under tsx.
   return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
+    body.on('data', (chunk: Buffer) => {
       if (!res.write(chunk)) body.pause();
-    };
-    const onDrain = () => body.resume();
-    const onClose = () => {
-      if (!res.writableFinished) body.destroy();
-      resolve();
-    };
-    body.on('data', onData);
+    });
     body.once('end', () => res.end(resolve));
     body.once('error', reject);
-    res.on('drain', onDrain);
-    res.once('close', onClose);
+    res.on('drain', () => body.resume());
+    res.once('close', () => {
+      if (!res.writableFinished) body.destroy();
+      resolve();
+    });
   });
 }
 
@@ -123,8 +122,8 @@ async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?
   return Buffer.concat(chunks);
 }
 
-async function captureUsage(services: ProxyServices, exchange: Exchange, status: number, header: string | string[] | undefined): Promise<string | undefined> {
-  if (header === undefined || status < 200 || status > 299) return undefined;
+async function captureUsage(services: ProxyServices, exchange: Exchange, status: number, header: string | string[]): Promise<string | undefined> {
+  if (status < 200 || status > 299) return undefined;
   const parsed = parseUsageHeader(Array.isArray(header) ? header.join(',') : header);
   if (!parsed.ok) return 'invalid_usage_header';
   if (parsed.items.length === 0) return undefined;

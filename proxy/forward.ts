@@ -5,6 +5,7 @@ import { nowSeconds, sha256Hex, signatureHeader, SIGNATURE_HEADER } from '../sha
 import { upstreamRequestHeaders, type Identity } from './headers.js';
 import type { PaySeller } from './seller-catalog.js';
 import type { UpstreamPools } from './upstream-pools.js';
+import type { ClientGone } from './client-gone.js';
 
 const EMPTY_BODY_SHA256 = sha256Hex('');
 
@@ -41,7 +42,7 @@ export async function sendSigned(input: {
   body: Buffer;
   identity: Identity;
   dropAuthorization: boolean;
-  signal?: AbortSignal;
+  signal?: ClientGone;
 }): Promise<Forwarded> {
   const { seller, req, body, identity } = input;
   const secret = seller.signingSecrets[0];

@@ -15,7 +15,8 @@ export function isHubField(name: string): boolean {
 
 /** Names listed in a Connection header are hop-by-hop for this message too. */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
-  if (!value) return undefined;
+  // The usual values name no field beyond the hop-by-hop ones already dropped.
+  if (!value || value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') return undefined;
   const tokens = (Array.isArray(value) ? value.join(',') : value).split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
   return tokens.length ? new Set(tokens) : undefined;
 }

@@ -43,9 +43,21 @@ export class SellerCatalog {
   async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {
     const host = normalizeHost(hostHeader);
     if (!host) return null;
-    const cached = this.byHost.get(host);
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
-    return this.load(host);
+    return this.cached(host) ?? this.load(host);
+  }
+
+  /**
+   * The seller of a normalized host while its entry is fresh (null for a host known to be no
+   * seller's), or undefined when it must be loaded: the hot path takes no promise for a hit.
+   */
+  cached(host: string): PaySeller | null | undefined {
+    const entry = this.byHost.get(host);
+    return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
+  }
+
+  /** A normalized host's seller, from the cache or the control-plane. */
+  lookup(host: string): PaySeller | null | Promise<PaySeller | null> {
+    return this.cached(host) ?? this.load(host);
   }
 
   /** Reloads one seller now (after a 401 from its upstream, in case its secrets rotated). */

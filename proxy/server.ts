@@ -5,8 +5,9 @@ import { newId } from '../shared/ids.js';
 import { normalizeHost } from '../shared/pay-host.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import type { RequestRecordInput } from '../control-plane/internal/request-records.js';
-import { carriesAgentToken } from './agent-directory.js';
-import { readBody } from '../runtime/read-body.js';
+import { ANONYMOUS, carriesAgentToken } from './agent-directory.js';
+import { ClientGone } from './client-gone.js';
+import { EMPTY_BODY, hasNoBody, readBody } from '../runtime/read-body.js';
 import type { ProxyServices } from './context.js';
 import { deliver } from './deliver.js';
 import { sendSigned, type Forwarded } from './forward.js';
@@ -20,8 +21,12 @@ import { sha256Hex } from '../shared/signature.js';
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Hosts that can never be a pay host: the proxy's own operational endpoints answer there. */
-function isOperatorHost(host: string | undefined): boolean {
-  return host === undefined || host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0;
+function isOperatorHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  // An IP literal starts with a digit or '[', or holds a ':'; skip the IP parse for names.
+  const first = host.charCodeAt(0);
+  if (first !== 91 && (first < 48 || first > 57) && !host.includes(':')) return false;
+  return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 
 /** The pay URL: every host under HUB_PAY_DOMAIN (and sellers' custom hostnames) lands here. */
@@ -41,12 +46,13 @@ export function createProxyServer(services: ProxyServices): Server {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const host = normalizeHost(req.headers.host);
-    if (isOperatorHost(host)) {
+    if (host === undefined || isOperatorHost(host)) {
       if (OPERATIONAL_PATHS.has(path)) return operational(path, res);
       throw new ApiError('seller_not_found');
     }
 
-    const seller = await services.catalog.resolve(host);
+    const found = services.catalog.lookup(host);
+    const seller = found instanceof Promise ? await found : found;
     if (!seller) {
       if (OPERATIONAL_PATHS.has(path)) return operational(path, res);
       throw new ApiError('seller_not_found');
@@ -78,7 +84,7 @@ export function createProxyServer(services: ProxyServices): Server {
 
 async function forwardRequest(services: ProxyServices, req: IncomingMessage, res: ServerResponse, seller: PaySeller): Promise<void> {
   const authorization = req.headers.authorization;
-  const caller = await services.agents.identify(authorization);
+  const caller = carriesAgentToken(authorization) ? await services.agents.identify(authorization) : ANONYMOUS;
   if (caller.kind === 'unknown_token') {
     throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: registrationRecipe(req.headers.host) });
   }
@@ -92,7 +98,7 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
   if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
   if (proof.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
 
-  const body = await readBody(req, services.config.proxy.maxBodyBytes);
+  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
   const record: RequestRecordInput = {
     id: newId('request'),
     sellerId: seller.id,
@@ -131,22 +137,19 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
   }
   const identity: Identity = { requestId: record.id, agentId: record.agentId ?? undefined, buyerId: record.buyerId, sandbox: seller.sandbox };
 
-  const abort = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
+  const clientGone = new ClientGone(res);
 
   let forwarded: Forwarded;
   try {
     const dropAuthorization = carriesAgentToken(authorization) || (proof.kind === 'paid' && proof.carriedInAuthorization);
-    const send = (s: PaySeller) => sendSigned({ pools: services.pools, seller: s, req, body, identity, dropAuthorization, signal: abort.signal });
-    forwarded = await send(seller);
+    const exchange = { pools: services.pools, seller, req, body, identity, dropAuthorization, signal: clientGone };
+    forwarded = await sendSigned(exchange);
     if (forwarded.response.statusCode === 401) {
       // The seller may have rotated its secret since we cached it: retry once with the newest.
       const fresh = await services.catalog.refresh(seller, req.headers.host);
       if (fresh?.signingSecrets[0] && fresh.signingSecrets[0].kid !== forwarded.kid) {
         await forwarded.response.body.dump();
-        forwarded = await send(fresh);
+        forwarded = await sendSigned({ ...exchange, seller: fresh });
       }
     }
   } catch (err) {

@@ -1,7 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../shared/errors.js';
 
-const EMPTY = Buffer.alloc(0);
+export const EMPTY_BODY = Buffer.alloc(0);
+
+/** A GET or HEAD that declares no body (the common case, answered without waiting for the stream). */
+export function hasNoBody(req: IncomingMessage): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+}
 
 /**
  * Buffers a request body up to `limit` bytes (the proxy must have it whole: the signature covers
@@ -13,9 +18,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     req.resume();
     throw new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
   }
-  if (req.method === 'GET' || req.method === 'HEAD') {
-    if (declared === undefined && req.headers['transfer-encoding'] === undefined) return EMPTY;
-  }
+  if (hasNoBody(req)) return EMPTY_BODY;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -26,5 +29,5 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     }
     chunks.push(chunk as Buffer);
   }
-  return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, size);
+  return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size);
 }
