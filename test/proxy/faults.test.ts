@@ -1,4 +1,5 @@
 import t from 'tap';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { request as undiciRequest } from 'undici';
@@ -101,4 +102,29 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
     t.equal(await hub.cp.db.requestRecord.count({ where: { path: { startsWith: '/echo?i=' } } }), 100, 'every identified request has its record');
     t.equal((await anonymousCalls()) - anonymousBefore, 100, 'every anonymous call was counted');
   });
+});
+
+t.test('an agent that goes away before the seller answers takes the upstream request with it', async (t) => {
+  const hub = await startTestHub(t, 'sqlite');
+  let upstreamClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const upstream = await startTestUpstream(t, async (req) => {
+    if (!req.url?.startsWith('/hold')) return;
+    req.socket.once('close', upstreamClosed);
+    arrived();
+    await closed;
+  });
+  const seller = await hub.seller({ slug: 'held', upstreamBaseUrl: upstream.url });
+  upstream.secrets.set(seller.kid, seller.secret);
+
+  const agent = httpRequest(`${hub.proxyUrl}/hold`, { headers: { host: 'held.pay.localhost' } });
+  agent.on('error', () => {});
+  agent.end();
+  await reached;
+  agent.destroy();
+  // The headers timeout is 30 s here: only the agent's leaving can close the upstream socket.
+  const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 5_000))]);
+  t.equal(outcome, 'closed', 'the upstream request was abandoned');
 });
