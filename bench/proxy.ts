@@ -2,6 +2,9 @@
 //
 // Every target forwards GET requests to the same 1 KB JSON upstream; wrk drives each in turn
 // (one thread, 50 connections, fixed duration) on loopback. Ratios are taken within this run.
+// The "Node floor" row is a bare node:http + undici proxy doing hub's header work and nothing
+// else: how close hub comes to it is what hub's own code costs; its ratio to nginx is the most
+// any single-process Node proxy reaches on the machine.
 // Options: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +20,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const log = (line: string) => console.log(line);
+/** node:http + one undici Pool doing only hub's header work: the least a Node proxy does. */
+const FLOOR = 'Node floor (node:http + undici, headers only)';
 
 async function main() {
   await requireWrk(log);
@@ -50,6 +55,9 @@ async function main() {
     const hp3Port = await freePort();
     processes.start(process.execPath, [...tsx, join(here, 'servers', 'http-proxy-3.ts'), String(hp3Port), String(upstreamPort)]);
     await waitUntilUp(`http://127.0.0.1:${hp3Port}/`);
+    const floorPort = await freePort();
+    processes.start(process.execPath, [...tsx, join(here, 'servers', 'undici-floor.ts'), String(floorPort), String(upstreamPort)]);
+    await waitUntilUp(`http://127.0.0.1:${floorPort}/`);
 
     let nginxPort: number | undefined;
     const nginx = await findOrInstallNginx(log);
@@ -66,6 +74,7 @@ async function main() {
       ['direct (no proxy)', `http://127.0.0.1:${upstreamPort}/items`, {}],
       ...(nginxPort ? ([[nginxVersion(nginx!).replace(/^nginx version: /, ''), `http://127.0.0.1:${nginxPort}/items`, {}]] as [string, string, Record<string, string>][]) : []),
       ['http-proxy-3 1.23', `http://127.0.0.1:${hp3Port}/items`, {}],
+      [FLOOR, `http://127.0.0.1:${floorPort}/items`, {}],
       ['hub, signed anonymous GET', `http://127.0.0.1:${proxyPort}/items`, payHost],
       ['hub, signed agent GET', `http://127.0.0.1:${proxyPort}/items`, { ...payHost, authorization: `Bearer ${agentToken}` }],
     ];
@@ -96,6 +105,9 @@ async function main() {
       console.log(`\nhub/nginx throughput ${throughput.toFixed(2)}× (target ≥ 0.60×), hub/nginx p99 ${p99.toFixed(2)}× (target ≤ 2×)`);
     }
     console.log(`hub/direct throughput ${(hub.rps / direct.rps).toFixed(2)}×`);
+    const floor = results.get(FLOOR)!;
+    console.log(`hub/Node floor throughput ${(hub.rps / floor.rps).toFixed(2)}× (what hub adds to the least a Node proxy does)`);
+    if (nginxResult) console.log(`Node floor/nginx throughput ${(floor.rps / nginxResult.rps).toFixed(2)}× (the ceiling for any one-process Node proxy here)`);
   } finally {
     await processes.stopAll();
     rmSync(work, { recursive: true, force: true });
