@@ -5,7 +5,7 @@
 // The "Node floor" row is a bare node:http + undici proxy doing hub's header work and nothing
 // else: how close hub comes to it is what hub's own code costs; its ratio to nginx is the most
 // any single-process Node proxy reaches on the machine.
-// Options: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
+// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,8 @@ import { seedSeller } from './lib/seed.js';
 import { requireWrk, wrk, type LoadResult } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const log = (line: string) => console.log(line);
 /** node:http + one undici Pool doing only hub's header work: the least a Node proxy does. */
@@ -82,16 +83,21 @@ async function main() {
     // Warm every target (JIT, pools, caches) before measuring.
     for (const [, url, headers] of targets) await wrk(url, { connections, seconds: 2, headers });
 
-    const results = new Map<string, LoadResult>();
-    for (const [name, url, headers] of targets) {
-      const result = await wrk(url, { connections, seconds, headers });
-      results.set(name, result);
-      log(`measured ${name}: ${result.rps.toFixed(0)} req/s`);
+    // Rounds interleave the targets, so a drift in the machine's load hits every row alike; each
+    // row reports its median round.
+    const runs = new Map<string, LoadResult[]>(targets.map(([name]) => [name, []]));
+    for (let round = 1; round <= rounds; round++) {
+      for (const [name, url, headers] of targets) {
+        const result = await wrk(url, { connections, seconds, headers });
+        runs.get(name)!.push(result);
+        log(`round ${round}, ${name}: ${result.rps.toFixed(0)} req/s`);
+      }
     }
+    const results = new Map([...runs].map(([name, list]) => [name, median(list)]));
 
     const direct = results.get('direct (no proxy)')!;
     const nginxResult = nginxPort ? [...results.entries()][1]![1] : undefined;
-    console.log(`\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, loopback, ${new Date().toISOString().slice(0, 10)}\n`);
+    console.log(`\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`);
     console.log('| target | req/s | p50 ms | p99 ms | errors | vs direct | vs nginx |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [name, r] of results) {
@@ -112,6 +118,11 @@ async function main() {
     await processes.stopAll();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The round with the median throughput (its latencies come with it). */
+function median(list: LoadResult[]): LoadResult {
+  return [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]!;
 }
 
 main().then(
