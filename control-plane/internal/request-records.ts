@@ -47,6 +47,7 @@ export const MAX_TALLIES_PER_BATCH = 10_000;
 export type RequestBatch = { created: RequestRecordInput[]; completed: RequestCompletion[]; tallies: RequestTallyInput[] };
 
 const RECORD_COLUMNS = ['id', 'sellerId', 'serviceId', 'agentId', 'buyerId', 'method', 'path', 'sandbox', 'lifecycle', 'mode', 'upstreamStatus', 'createdAt', 'completedAt'] as const;
+const RECORD_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'integer', 'timestamp(3)', 'timestamp(3)'];
 /** Rows per statement: at most 13 parameters each stays far below SQLite's and PostgreSQL's limits. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -56,22 +57,28 @@ const ROWS_PER_STATEMENT = 500;
  * meanwhile are dropped rather than failing the batch they share with other sellers' rows.
  */
 export async function recordRequests(db: Db, batch: RequestBatch, provider: Provider): Promise<number> {
-  const sellers = await existingSellers(db, [...batch.created.map((r) => r.sellerId), ...batch.tallies.map((t) => t.sellerId)]);
-  const created = batch.created.filter((r) => sellers.has(r.sellerId));
-  const tallies = mergeTallies(batch.tallies.filter((t) => sellers.has(t.sellerId)));
   const sql = new Placeholders(provider);
+  let stored = 0;
 
-  for (const rows of chunks(created)) {
+  for (const rows of chunks(batch.created)) {
     const tuples = rows.map((r) =>
-      sql.tuple([r.id, r.sellerId, r.serviceId ?? null, r.agentId ?? null, r.buyerId ?? null, r.method, r.path, r.sandbox, r.lifecycle, r.mode ?? 'paid', r.upstreamStatus ?? null, new Date(r.createdAt), r.completedAt ? new Date(r.completedAt) : null]),
+      sql.tuple(
+        [r.id, r.sellerId, r.serviceId ?? null, r.agentId ?? null, r.buyerId ?? null, r.method, r.path, r.sandbox, r.lifecycle, r.mode ?? 'paid', r.upstreamStatus ?? null, new Date(r.createdAt), r.completedAt ? new Date(r.completedAt) : null],
+        RECORD_TYPES,
+      ),
     );
-    await db.$executeRawUnsafe(`INSERT INTO "RequestRecord" (${quoted(RECORD_COLUMNS)}) VALUES ${tuples.join(', ')}`, ...sql.take());
+    const columns = quoted(RECORD_COLUMNS);
+    stored += await db.$executeRawUnsafe(
+      `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
+       INSERT INTO "RequestRecord" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}`,
+      ...sql.take(),
+    );
   }
 
   for (const rows of chunks(batch.completed)) {
     // One UPDATE joined to the batch's values, instead of a statement per completed request.
     const tuples = rows.map((c) => sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']));
-    await db.$executeRawUnsafe(
+    stored += await db.$executeRawUnsafe(
       `WITH done (id, lifecycle, status, completed) AS (VALUES ${tuples.join(', ')})
        UPDATE "RequestRecord" SET "lifecycle" = done.lifecycle, "upstreamStatus" = done.status, "completedAt" = done.completed
        FROM done WHERE "RequestRecord"."id" = done.id`,
@@ -79,23 +86,25 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
     );
   }
 
-  for (const rows of chunks(tallies)) {
-    const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count]));
-    await db.$executeRawUnsafe(
-      `INSERT INTO "RequestTally" ("sellerId", "minute", "sandbox", "lifecycle", "count") VALUES ${tuples.join(', ')}
+  for (const rows of chunks(mergeTallies(batch.tallies))) {
+    const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count], ['text', 'timestamp(3)', 'boolean', 'text', 'integer']));
+    const columns = '"sellerId", "minute", "sandbox", "lifecycle", "count"';
+    stored += await db.$executeRawUnsafe(
+      `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
+       INSERT INTO "RequestTally" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}
        ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"`,
       ...sql.take(),
     );
   }
-  return created.length + batch.completed.length + tallies.length;
+  return stored;
 }
 
-async function existingSellers(db: Db, ids: string[]): Promise<Set<string>> {
-  const distinct = [...new Set(ids)];
-  if (!distinct.length) return new Set();
-  const found = await db.seller.findMany({ where: { id: { in: distinct } }, select: { id: true } });
-  return new Set(found.map((s) => s.id));
-}
+/**
+ * Keeps the rows of sellers that still exist: one deleted meanwhile would otherwise fail the
+ * whole statement on its foreign key. (It is also the WHERE clause SQLite needs before the
+ * ON CONFLICT of an INSERT … SELECT.)
+ */
+const OF_EXISTING_SELLER = 'WHERE EXISTS (SELECT 1 FROM "Seller" WHERE "Seller"."id" = batch."sellerId")';
 
 /** One row per key: PostgreSQL refuses an upsert that touches the same row twice. */
 function mergeTallies(tallies: RequestTallyInput[]): RequestTallyInput[] {
@@ -118,7 +127,7 @@ function quoted(columns: readonly string[]): string {
 
 /**
  * Positional parameters for one statement in the provider's spelling (`?` or `$n`). PostgreSQL
- * cannot infer the types of a bare VALUES list, so those tuples name a cast per column.
+ * cannot infer the types of a VALUES list, so tuples name a cast per column.
  */
 class Placeholders {
   private values: unknown[] = [];
