@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { isIP } from 'node:net';
 import { ApiError } from '../shared/errors.js';
-import { newId } from '../shared/ids.js';
+import { newRequestId } from '../shared/ids.js';
 import { normalizeHost } from '../shared/pay-host.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import type { RequestRecordInput } from '../control-plane/internal/request-records.js';
@@ -100,7 +100,7 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
 
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
   const record: RequestRecordInput = {
-    id: newId('request'),
+    id: newRequestId(caller.kind === 'agent'),
     sellerId: seller.id,
     agentId: caller.kind === 'agent' ? caller.agentId : null,
     buyerId: caller.kind === 'agent' ? caller.buyerId : null,
@@ -130,10 +130,10 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
     paymentId = proof.paymentId;
     Object.assign(record, { id: claim.requestId, agentId: claim.agentId, buyerId: claim.buyerId });
   } else if (record.agentId) {
-    // The seller's usage check for this request must find it: store it before forwarding.
-    await services.recorder.create(record, { urgent: true }).catch(() => {
-      throw new ApiError('service_unavailable', 'Could not record the request; try again.');
-    });
+    // The seller's usage check must find this request: its record goes out on the next turn of the
+    // event loop, and a check that arrives first waits for it (its id says one is coming). A record
+    // that cannot be stored leaves the seller's check denied, as for an unknown request.
+    services.recorder.create(record, { urgent: true }).catch(() => {});
   }
   const identity: Identity = { requestId: record.id, agentId: record.agentId ?? undefined, buyerId: record.buyerId, sandbox: seller.sandbox };
 

@@ -55,10 +55,15 @@ function nextRandomByte(): number {
 
 /** `length` characters of uniform base62 randomness (~5.95 bits each). */
 export function randomBase62(length: number): string {
+  return randomChars(ALPHABET, UNBIASED_LIMIT, length);
+}
+
+/** Uniform characters of `alphabet`; bytes at or above `limit` (a multiple of its size) are discarded. */
+function randomChars(alphabet: string, limit: number, length: number): string {
   let out = '';
   while (out.length < length) {
     const b = nextRandomByte();
-    if (b < UNBIASED_LIMIT) out += ALPHABET[b % 62];
+    if (b < limit) out += alphabet[b % alphabet.length];
   }
   return out;
 }
@@ -75,4 +80,26 @@ export function isId(kind: IdKind, value: unknown): value is string {
   if (typeof value !== 'string') return false;
   const prefix = `${idPrefixes[kind]}_`;
   return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
+}
+
+const DIGITS = ALPHABET.slice(0, 10);
+const LETTERS = ALPHABET.slice(10);
+const REQUEST_BODY_START = idPrefixes.request.length + 1;
+
+/**
+ * A request id that says whether the proxy stores a record for the request (an identified agent's
+ * request) or not (an anonymous call, only counted): the first character after `hubreq_` is a digit
+ * for the former, a letter for the latter, and the rest is random as in every id (~140 bits in
+ * all). The proxy forwards an identified request without waiting for its record to be stored, so
+ * a usage check that arrives first knows to wait for a record only when one is coming.
+ */
+export function newRequestId(recorded: boolean): string {
+  const first = recorded ? randomChars(DIGITS, 250, 1) : randomChars(LETTERS, 208, 1);
+  return `${idPrefixes.request}_${first}${randomBase62(ID_RANDOM_LENGTH - 1)}`;
+}
+
+/** True for a request id the proxy minted for a request it records (see newRequestId). */
+export function isRecordedRequestId(id: string): boolean {
+  const c = id.charCodeAt(REQUEST_BODY_START);
+  return isId('request', id) && c >= 48 && c <= 57;
 }

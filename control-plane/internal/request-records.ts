@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Db, Provider } from '../db/client.js';
 
 /**
- * Request records (hubreq_…) written by the proxy in batches. The proxy awaits the record of an
- * identified agent's request before forwarding it (the seller's usage check must find it), and
- * sends everything else (completions, tallies of anonymous calls) in the background.
+ * Request records (hubreq_…) written by the proxy in batches: an identified agent's request is
+ * sent at once (the seller's usage check must find it, and waits for it if it comes first; see
+ * usage/resolve.ts), completions and tallies of anonymous calls in the background.
  */
 export const requestRecordSchema = z.object({
   id: z.string().startsWith('hubreq_').max(64),
@@ -54,7 +54,9 @@ const ROWS_PER_STATEMENT = 500;
 /**
  * Stores a batch from the proxy. Raw SQL throughout, one statement per 500 rows: the ORM's per-row
  * query building cost more CPU than the proxy that produced the rows. Rows of a seller deleted
- * meanwhile are dropped rather than failing the batch they share with other sellers' rows.
+ * meanwhile are dropped rather than failing the batch they share with other sellers' rows. A
+ * record the control-plane already holds (a challenge for the request can be stored before the
+ * proxy's record of it arrives) is kept as it is.
  */
 export async function recordRequests(db: Db, batch: RequestBatch, provider: Provider): Promise<number> {
   const sql = new Placeholders(provider);
@@ -70,7 +72,8 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
     const columns = quoted(RECORD_COLUMNS);
     stored += await db.$executeRawUnsafe(
       `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
-       INSERT INTO "RequestRecord" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}`,
+       INSERT INTO "RequestRecord" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}
+       ON CONFLICT ("id") DO NOTHING`,
       ...sql.take(),
     );
   }

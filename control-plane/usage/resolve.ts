@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { isId } from '../../shared/ids.js';
+import { isId, isRecordedRequestId } from '../../shared/ids.js';
 import { denied, type Denied } from './denials.js';
-import type { AccessRow, ServiceRow, UsageReader } from './reader.js';
+import type { AccessRow, RequestRow, ServiceRow, UsageReader } from './reader.js';
 
 /**
  * What stands behind a request id (spec: Usage check › access_not_found, and Headers on proxied
@@ -37,12 +37,13 @@ export type Resolved = { ok: true; service: ServiceRow; requestId: string; backi
 
 export async function resolveRequest(reader: UsageReader, organizationId: string, requestId: string, serviceSlug: string, purpose: Purpose): Promise<Resolved | Denied> {
   const wellFormed = isId('request', requestId);
-  const [services, payment, record] = await Promise.all([
+  const [services, payment, stored] = await Promise.all([
     reader.servicesNamed(organizationId, serviceSlug),
     wellFormed ? reader.callPayment(organizationId, requestId, LIVE_PAYMENT_STATUSES[purpose]) : undefined,
     wellFormed ? reader.request(requestId) : undefined,
   ]);
   if (services.length === 0) return denied('service_not_found');
+  const record = stored ?? (!payment && isRecordedRequestId(requestId) ? await recordOnItsWay(reader, requestId) : undefined);
 
   if (payment) {
     const service = services.find((s) => s.id === payment.serviceId);
@@ -71,6 +72,26 @@ export async function resolveRequest(reader: UsageReader, organizationId: string
   const accesses = [...rows.filter((row) => row.agentId === agentId), ...rows.filter((row) => row.agentId !== agentId)];
   if (accesses.length === 0) return denied('access_not_found');
   return { ok: true, service, requestId, backing: { kind: 'access', accesses } };
+}
+
+/**
+ * Pauses between looks for a record the proxy is still storing, ~2 s in all. The proxy sends it as
+ * it forwards the request, so it is normally there before the seller asks, or within milliseconds.
+ */
+const ARRIVAL_PAUSES_MS = [5, 10, 20, 40, 80, 160, 320, 640, 725];
+
+/**
+ * The record of an identified request whose check came in before the record did (the id says the
+ * proxy stores one). Polling the database, not a signal within this process: the record may land
+ * through another control-plane process.
+ */
+async function recordOnItsWay(reader: UsageReader, requestId: string): Promise<RequestRow | undefined> {
+  for (const pause of ARRIVAL_PAUSES_MS) {
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    const record = await reader.request(requestId);
+    if (record) return record;
+  }
+  return undefined;
 }
 
 const challengedUsage = z.array(z.object({ meterSlug: z.string(), quantity: z.number().int().min(0) }));

@@ -20,6 +20,8 @@ export type TestHub = {
   proxy: ReturnType<typeof createProxy>;
   proxyUrl: string;
   organizationId: string;
+  /** An all-scopes API key of that organization (the seller's key for the usage routes). */
+  apiKey: string;
   /** Creates a seller whose upstream is `upstreamBaseUrl`, with one active signing secret. */
   seller: (input: { slug: string; upstreamBaseUrl: string; sandbox?: boolean; payToAddress?: string }) => Promise<{ id: string; kid: string; secret: string }>;
   /** Adds a newer active secret and retires the others, without telling the proxy (a stale cache). */
@@ -53,6 +55,7 @@ export async function startTestHub(t: Tap, provider: Provider, proxyEnv: Record<
     proxy,
     proxyUrl,
     organizationId: boot.organizationId,
+    apiKey: boot.apiKey,
     seller: async ({ slug, upstreamBaseUrl, sandbox, payToAddress }) => {
       const id = newId('seller');
       await db.seller.create({ data: { id, organizationId: boot.organizationId, name: slug, slug, upstreamBaseUrl, sandbox: sandbox ?? false, payToAddress: payToAddress ?? null } });

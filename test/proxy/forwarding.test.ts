@@ -1,7 +1,8 @@
 import t from 'tap';
 import { request as undiciRequest } from 'undici';
 import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
+import { newId } from '../../shared/ids.js';
+import { startTestHub, type TestHub } from '../helpers/hub.js';
 import { startTestUpstream } from '../helpers/upstream.js';
 
 for (const provider of testProviders()) {
@@ -86,20 +87,30 @@ for (const provider of testProviders()) {
       t.notOk(upstream.seen.at(-1)!.headers['hub-agent-id'], 'and is not an agent identity');
     });
 
-    await t.test('identified requests are recorded before they are forwarded', async (t) => {
+    await t.test('the seller\'s usage check finds an identified request while serving it', async (t) => {
       const agent = await hub.agent({ buyer: true });
-      let recordAtUpstream: unknown;
+      const checks: unknown[] = [];
       const hooked = await startTestUpstream(t, async (_req, identity) => {
-        recordAtUpstream = await hub.cp.db.requestRecord.findUnique({ where: { id: identity.requestId } });
+        // What a seller does first: ask the control-plane whether this request is backed.
+        const reply = await fetch(`${hub.cp.url}/v1/usage/check`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${hub.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ zcRequestId: identity.requestId, serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] }),
+        });
+        checks.push(await reply.json());
       });
       const s = await hub.seller({ slug: 'recorded', upstreamBaseUrl: hooked.url });
       hooked.secrets.set(s.kid, s.secret);
-      const res = await hub.pay('recorded', '/echo', { headers: { authorization: `Bearer ${agent.token}` } });
-      t.equal(res.status, 200);
-      t.match(recordAtUpstream, { sellerId: s.id, agentId: agent.agentId, buyerId: agent.buyerId, lifecycle: 'forwarded', method: 'GET', path: '/echo' });
+      await grantAccess(hub, s.id, agent.agentId);
+
+      for (let i = 0; i < 20; i++) {
+        const res = await hub.pay('recorded', `/echo?i=${i}`, { headers: { authorization: `Bearer ${agent.token}` } });
+        t.equal(res.status, 200);
+      }
+      t.same(checks, Array.from({ length: 20 }, () => ({ allowed: true, reason: null })), 'every check found its request and the agent behind it');
       await hub.proxy.services.recorder.drain();
-      const done = await hub.cp.db.requestRecord.findUnique({ where: { id: hooked.seen[0]!.identity.requestId } });
-      t.match(done, { lifecycle: 'delivered', upstreamStatus: 200 });
+      const id = hooked.seen[0]!.identity.requestId;
+      t.match(await hub.cp.db.requestRecord.findUnique({ where: { id } }), { sellerId: s.id, agentId: agent.agentId, buyerId: agent.buyerId, method: 'GET', path: '/echo?i=0', lifecycle: 'delivered', upstreamStatus: 200 });
     });
 
     await t.test('hub-mode: free is recorded for agents and needs an agent credential', async (t) => {
@@ -108,9 +119,11 @@ for (const provider of testProviders()) {
       t.equal(res.status, 200);
       const seen = upstream.seen.at(-1)!;
       t.notOk(seen.headers['hub-mode'], 'hub-mode itself is not forwarded (a hub-* field)');
+      await hub.proxy.services.recorder.drain();
       t.equal((await hub.cp.db.requestRecord.findUnique({ where: { id: seen.identity.requestId } }))?.mode, 'free');
       const other = await hub.pay('acme', '/echo?paid', { headers: { authorization: `Bearer ${agent.token}`, 'hub-mode': 'cheap' } });
       t.equal(other.status, 200);
+      await hub.proxy.services.recorder.drain();
       t.equal((await hub.cp.db.requestRecord.findUnique({ where: { id: upstream.seen.at(-1)!.identity.requestId } }))?.mode, 'paid', 'any other value is paid mode');
       const anonymous = await hub.pay('acme', '/echo', { headers: { 'hub-mode': 'free' } });
       t.equal(anonymous.status, 401);
@@ -244,5 +257,21 @@ for (const provider of testProviders()) {
       t.equal(unknown.status, 200);
       t.equal(unknown.headers.get('hub-usage-error'), 'meter_not_found');
     });
+  });
+}
+
+/** A credit plan of a `search` service (meter `calls`, $0.001 each) and an access to it for the agent. */
+async function grantAccess(hub: TestHub, sellerId: string, agentId: string): Promise<void> {
+  const { db } = hub.cp;
+  const organizationId = hub.organizationId;
+  const serviceId = newId('service');
+  await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Search', slug: 'search' } });
+  const meterId = newId('meter');
+  await db.meter.create({ data: { id: meterId, organizationId, serviceId, key: 'calls', unit: 'call' } });
+  const planId = newId('plan');
+  await db.plan.create({ data: { id: planId, organizationId, serviceId, name: 'Credits', slug: 'credits', billingMode: 'credit', interval: 'none', verifiedEmailPolicy: 'off' } });
+  await db.planMeterPrice.create({ data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1_000n, unitSize: 1, includedUnits: 0 } });
+  await db.access.create({
+    data: { id: newId('access'), sellerId, planId, agentId, status: 'active', periodStart: new Date(Date.now() - 3_600_000), periodEnd: new Date(Date.now() + 86_400_000), creditGrantedMicros: 1_000_000n, balanceMicros: 1_000_000n },
   });
 }

@@ -37,7 +37,7 @@ for (const provider of testProviders()) {
     });
 
     await t.test('access_not_found: no live request, or nothing behind it', async (t) => {
-      t.same(await ask('hubreq_000000000000000000000000', requests(1)), denied('access_not_found'), 'unknown request id');
+      t.same(await ask('hubreq_a00000000000000000000000', requests(1)), denied('access_not_found'), 'unknown request id');
       t.same(await ask('not-a-request-id', requests(1)), denied('access_not_found'), 'malformed request id');
       t.same(await ask(await w.request(), requests(1)), denied('access_not_found'), 'anonymous request (unpaid probe)');
       t.same(await ask(await w.request({ agentId: await w.agent() }), requests(1)), denied('access_not_found'), 'an agent without access');
@@ -88,7 +88,7 @@ for (const provider of testProviders()) {
       const canceled = await w.request({ agentId: holder });
       await w.access({ agentId: holder, status: 'canceled' });
       t.same(await ask(canceled, [{ meterSlug: 'nope', quantity: 1 }], 'nope'), denied('service_not_found'), 'service before access');
-      t.same(await ask('hubreq_000000000000000000000000', [{ meterSlug: 'nope', quantity: 1 }]), denied('access_not_found'), 'access before meter');
+      t.same(await ask('hubreq_a00000000000000000000000', [{ meterSlug: 'nope', quantity: 1 }]), denied('access_not_found'), 'access before meter');
       t.same(await ask(canceled, [{ meterSlug: 'nope', quantity: 1 }]), denied('access_inactive'), 'access state before meter');
 
       const expiredHolder = await w.agent();
