@@ -1,5 +1,4 @@
-import { createNonceManager, createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address, type Chain, type Hex } from 'viem';
-import { jsonRpc } from 'viem/nonce';
+import { createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address, type Chain, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ContractArtifact } from './compile.js';
 
@@ -8,6 +7,8 @@ import type { ContractArtifact } from './compile.js';
 export type TokenDomain = { name: string; symbol: string; version: string };
 
 const mintAbi = parseAbi(['function mint(address to, uint256 value)']);
+/** A development chain mines at once; a receipt this late means the transaction is stuck. */
+const RECEIPT_TIMEOUT_MS = 30_000;
 
 export async function deployToken(input: {
   rpcUrl: string;
@@ -18,27 +19,30 @@ export async function deployToken(input: {
   /** Atomic token units to mint to each address. */
   mints: { to: Address; units: bigint }[];
 }): Promise<Address> {
-  // A nonce manager of its own: viem's shared one remembers nonces per address and chain id, and
-  // every fresh dev chain reuses both, so a second deployment in one process would skip nonces.
-  const account = privateKeyToAccount(input.deployerKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+  // Explicit nonces, counted from the chain once: no nonce manager to remember numbers across
+  // chains or skip one under concurrency (a gap would leave a mint unmined and its wait hanging).
+  const account = privateKeyToAccount(input.deployerKey);
   const transport = http(input.rpcUrl);
   const wallet = createWalletClient({ account, chain: input.chain, transport });
   const reader = createPublicClient({ chain: input.chain, transport });
+  const mined = (hash: Hex) => reader.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
+  const first = await reader.getTransactionCount({ address: account.address, blockTag: 'pending' });
 
   const deployHash = await wallet.deployContract({
     abi: input.artifact.abi,
     bytecode: input.artifact.bytecode,
     args: [input.domain.name, input.domain.symbol, input.domain.version, account.address],
+    nonce: first,
   });
-  const deployed = await reader.waitForTransactionReceipt({ hash: deployHash });
+  const deployed = await mined(deployHash);
   if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error(`token deployment reverted (${deployHash})`);
   const token = getAddress(deployed.contractAddress);
 
-  // The nonce manager numbers the mints locally, so they can all be in flight at once.
+  // Numbered up front, so the mints can all be in flight at once.
   const hashes = await Promise.all(
-    input.mints.map(({ to, units }) => wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units] })),
+    input.mints.map(({ to, units }, i) => wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 1 + i })),
   );
-  const receipts = await Promise.all(hashes.map((hash) => reader.waitForTransactionReceipt({ hash })));
+  const receipts = await Promise.all(hashes.map(mined));
   const failed = receipts.find((r) => r.status !== 'success');
   if (failed) throw new Error(`mint reverted (${failed.transactionHash})`);
   return token;
