@@ -33,8 +33,6 @@ export const idPrefixes = {
 export type IdKind = keyof typeof idPrefixes;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** 62 * 4: bytes at or above it are discarded so every character is equally likely. */
-const UNBIASED_LIMIT = 248;
 export const ID_RANDOM_LENGTH = 24;
 
 /**
@@ -55,11 +53,12 @@ function nextRandomByte(): number {
 
 /** `length` characters of uniform base62 randomness (~5.95 bits each). */
 export function randomBase62(length: number): string {
-  return randomChars(ALPHABET, UNBIASED_LIMIT, length);
+  return randomChars(ALPHABET, length);
 }
 
-/** Uniform characters of `alphabet`; bytes at or above `limit` (a multiple of its size) are discarded. */
-function randomChars(alphabet: string, limit: number, length: number): string {
+/** Uniform characters of `alphabet`: bytes at or above the largest multiple of its size are discarded. */
+function randomChars(alphabet: string, length: number): string {
+  const limit = 256 - (256 % alphabet.length);
   let out = '';
   while (out.length < length) {
     const b = nextRandomByte();
@@ -94,7 +93,7 @@ const REQUEST_BODY_START = idPrefixes.request.length + 1;
  * a usage check that arrives first knows to wait for a record only when one is coming.
  */
 export function newRequestId(recorded: boolean): string {
-  const first = recorded ? randomChars(DIGITS, 250, 1) : randomChars(LETTERS, 208, 1);
+  const first = randomChars(recorded ? DIGITS : LETTERS, 1);
   return `${idPrefixes.request}_${first}${randomBase62(ID_RANDOM_LENGTH - 1)}`;
 }
 
