@@ -5,9 +5,10 @@ import type { ControlPlaneClient } from './control-plane-client.js';
 /**
  * Sends request records to the control-plane in batches. Background entries (completions, and
  * anonymous calls, which are only counted per seller and minute) wait up to `BACKGROUND_LINGER_MS`
- * so that a busy proxy makes one call per batch, not one per request. An entry someone awaits (`urgent`: an identified agent's request, which the
- * seller's usage check must find before it is forwarded) is flushed on the next turn of the event
- * loop, together with whatever else is queued, so concurrent requests still share a call.
+ * so that a busy proxy makes one call per batch, not one per request. An `urgent` entry (an
+ * identified agent's request, which the seller's usage check will look for while the request is
+ * being served) is flushed on the next turn of the event loop, together with whatever else is
+ * queued, so concurrent requests still share a call.
  */
 const BACKGROUND_LINGER_MS = 50;
 /** After a failed flush, held counts wait this long: a control-plane that is down is not hammered. */

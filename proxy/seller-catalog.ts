@@ -43,7 +43,7 @@ export class SellerCatalog {
   async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {
     const host = normalizeHost(hostHeader);
     if (!host) return null;
-    return this.cached(host) ?? this.load(host);
+    return this.lookup(host);
   }
 
   /**
