@@ -48,6 +48,8 @@ export type RequestBatch = { created: RequestRecordInput[]; completed: RequestCo
 
 const RECORD_COLUMNS = ['id', 'sellerId', 'serviceId', 'agentId', 'buyerId', 'method', 'path', 'sandbox', 'lifecycle', 'mode', 'upstreamStatus', 'createdAt', 'completedAt'] as const;
 const RECORD_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'integer', 'timestamp(3)', 'timestamp(3)'];
+const TALLY_COLUMNS = ['sellerId', 'minute', 'sandbox', 'lifecycle', 'count'] as const;
+const TALLY_TYPES = ['text', 'timestamp(3)', 'boolean', 'text', 'integer'];
 /** Rows per statement: at most 13 parameters each stays far below SQLite's and PostgreSQL's limits. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -90,8 +92,8 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
   }
 
   for (const rows of chunks(mergeTallies(batch.tallies))) {
-    const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count], ['text', 'timestamp(3)', 'boolean', 'text', 'integer']));
-    const columns = '"sellerId", "minute", "sandbox", "lifecycle", "count"';
+    const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count], TALLY_TYPES));
+    const columns = quoted(TALLY_COLUMNS);
     stored += await db.$executeRawUnsafe(
       `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
        INSERT INTO "RequestTally" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}
