@@ -53,12 +53,15 @@ async function main() {
     processes.start(process.execPath, [hubBin, 'start', 'proxy'], hubEnv);
     await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
 
-    const hp3Port = await freePort();
-    processes.start(process.execPath, [...tsx, join(here, 'servers', 'http-proxy-3.ts'), String(hp3Port), String(upstreamPort)]);
-    await waitUntilUp(`http://127.0.0.1:${hp3Port}/`);
-    const floorPort = await freePort();
-    processes.start(process.execPath, [...tsx, join(here, 'servers', 'undici-floor.ts'), String(floorPort), String(upstreamPort)]);
-    await waitUntilUp(`http://127.0.0.1:${floorPort}/`);
+    // The reference proxies in front of the same upstream: each script takes its port and the upstream's.
+    const startReference = async (script: string) => {
+      const port = await freePort();
+      processes.start(process.execPath, [...tsx, join(here, 'servers', script), String(port), String(upstreamPort)]);
+      await waitUntilUp(`http://127.0.0.1:${port}/`);
+      return port;
+    };
+    const hp3Port = await startReference('http-proxy-3.ts');
+    const floorPort = await startReference('undici-floor.ts');
 
     let nginxPort: number | undefined;
     const nginx = await findOrInstallNginx(log);

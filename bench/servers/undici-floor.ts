@@ -2,14 +2,12 @@
 // anonymous GET (strip inbound hub-* fields, request id, forwarding fields, HMAC signature) and
 // nothing else. hub's distance from this row is what hub itself adds.
 import { createServer } from 'node:http';
-import { createHmac, createHash, randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
+import { referenceIdentity } from './reference-identity.js';
 
 const [port, upstreamPort] = process.argv.slice(2).map(Number);
 const origin = `http://127.0.0.1:${upstreamPort}`;
 const pool = new Pool(origin, { connections: 256 });
-const secret = randomBytes(32).toString('hex');
-const emptyBodyHash = createHash('sha256').update('').digest('hex');
 
 createServer((req, res) => {
   const headers: Record<string, string | string[]> = {};
@@ -17,12 +15,8 @@ createServer((req, res) => {
     if (name === 'host' || name === 'connection' || name.startsWith('hub-') || name.startsWith('x-hub-')) continue;
     headers[name] = req.headers[name]!;
   }
-  const requestId = `hubreq_${randomBytes(18).toString('base64url')}`;
-  const t = Math.floor(Date.now() / 1000);
-  const canonical = `${t}\n${req.method}\n${req.url}\n${emptyBodyHash}\n${requestId}\n`;
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
-  headers['hub-request-id'] = requestId;
-  headers['hub-signature'] = `t=${t},kid=hsec_benchmark,v1=${createHmac('sha256', secret).update(canonical).digest('hex')}`;
+  Object.assign(headers, referenceIdentity(req.method, req.url));
   pool.request({ method: 'GET', path: req.url ?? '/', headers }).then(
     (upstream) => {
       const out: Record<string, string | string[]> = {};
