@@ -41,7 +41,10 @@ async function main() {
           res.writeHead(402, { 'content-type': 'application/json' });
           return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] })));
         }
-        res.writeHead(200, { 'content-type': 'application/json', 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]) });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]),
+        });
         res.end('{"ok":true}');
       },
       { secrets: (kid) => secrets.get(kid) },
@@ -50,15 +53,32 @@ async function main() {
     const upstreamPort = await listen(upstream, 0, '127.0.0.1');
     t.teardown(() => upstream.close());
 
-    const seller = await hub.seller({ slug: 'bench', upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`, payToAddress: chain.accounts[2]!.address });
+    const seller = await hub.seller({
+      slug: 'bench',
+      upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`,
+      payToAddress: chain.accounts[2]!.address,
+    });
     secrets.set(seller.kid, seller.secret);
     const db = hub.cp.db;
     const org = hub.organizationId;
     const ids = { svc: `svc_${'b'.repeat(24)}`, mtr: `mtr_${'b'.repeat(24)}`, pln: `pln_${'b'.repeat(24)}` };
     await db.service.create({ data: { id: ids.svc, organizationId: org, sellerId: seller.id, name: 'Search', slug: 'search' } });
     await db.meter.create({ data: { id: ids.mtr, organizationId: org, serviceId: ids.svc, key: 'calls', unit: 'call' } });
-    await db.plan.create({ data: { id: ids.pln, organizationId: org, serviceId: ids.svc, name: 'Per call', slug: 'per-call', billingMode: 'payg', interval: 'none', verifiedEmailPolicy: 'off' } });
-    await db.planMeterPrice.create({ data: { id: `pmp_${'b'.repeat(24)}`, organizationId: org, planId: ids.pln, meterId: ids.mtr, priceMicros: 10_000n, unitSize: 1 } });
+    await db.plan.create({
+      data: {
+        id: ids.pln,
+        organizationId: org,
+        serviceId: ids.svc,
+        name: 'Per call',
+        slug: 'per-call',
+        billingMode: 'payg',
+        interval: 'none',
+        verifiedEmailPolicy: 'off',
+      },
+    });
+    await db.planMeterPrice.create({
+      data: { id: `pmp_${'b'.repeat(24)}`, organizationId: org, planId: ids.pln, meterId: ids.mtr, priceMicros: 10_000n, unitSize: 1 },
+    });
 
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(chain.accounts[3]!.privateKey as Hex) });

@@ -76,7 +76,13 @@ async function main() {
     const payHost = { Host: 'bench.pay.localhost' };
     const targets: [string, string, Record<string, string>][] = [
       ['direct (no proxy)', `http://127.0.0.1:${upstreamPort}/items`, {}],
-      ...(nginxPort ? ([[nginxVersion(nginx!).replace(/^nginx version: /, ''), `http://127.0.0.1:${nginxPort}/items`, {}]] as [string, string, Record<string, string>][]) : []),
+      ...(nginxPort
+        ? ([[nginxVersion(nginx!).replace(/^nginx version: /, ''), `http://127.0.0.1:${nginxPort}/items`, {}]] as [
+            string,
+            string,
+            Record<string, string>,
+          ][])
+        : []),
       ['http-proxy-3 1.23', `http://127.0.0.1:${hp3Port}/items`, {}],
       [FLOOR, `http://127.0.0.1:${floorPort}/items`, {}],
       ['hub, signed anonymous GET', `http://127.0.0.1:${proxyPort}/items`, payHost],
@@ -100,12 +106,16 @@ async function main() {
 
     const direct = results.get('direct (no proxy)')!;
     const nginxResult = nginxPort ? [...results.entries()][1]![1] : undefined;
-    console.log(`\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`);
+    console.log(
+      `\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`,
+    );
     console.log('| target | req/s | p50 ms | p99 ms | errors | vs direct | vs nginx |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [name, r] of results) {
       const vsNginx = nginxResult ? `${(r.rps / nginxResult.rps).toFixed(2)}×` : 'n/a';
-      console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} | ${(r.rps / direct.rps).toFixed(2)}× | ${vsNginx} |`);
+      console.log(
+        `| ${name} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} | ${(r.rps / direct.rps).toFixed(2)}× | ${vsNginx} |`,
+      );
     }
     const hub = results.get('hub, signed anonymous GET')!;
     if (nginxResult) {
@@ -116,7 +126,10 @@ async function main() {
     console.log(`hub/direct throughput ${(hub.rps / direct.rps).toFixed(2)}×`);
     const floor = results.get(FLOOR)!;
     console.log(`hub/Node floor throughput ${(hub.rps / floor.rps).toFixed(2)}× (what hub adds to the least a Node proxy does)`);
-    if (nginxResult) console.log(`Node floor/nginx throughput ${(floor.rps / nginxResult.rps).toFixed(2)}× (the ceiling for any one-process Node proxy here)`);
+    if (nginxResult)
+      console.log(
+        `Node floor/nginx throughput ${(floor.rps / nginxResult.rps).toFixed(2)}× (the ceiling for any one-process Node proxy here)`,
+      );
   } finally {
     await processes.stopAll();
     rmSync(work, { recursive: true, force: true });

@@ -12,7 +12,11 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashTypedData, recoverTypedDataAddress, toHex, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { transferAuthorizationDigest, transferWithAuthorizationTypes, type Eip712Domain } from '../control-plane/settlement/authorization-digest.js';
+import {
+  transferAuthorizationDigest,
+  transferWithAuthorizationTypes,
+  type Eip712Domain,
+} from '../control-plane/settlement/authorization-digest.js';
 import { createRecoverPool } from '../control-plane/settlement/recover-pool.js';
 import { loadRecoverer, type Recoverer } from '../control-plane/settlement/recoverer.js';
 import { parseRecoverableSignature } from '../control-plane/settlement/signature.js';
@@ -22,7 +26,12 @@ const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1
 const seconds = Math.min(Math.max(Number(values.seconds) || 1, 0.1), 30);
 const threads = Math.min(Math.max(Number(values.threads) || 2, 1), 16);
 
-const domain: Eip712Domain = { name: 'Hub USD', version: '1', chainId: 31337, verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3' };
+const domain: Eip712Domain = {
+  name: 'Hub USD',
+  version: '1',
+  chainId: 31337,
+  verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+};
 
 async function corpus(size: number): Promise<{ input: SignedAuthorization; signer: Address }[]> {
   return Promise.all(
@@ -37,7 +46,12 @@ async function corpus(size: number): Promise<{ input: SignedAuthorization; signe
         validBefore: now + 60n,
         nonce: toHex(randomBytes(32)),
       };
-      const signature = await account.signTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: authorization });
+      const signature = await account.signTypedData({
+        domain,
+        types: transferWithAuthorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: authorization,
+      });
       return { input: { domain, authorization, signature }, signer: account.address };
     }),
   );
@@ -60,10 +74,16 @@ async function measure(op: (i: number) => unknown, concurrency = 1): Promise<num
 }
 
 function row(name: string, opsPerSecond: number): void {
-  console.log(`${name.padEnd(48)} ${Math.round(opsPerSecond).toString().padStart(9)} ops/s  ${(1e6 / opsPerSecond).toFixed(1).padStart(8)} µs/op`);
+  console.log(
+    `${name.padEnd(48)} ${Math.round(opsPerSecond).toString().padStart(9)} ops/s  ${(1e6 / opsPerSecond).toFixed(1).padStart(8)} µs/op`,
+  );
 }
 
-async function check(recovery: (input: SignedAuthorization) => Promise<Address | undefined>, items: Awaited<ReturnType<typeof corpus>>, name: string) {
+async function check(
+  recovery: (input: SignedAuthorization) => Promise<Address | undefined>,
+  items: Awaited<ReturnType<typeof corpus>>,
+  name: string,
+) {
   for (const { input, signer } of items.slice(0, 8)) {
     if ((await recovery(input))?.toLowerCase() !== signer.toLowerCase()) throw new Error(`${name} recovered the wrong signer`);
   }
@@ -85,7 +105,17 @@ const viem = await loadRecoverer('viem');
 console.log(`signer recovery, ${seconds} s per variant, node ${process.version}, ${threads} pool threads\n`);
 console.log('EIP-712 digest of TransferWithAuthorization');
 row('  hand-written (authorization-digest.ts)', await measure((i) => transferAuthorizationDigest(domain, at(i).input.authorization)));
-row('  viem hashTypedData', await measure((i) => hashTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: at(i).input.authorization })));
+row(
+  '  viem hashTypedData',
+  await measure((i) =>
+    hashTypedData({
+      domain,
+      types: transferWithAuthorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: at(i).input.authorization,
+    }),
+  ),
+);
 
 console.log('ecrecover of a ready digest');
 const rawNative = native ? await measure((i) => native.recoverAddress(digests[i % 64]!, signatures[i % 64]!)) : 0;
@@ -103,10 +133,19 @@ if (native) {
 await check((input) => recoverAuthorizationSigner(input, viem), items, 'viem');
 const fullViem = await measure((i) => recoverAuthorizationSigner(at(i).input, viem));
 row('  viem', fullViem);
-row('  viem recoverTypedDataAddress (generic path)', await measure((i) => {
-  const { input } = at(i);
-  return recoverTypedDataAddress({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: input.authorization, signature: input.signature });
-}));
+row(
+  '  viem recoverTypedDataAddress (generic path)',
+  await measure((i) => {
+    const { input } = at(i);
+    return recoverTypedDataAddress({
+      domain,
+      types: transferWithAuthorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: input.authorization,
+      signature: input.signature,
+    });
+  }),
+);
 
 console.log(`digest + recovery, Piscina pool of ${threads}, ${threads * 16} in flight`);
 for (const backend of native ? (['native', 'viem'] as const) : (['viem'] as const)) {
@@ -122,5 +161,7 @@ for (const backend of native ? (['native', 'viem'] as const) : (['viem'] as cons
 }
 
 if (native) {
-  console.log(`\nnative / viem: ${(rawNative / rawViem).toFixed(1)}× for ecrecover alone, ${(fullNative / fullViem).toFixed(1)}× with the digest`);
+  console.log(
+    `\nnative / viem: ${(rawNative / rawViem).toFixed(1)}× for ecrecover alone, ${(fullNative / fullViem).toFixed(1)}× with the digest`,
+  );
 }

@@ -50,17 +50,25 @@ async function main() {
     console.log(`PostgreSQL: nothing answers at ${redact(pgAdminUrl)}; measured SQLite only`);
   }
 
-  console.log(`\nUsage API over HTTP on loopback, wrk -t1, ${seconds} s per row, ${AGENTS} agents, ${new Date().toISOString().slice(0, 10)}\n`);
+  console.log(
+    `\nUsage API over HTTP on loopback, wrk -t1, ${seconds} s per row, ${AGENTS} agents, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
   console.log('| database | binding | call | clients | req/s | p50 ms | p99 ms | errors |');
   console.log('|---|---|---|---:|---:|---:|---:|---:|');
   for (const { database, binding, load, clients, result: r } of rows) {
-    console.log(`| ${database} | ${binding} | ${describe(load)} | ${clients} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} |`);
+    console.log(
+      `| ${database} | ${binding} | ${describe(load)} | ${clients} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} |`,
+    );
   }
   console.log('');
   for (const binding of BINDINGS) {
     for (const [load, target] of Object.entries(TARGETS) as [UsageLoad, number][]) {
-      const best = Math.max(...rows.filter((r) => r.database === 'SQLite' && r.binding === binding && r.load === load).map((r) => r.result.rps));
-      console.log(`SQLite, ${binding} binding, ${describe(load)}: ${best.toFixed(0)}/s at best (target ≥ ${target}) ${best >= target ? 'met' : 'MISSED'}`);
+      const best = Math.max(
+        ...rows.filter((r) => r.database === 'SQLite' && r.binding === binding && r.load === load).map((r) => r.result.rps),
+      );
+      console.log(
+        `SQLite, ${binding} binding, ${describe(load)}: ${best.toFixed(0)}/s at best (target ≥ ${target}) ${best >= target ? 'met' : 'MISSED'}`,
+      );
     }
   }
 }
@@ -75,7 +83,13 @@ async function measure(database: string, databaseUrl: (work: string) => string, 
       const processes = new Processes();
       try {
         const port = await freePort();
-        const env = { DATABASE_URL: url, HUB_DATA_DIR: work, HUB_MASTER_KEY: randomBytes(32).toString('hex'), HUB_CONTROL_PLANE_PORT: String(port), HUB_LOG_LEVEL: 'warn' };
+        const env = {
+          DATABASE_URL: url,
+          HUB_DATA_DIR: work,
+          HUB_MASTER_KEY: randomBytes(32).toString('hex'),
+          HUB_CONTROL_PLANE_PORT: String(port),
+          HUB_LOG_LEVEL: 'warn',
+        };
         if (binding === 'REST') processes.start(process.execPath, [join(here, '..', 'bin', 'hub.js'), 'start', 'control-plane'], env);
         else processes.start(process.execPath, ['--import', 'tsx', join(here, 'lib', 'usage-direct-server.ts'), String(port)], env);
         await waitUntilUp(`http://127.0.0.1:${port}/healthz`);
@@ -89,7 +103,9 @@ async function measure(database: string, databaseUrl: (work: string) => string, 
             const prefix = load === 'replay' ? warmPrefix : `${binding}-${load}-${clients}`;
             const result = await wrk(target, { connections: clients, seconds, script: writeUsageScript(work, load, seed, prefix) });
             rows.push({ database, binding, load, clients, result });
-            console.log(`measured ${database}, ${binding}, ${describe(load)}, ${clients} client(s): ${result.rps.toFixed(0)} req/s, ${result.errors} errors`);
+            console.log(
+              `measured ${database}, ${binding}, ${describe(load)}, ${clients} client(s): ${result.rps.toFixed(0)} req/s, ${result.errors} errors`,
+            );
           }
         }
       } finally {

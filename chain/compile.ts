@@ -39,7 +39,10 @@ export async function compileContract(contractName: string, options: { cacheDir?
   const cacheFile = options.cacheDir ? join(options.cacheDir, `${contractName}-${key}.json`) : undefined;
 
   if (cacheFile) {
-    const cached = await readFile(cacheFile, 'utf8').then((text) => JSON.parse(text) as ContractArtifact, () => undefined);
+    const cached = await readFile(cacheFile, 'utf8').then(
+      (text) => JSON.parse(text) as ContractArtifact,
+      () => undefined,
+    );
     if (cached) return cached;
   }
 
@@ -64,7 +67,9 @@ async function readRepoSources(): Promise<Record<string, { content: string }>> {
 
 async function runSolc(sources: Record<string, { content: string }>): Promise<SolcOutput> {
   // Loading the compiler costs about half a second, so only a cache miss pays it.
-  const solc = require('solc') as { compile(input: string, callbacks: { import: (path: string) => { contents: string } | { error: string } }): string };
+  const solc = require('solc') as {
+    compile(input: string, callbacks: { import: (path: string) => { contents: string } | { error: string } }): string;
+  };
   const input = JSON.stringify({ language: 'Solidity', sources, settings: SETTINGS });
   return JSON.parse(solc.compile(input, { import: readImport })) as SolcOutput;
 }

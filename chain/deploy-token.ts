@@ -40,7 +40,9 @@ export async function deployToken(input: {
 
   // Numbered up front, so the mints can all be in flight at once.
   const hashes = await Promise.all(
-    input.mints.map(({ to, units }, i) => wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 1 + i })),
+    input.mints.map(({ to, units }, i) =>
+      wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 1 + i }),
+    ),
   );
   const receipts = await Promise.all(hashes.map(mined));
   const failed = receipts.find((r) => r.status !== 'success');

@@ -18,7 +18,11 @@ export async function chainCommand(args: string[]): Promise<void> {
   if (subcommand !== 'up') throw new Error(CHAIN_USAGE);
   const { values } = parseArgs({
     args: rest,
-    options: { port: { type: 'string', default: '0' }, 'chain-id': { type: 'string', default: '31337' }, accounts: { type: 'string', default: '10' } },
+    options: {
+      port: { type: 'string', default: '0' },
+      'chain-id': { type: 'string', default: '31337' },
+      accounts: { type: 'string', default: '10' },
+    },
     strict: true,
   });
   const port = integer(values.port, 'port', 0, 65_535);

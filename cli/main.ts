@@ -77,7 +77,12 @@ async function migrate(): Promise<void> {
 async function bootstrapCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { email: { type: 'string' }, org: { type: 'string' }, password: { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: {
+      email: { type: 'string' },
+      org: { type: 'string' },
+      password: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const email = values.email?.trim() ?? '';

@@ -37,7 +37,12 @@ export async function bootstrap(db: Db, input: { email: string; organizationName
   });
 
   const { token } = await createSession(db, user.id, organization.id);
-  const { key, apiKey } = await createApiKey(db, { organizationId: organization.id, name: 'bootstrap', scopes: SCOPES, createdById: user.id });
+  const { key, apiKey } = await createApiKey(db, {
+    organizationId: organization.id,
+    name: 'bootstrap',
+    scopes: SCOPES,
+    createdById: user.id,
+  });
 
   return {
     organizationId: organization.id,

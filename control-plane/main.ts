@@ -1,7 +1,6 @@
 import { loadConfig } from '../shared/config.js';
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
-import { onShutdownSignal } from '../runtime/process.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';

@@ -11,7 +11,7 @@ export const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
 
 /** True when an Authorization header carries a hub agent token (which never reaches the seller). */
 export function carriesAgentToken(authorization: string | undefined): authorization is string {
-  return authorization !== undefined && authorization.startsWith(BEARER_PREFIX);
+  return typeof authorization === 'string' && authorization.startsWith(BEARER_PREFIX);
 }
 
 /**

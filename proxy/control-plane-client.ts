@@ -11,7 +11,11 @@ export function createControlPlaneClient(baseUrl: string, internalToken: string)
         url: `${baseUrl}/trpc`,
         headers: { authorization: `Bearer ${internalToken}` },
         fetch: (url, init) =>
-          undiciFetch(url as string, { ...(init as object), dispatcher, signal: AbortSignal.timeout(5_000) }) as unknown as Promise<Response>,
+          undiciFetch(url as string, {
+            ...(init as object),
+            dispatcher,
+            signal: AbortSignal.timeout(5_000),
+          }) as unknown as Promise<Response>,
       }),
     ],
   });

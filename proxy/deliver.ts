@@ -31,12 +31,19 @@ export type Exchange = {
  * honoured only on a 2xx; a paid retry is settled before the head is written, so the billing
  * headers can ride on it. Returns whether the request was turned into a challenge.
  */
-export async function deliver(services: ProxyServices, req: IncomingMessage, res: ServerResponse, exchange: Exchange, forwarded: Forwarded): Promise<'challenged' | 'delivered'> {
+export async function deliver(
+  services: ProxyServices,
+  req: IncomingMessage,
+  res: ServerResponse,
+  exchange: Exchange,
+  forwarded: Forwarded,
+): Promise<'challenged' | 'delivered'> {
   const { response } = forwarded;
   const status = response.statusCode;
 
   if (status === 402) {
-    if (exchange.paymentId) await services.controlPlane.internal.settlePaidRequest.mutate({ paymentId: exchange.paymentId, upstreamStatus: status });
+    if (exchange.paymentId)
+      await services.controlPlane.internal.settlePaidRequest.mutate({ paymentId: exchange.paymentId, upstreamStatus: status });
     await challenge(services, req, res, exchange, forwarded);
     return 'challenged';
   }
@@ -45,7 +52,10 @@ export async function deliver(services: ProxyServices, req: IncomingMessage, res
   const usageHeader = response.headers['hub-usage'];
   const usageError = usageHeader === undefined ? undefined : await captureUsage(services, exchange, status, usageHeader);
   if (exchange.paymentId) {
-    const outcome = await services.controlPlane.internal.settlePaidRequest.mutate({ paymentId: exchange.paymentId, upstreamStatus: status });
+    const outcome = await services.controlPlane.internal.settlePaidRequest.mutate({
+      paymentId: exchange.paymentId,
+      upstreamStatus: status,
+    });
     Object.assign(headers, billingHeaders(outcome, exchange.protocol ?? 'x402'));
   }
   if (usageError) headers['hub-usage-error'] = usageError;
@@ -85,7 +95,13 @@ function streamBody(body: Readable, res: ServerResponse): Promise<void> {
   });
 }
 
-async function challenge(services: ProxyServices, req: IncomingMessage, res: ServerResponse, exchange: Exchange, forwarded: Forwarded): Promise<void> {
+async function challenge(
+  services: ProxyServices,
+  req: IncomingMessage,
+  res: ServerResponse,
+  exchange: Exchange,
+  forwarded: Forwarded,
+): Promise<void> {
   const raw = await readLimited(forwarded.response.body, MAX_SELLER_402_BYTES);
   const asked = raw && parseSellerPaymentRequired(raw);
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
@@ -108,7 +124,10 @@ async function challenge(services: ProxyServices, req: IncomingMessage, res: Ser
   sendJson(res, 402, body, headers);
 }
 
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }, limit: number): Promise<Buffer | undefined> {
+async function readLimited(
+  body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void },
+  limit: number,
+): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -122,14 +141,24 @@ async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy?
   return Buffer.concat(chunks);
 }
 
-async function captureUsage(services: ProxyServices, exchange: Exchange, status: number, header: string | string[]): Promise<string | undefined> {
+async function captureUsage(
+  services: ProxyServices,
+  exchange: Exchange,
+  status: number,
+  header: string | string[],
+): Promise<string | undefined> {
   if (status < 200 || status > 299) return undefined;
   const parsed = parseUsageHeader(Array.isArray(header) ? header.join(',') : header);
   if (!parsed.ok) return 'invalid_usage_header';
   if (parsed.items.length === 0) return undefined;
   const { seller, identity } = exchange;
   try {
-    const result = await services.controlPlane.internal.captureUsage.mutate({ requestId: identity.requestId, sellerId: seller.id, organizationId: seller.organizationId, usage: parsed.items });
+    const result = await services.controlPlane.internal.captureUsage.mutate({
+      requestId: identity.requestId,
+      sellerId: seller.id,
+      organizationId: seller.organizationId,
+      usage: parsed.items,
+    });
     return result.ok ? undefined : result.reason;
   } catch (err) {
     services.logger.error({ err, requestId: identity.requestId }, 'recording hub-usage failed');

@@ -1,7 +1,18 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 /** RFC 9110 §7.6.1: connection-specific fields never forwarded, in either direction. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
 
 /** Inbound fields the agent may not set for the seller: payment proofs and anything hub signs. */
 const PAYMENT_FIELDS = new Set(['x-payment', 'payment', 'payment-signature', 'payment-authorization']);
@@ -17,7 +28,10 @@ export function isHubField(name: string): boolean {
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
   // The usual values name no field beyond the hop-by-hop ones already dropped.
   if (!value || value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') return undefined;
-  const tokens = (Array.isArray(value) ? value.join(',') : value).split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+  const tokens = (Array.isArray(value) ? value.join(',') : value)
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
   return tokens.length ? new Set(tokens) : undefined;
 }
 
@@ -29,7 +43,12 @@ export type Identity = { requestId: string; agentId?: string | undefined; buyerI
  * token; then the forwarding fields and hub's identity fields. The signature is added by the caller.
  * Any other Authorization (a seller's own API auth) passes through unchanged.
  */
-export function upstreamRequestHeaders(req: IncomingMessage, identity: Identity, dropAuthorization: boolean, bodyLength: number): Record<string, string | string[]> {
+export function upstreamRequestHeaders(
+  req: IncomingMessage,
+  identity: Identity,
+  dropAuthorization: boolean,
+  bodyLength: number,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const inbound: IncomingHttpHeaders = req.headers;
   const listed = connectionTokens(inbound.connection);
@@ -59,7 +78,9 @@ export function upstreamRequestHeaders(req: IncomingMessage, identity: Identity,
 }
 
 /** Upstream response headers the agent may see: no hop-by-hop fields and no `hub-usage`. */
-export function agentResponseHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+export function agentResponseHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const listed = connectionTokens(headers.connection);
   for (const name in headers) {

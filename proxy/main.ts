@@ -1,5 +1,5 @@
 import { loadConfig } from '../shared/config.js';
-import { closeServer, listen } from '../runtime/http-server.js';
+import { listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
 import { createProxy } from './create.js';

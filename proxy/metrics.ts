@@ -26,14 +26,25 @@ export class ProxyMetrics {
   }
 
   render(): string {
-    const lines = ['# HELP hub_proxy_requests_total Requests answered by the proxy, by status class.', '# TYPE hub_proxy_requests_total counter'];
+    const lines = [
+      '# HELP hub_proxy_requests_total Requests answered by the proxy, by status class.',
+      '# TYPE hub_proxy_requests_total counter',
+    ];
     for (const [cls, n] of this.requests) lines.push(`hub_proxy_requests_total{status="${cls}"} ${n}`);
-    lines.push('# HELP hub_proxy_request_duration_seconds Time from request to response end.', '# TYPE hub_proxy_request_duration_seconds histogram');
-    LATENCY_BUCKETS_MS.forEach((ms, i) => lines.push(`hub_proxy_request_duration_seconds_bucket{le="${ms / 1000}"} ${this.buckets[i]}`));
+    lines.push(
+      '# HELP hub_proxy_request_duration_seconds Time from request to response end.',
+      '# TYPE hub_proxy_request_duration_seconds histogram',
+    );
+    LATENCY_BUCKETS_MS.forEach((ms, i) => {
+      lines.push(`hub_proxy_request_duration_seconds_bucket{le="${ms / 1000}"} ${this.buckets[i]}`);
+    });
     lines.push(`hub_proxy_request_duration_seconds_bucket{le="+Inf"} ${this.latencyCount}`);
     lines.push(`hub_proxy_request_duration_seconds_sum ${this.latencySumMs / 1000}`);
     lines.push(`hub_proxy_request_duration_seconds_count ${this.latencyCount}`);
-    lines.push('# HELP hub_proxy_upstream_errors_total Failed upstream exchanges, by kind.', '# TYPE hub_proxy_upstream_errors_total counter');
+    lines.push(
+      '# HELP hub_proxy_upstream_errors_total Failed upstream exchanges, by kind.',
+      '# TYPE hub_proxy_upstream_errors_total counter',
+    );
     for (const [kind, n] of this.upstreamErrors) lines.push(`hub_proxy_upstream_errors_total{kind="${kind}"} ${n}`);
     return `${lines.join('\n')}\n`;
   }

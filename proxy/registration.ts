@@ -14,11 +14,15 @@ import type { PaySeller } from './seller-catalog.js';
  */
 export const REGISTRATION_PATHS = { challenge: '/agents/challenge', register: '/agents/register' } as const;
 
-const challengeBody = z.object({ walletAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'walletAddress must be a 0x-prefixed 20-byte hex address') }).strict();
-const registerBody = z.object({
-  challengeId: z.string().regex(/^regc_[0-9A-Za-z]{24}$/, 'challengeId must be a regc_ id from /agents/challenge'),
-  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'signature must be a 65-byte 0x-prefixed hex EIP-191 signature'),
-}).strict();
+const challengeBody = z
+  .object({ walletAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'walletAddress must be a 0x-prefixed 20-byte hex address') })
+  .strict();
+const registerBody = z
+  .object({
+    challengeId: z.string().regex(/^regc_[0-9A-Za-z]{24}$/, 'challengeId must be a regc_ id from /agents/challenge'),
+    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'signature must be a 65-byte 0x-prefixed hex EIP-191 signature'),
+  })
+  .strict();
 
 const MAX_REGISTRATION_BODY = 4_096;
 
@@ -53,16 +57,32 @@ export function registrationRecipe(host: string | undefined) {
   };
 }
 
-export async function handleRegistration(path: string, req: IncomingMessage, res: ServerResponse, seller: PaySeller, controlPlane: ControlPlaneClient): Promise<void> {
+export async function handleRegistration(
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  seller: PaySeller,
+  controlPlane: ControlPlaneClient,
+): Promise<void> {
   if (req.method !== 'POST') throw new ApiError('method_not_allowed', `Use POST ${path}.`);
   if (path === REGISTRATION_PATHS.challenge) {
     const body = await jsonBody(req, challengeBody);
     const result = await controlPlane.internal.agentChallenge.mutate({ walletAddress: body.walletAddress, sellerSlug: seller.slug });
     if (!result.ok) throw new ApiError('invalid_request', result.reason);
-    return sendJson(res, 200, { challengeId: result.challengeId, message: result.message, expiresAt: result.expiresAt }, { 'cache-control': 'no-store' });
+    return sendJson(
+      res,
+      200,
+      { challengeId: result.challengeId, message: result.message, expiresAt: result.expiresAt },
+      { 'cache-control': 'no-store' },
+    );
   }
   const body = await jsonBody(req, registerBody);
   const result = await controlPlane.internal.agentRegister.mutate(body);
   if (!result.ok) throw new ApiError('bearer_required', result.reason, { auth: registrationRecipe(req.headers.host) });
-  return sendJson(res, 200, { agentId: result.agentId, buyerId: result.buyerId, walletAddress: result.walletAddress, token: result.token }, { 'cache-control': 'no-store' });
+  return sendJson(
+    res,
+    200,
+    { agentId: result.agentId, buyerId: result.buyerId, walletAddress: result.walletAddress, token: result.token },
+    { 'cache-control': 'no-store' },
+  );
 }

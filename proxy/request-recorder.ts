@@ -1,5 +1,10 @@
 import type { Logger } from 'pino';
-import { MAX_TALLIES_PER_BATCH, type RequestCompletion, type RequestRecordInput, type RequestTallyInput } from '../control-plane/internal/request-records.js';
+import {
+  MAX_TALLIES_PER_BATCH,
+  type RequestCompletion,
+  type RequestRecordInput,
+  type RequestTallyInput,
+} from '../control-plane/internal/request-records.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 /**
@@ -18,7 +23,10 @@ const MAX_QUEUE = 50_000;
 const MINUTE_MS = 60_000;
 const DROP_LOG_INTERVAL_MS = 10_000;
 
-type Queued = { done: (err?: unknown) => void } & ({ kind: 'create'; record: RequestRecordInput } | { kind: 'complete'; completion: RequestCompletion });
+type Queued = { done: (err?: unknown) => void } & (
+  | { kind: 'create'; record: RequestRecordInput }
+  | { kind: 'complete'; completion: RequestCompletion }
+);
 
 export class RequestRecorder {
   private queue: Queued[] = [];
@@ -64,11 +72,21 @@ export class RequestRecorder {
     }
   }
 
-  private count(key: { sellerId: string; minute: number; sandbox: boolean; lifecycle: RequestTallyInput['lifecycle'] }, count: number): void {
+  private count(
+    key: { sellerId: string; minute: number; sandbox: boolean; lifecycle: RequestTallyInput['lifecycle'] },
+    count: number,
+  ): void {
     const id = `${key.sellerId} ${key.minute} ${key.sandbox ? 1 : 0} ${key.lifecycle}`;
     const tally = this.tallies.get(id);
     if (tally) tally.count += count;
-    else if (this.tallies.size < MAX_TALLIES_PER_BATCH) this.tallies.set(id, { sellerId: key.sellerId, minute: new Date(key.minute).toISOString(), sandbox: key.sandbox, lifecycle: key.lifecycle, count });
+    else if (this.tallies.size < MAX_TALLIES_PER_BATCH)
+      this.tallies.set(id, {
+        sellerId: key.sellerId,
+        minute: new Date(key.minute).toISOString(),
+        sandbox: key.sandbox,
+        lifecycle: key.lifecycle,
+        count,
+      });
     else this.dropped += count;
   }
 

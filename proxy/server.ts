@@ -39,7 +39,10 @@ export function createProxyServer(services: ProxyServices): Server {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
       return void res.end(metrics.render());
     }
-    const ready = await services.controlPlane.internal.ping.query().then((r) => r.ok && r.database, () => false);
+    const ready = await services.controlPlane.internal.ping.query().then(
+      (r) => r.ok && r.database,
+      () => false,
+    );
     return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'control_plane_unreachable' });
   };
 
@@ -90,9 +93,16 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
   }
   if (!seller.signingSecrets.length) throw new ApiError('signing_secret_required');
   // `hub-mode: free` asks for the buyer's included units; any other value, or none, is paid mode.
-  const mode = String(req.headers['hub-mode'] ?? '').trim().toLowerCase() === 'free' ? 'free' : 'paid';
+  const mode =
+    String(req.headers['hub-mode'] ?? '')
+      .trim()
+      .toLowerCase() === 'free'
+      ? 'free'
+      : 'paid';
   if (mode === 'free' && caller.kind !== 'agent') {
-    throw new ApiError('bearer_required', 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.', { auth: registrationRecipe(req.headers.host) });
+    throw new ApiError('bearer_required', 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.', {
+      auth: registrationRecipe(req.headers.host),
+    });
   }
   const proof = readPaymentProof(req, services.mppSecret);
   if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
@@ -124,7 +134,8 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
       payload: proof.payload,
     });
     if (!claim.ok) {
-      if (claim.error === 'payment_required') throw new ApiError('payment_required', claim.reason, { settlementReason: claim.settlementReason });
+      if (claim.error === 'payment_required')
+        throw new ApiError('payment_required', claim.reason, { settlementReason: claim.settlementReason });
       throw new ApiError(claim.error);
     }
     paymentId = proof.paymentId;
@@ -135,7 +146,12 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
     // that cannot be stored leaves the seller's check denied, as for an unknown request.
     services.recorder.create(record, { urgent: true }).catch(() => {});
   }
-  const identity: Identity = { requestId: record.id, agentId: record.agentId ?? undefined, buyerId: record.buyerId, sandbox: seller.sandbox };
+  const identity: Identity = {
+    requestId: record.id,
+    agentId: record.agentId ?? undefined,
+    buyerId: record.buyerId,
+    sandbox: seller.sandbox,
+  };
 
   const clientGone = new ClientGone(res);
 
@@ -161,16 +177,34 @@ async function forwardRequest(services: ProxyServices, req: IncomingMessage, res
     throw failure.error;
   }
 
-  const outcome = await deliver(services, req, res, { seller, identity, body, paymentId, protocol: proof.kind === 'paid' ? proof.protocol : undefined }, forwarded);
+  const outcome = await deliver(
+    services,
+    req,
+    res,
+    { seller, identity, body, paymentId, protocol: proof.kind === 'paid' ? proof.protocol : undefined },
+    forwarded,
+  );
   // A challenged request was stored by the control-plane with its challenge.
-  if (outcome === 'delivered') finish(services, record, Boolean(paymentId), res.writableFinished ? 'delivered' : 'failed', forwarded.response.statusCode);
+  if (outcome === 'delivered')
+    finish(services, record, Boolean(paymentId), res.writableFinished ? 'delivered' : 'failed', forwarded.response.statusCode);
 }
 
 /**
  * Stores the request's outcome in the background (a lost one costs analytics, not money): a
  * completion for a request stored up front (identified or paid), a count for an anonymous call.
  */
-function finish(services: ProxyServices, record: RequestRecordInput, storedEarlier: boolean, lifecycle: 'delivered' | 'failed', upstreamStatus: number | undefined): void {
-  if (!storedEarlier && !record.agentId) return services.recorder.tally(record.sellerId, record.sandbox, lifecycle);
-  services.recorder.complete({ id: record.id, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt: new Date().toISOString() }).catch(() => {});
+function finish(
+  services: ProxyServices,
+  record: RequestRecordInput,
+  storedEarlier: boolean,
+  lifecycle: 'delivered' | 'failed',
+  upstreamStatus: number | undefined,
+): void {
+  if (!storedEarlier && !record.agentId) {
+    services.recorder.tally(record.sellerId, record.sandbox, lifecycle);
+    return;
+  }
+  services.recorder
+    .complete({ id: record.id, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt: new Date().toISOString() })
+    .catch(() => {});
 }

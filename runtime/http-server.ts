@@ -10,7 +10,13 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const why =
-        err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges this process lacks' : err.code === 'EADDRNOTAVAIL' ? 'is on an address this machine does not have' : `failed (${err.code ?? err.message})`;
+        err.code === 'EADDRINUSE'
+          ? 'is already in use'
+          : err.code === 'EACCES'
+            ? 'needs privileges this process lacks'
+            : err.code === 'EADDRNOTAVAIL'
+              ? 'is on an address this machine does not have'
+              : `failed (${err.code ?? err.message})`;
       reject(new ListenError(`cannot listen on ${host}:${port}: the port ${why}`));
     };
     server.once('error', onError);

@@ -10,7 +10,14 @@ export function createLogger(processName: string, level: HubConfig['logLevel']):
     base: { process: processName },
     // Never let a bearer token or a payment proof reach a log line.
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["payment-signature"]', 'req.headers["x-payment"]', '*.token', '*.apiKey', '*.secret'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers["payment-signature"]',
+        'req.headers["x-payment"]',
+        '*.token',
+        '*.apiKey',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   });

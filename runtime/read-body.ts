@@ -5,7 +5,11 @@ export const EMPTY_BODY = Buffer.alloc(0);
 
 /** A GET or HEAD that declares no body (the common case, answered without waiting for the stream). */
 export function hasNoBody(req: IncomingMessage): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+  return (
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    req.headers['content-length'] === undefined &&
+    req.headers['transfer-encoding'] === undefined
+  );
 }
 
 /**

@@ -13,7 +13,11 @@ import { migrateDatabase } from '../control-plane/db/migrate.js';
  * applier, so this also proves they apply), for creating and checking migrations offline:
  * a temporary SQLite file, or an in-memory PostgreSQL (PGlite) served on a loopback port.
  */
-export async function withScratchEngine<T>(provider: Provider, work: (engine: SchemaEngine) => Promise<T>, files = schemaFiles(provider)): Promise<T> {
+export async function withScratchEngine<T>(
+  provider: Provider,
+  work: (engine: SchemaEngine) => Promise<T>,
+  files = schemaFiles(provider),
+): Promise<T> {
   if (provider === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'hub-scratch-'));
     const file = join(dir, 'scratch.db');

@@ -11,10 +11,18 @@ import { readAndCheck, type VerifyOptions } from './verify-request.js';
  * identity with `hubIdentity(request)`.
  */
 export function hubFastify(options: VerifyOptions) {
-  return async function hubSignature(request: FastifyRequest, reply: FastifyReply, payload: NodeJS.ReadableStream): Promise<NodeJS.ReadableStream | undefined> {
+  return async function hubSignature(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: NodeJS.ReadableStream,
+  ): Promise<NodeJS.ReadableStream | undefined> {
     const raw = request.raw;
     // raw.url is the request target as received, before Fastify's router looked at it.
-    const checked = await readAndCheck(payload as Readable, { method: raw.method ?? request.method, url: raw.url ?? request.url, headers: raw.headers }, options);
+    const checked = await readAndCheck(
+      payload as Readable,
+      { method: raw.method ?? request.method, url: raw.url ?? request.url, headers: raw.headers },
+      options,
+    );
     if (!checked.ok) {
       const { status, body } = rejection(checked.failure, 'api');
       reply.code(status).type('application/json; charset=utf-8').send(body);

@@ -37,8 +37,24 @@ export {
 } from './usage-client.js';
 
 // Accounts (stateful sellers)
-export { isServiceable, spendCredit, countPeriodUsage, type Account, type AccountPlan, type AccountStatus, type BillingMode, type PlanInterval } from './account/account.js';
-export { createAccountEndpoint, DEFAULT_ACCOUNT_PATH, type AccountEndpoint, type AccountEndpointOptions, type MintContext, type WriteEvent } from './account/endpoint.js';
+export {
+  isServiceable,
+  spendCredit,
+  countPeriodUsage,
+  type Account,
+  type AccountPlan,
+  type AccountStatus,
+  type BillingMode,
+  type PlanInterval,
+} from './account/account.js';
+export {
+  createAccountEndpoint,
+  DEFAULT_ACCOUNT_PATH,
+  type AccountEndpoint,
+  type AccountEndpointOptions,
+  type MintContext,
+  type WriteEvent,
+} from './account/endpoint.js';
 export { applyAccountWrite, type AppliedWrite, type WriteOutcome } from './account/netting.js';
 export { parseAccountWrite, type AccountWrite } from './account/write-body.js';
 export { parseMintRequest, type MintRequest } from './account/mint-body.js';

@@ -14,7 +14,10 @@ export type HubRequestHandler = (req: IncomingMessage, res: ServerResponse, veri
  * `{ error: "invalid_zeroclick_signature" }` before the handler sees anything. The handler gets
  * the verified identity and the raw body bytes (the stream is consumed by then).
  */
-export function withHubSignature(handler: HubRequestHandler, options: VerifyOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function withHubSignature(
+  handler: HubRequestHandler,
+  options: VerifyOptions,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     try {
       const checked = await readAndCheck(req, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, options);

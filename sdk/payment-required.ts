@@ -14,7 +14,11 @@ export type PaymentRequiredBody = {
 
 export const PAYMENT_REQUIRED_STATUS = 402;
 
-export function paymentRequiredBody(args: { serviceSlug: string; usage: readonly { meterSlug: string; quantity: number }[]; planSlug?: string }): PaymentRequiredBody {
+export function paymentRequiredBody(args: {
+  serviceSlug: string;
+  usage: readonly { meterSlug: string; quantity: number }[];
+  planSlug?: string;
+}): PaymentRequiredBody {
   assertSlug(args.serviceSlug, 'serviceSlug');
   const usage = args.usage.map(({ meterSlug, quantity }, i) => {
     assertSlug(meterSlug, `usage[${i}].meterSlug`);

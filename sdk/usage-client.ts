@@ -7,7 +7,15 @@ import { assertSlug, assertUsageQuantity } from '../shared/usage-quantity.js';
  */
 
 /** The seven denial reasons of a usage check (spec: Errors › Usage endpoints). */
-export const USAGE_DENIAL_REASONS = ['service_not_found', 'access_not_found', 'access_inactive', 'plan_expired', 'meter_not_found', 'meter_not_priced', 'usage_exhausted'] as const;
+export const USAGE_DENIAL_REASONS = [
+  'service_not_found',
+  'access_not_found',
+  'access_inactive',
+  'plan_expired',
+  'meter_not_found',
+  'meter_not_priced',
+  'usage_exhausted',
+] as const;
 export type UsageDenialReason = (typeof USAGE_DENIAL_REASONS)[number];
 
 export type UsageCheckItem = { meterSlug: string; quantity?: number; maxQuantity?: number };
@@ -15,7 +23,12 @@ export type UsageCheckRequest = { zcRequestId: string; serviceSlug: string; usag
 /** `reason` is one of the seven codes; typed open so a newer hub's code still reads. */
 export type UsageCheckResult = { allowed: boolean; reason: UsageDenialReason | (string & {}) | null };
 
-export type UsageReportRequest = { idempotencyKey: string; zcRequestId: string; serviceSlug: string; usage: { meterSlug: string; quantity: number }[] };
+export type UsageReportRequest = {
+  idempotencyKey: string;
+  zcRequestId: string;
+  serviceSlug: string;
+  usage: { meterSlug: string; quantity: number }[];
+};
 /** A recorded report (`duplicate: true` when the idempotency key was seen before), or the refusal. */
 export type UsageReportResult =
   | ({ ok: true; id: string; duplicate: boolean } & Record<string, unknown>)

@@ -26,7 +26,8 @@ export function usageHeaderValue(items: readonly UsageHeaderItem[]): string {
  * usage on a refusal would bill for nothing.
  */
 export function setUsageHeader(res: ServerResponse, items: readonly UsageHeaderItem[]): void {
-  if (res.statusCode < 200 || res.statusCode > 299) throw new RangeError(`hub-usage goes on 2xx responses only, this one is ${res.statusCode}`);
+  if (res.statusCode < 200 || res.statusCode > 299)
+    throw new RangeError(`hub-usage goes on 2xx responses only, this one is ${res.statusCode}`);
   res.setHeader(HUB_HEADERS.usage, usageHeaderValue(items));
 }
 

@@ -34,7 +34,11 @@ export type RequestCheck =
  * Verifies a request whose body is already in hand. `purpose` is the purpose of the route the
  * caller matched (account routes only); it is never read from the request.
  */
-export function checkSignedRequest(parts: SignedRequestParts, options: VerifyOptions, purpose?: SignaturePurpose): { ok: true; identity: HubIdentity } | { ok: false; failure: SignatureFailure } {
+export function checkSignedRequest(
+  parts: SignedRequestParts,
+  options: VerifyOptions,
+  purpose?: SignaturePurpose,
+): { ok: true; identity: HubIdentity } | { ok: false; failure: SignatureFailure } {
   const requestId = headerValue(parts.headers, HUB_HEADERS.requestId);
   // Every signed request carries a request id; without one there is nothing to bill or correlate.
   if (!requestId) return { ok: false, failure: 'missing_or_malformed_signature' };

@@ -19,11 +19,12 @@ const positiveInt = (fallback: number) =>
 const hostname = z
   .string()
   .toLowerCase()
-  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'must be a hostname such as pay.example.com');
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/,
+    'must be a hostname such as pay.example.com',
+  );
 
-export type DatabaseConfig =
-  | { provider: 'sqlite'; url: string; file: string }
-  | { provider: 'postgresql'; url: string };
+export type DatabaseConfig = { provider: 'sqlite'; url: string; file: string } | { provider: 'postgresql'; url: string };
 
 /** `file:./data/hub.db` (SQLite) or `postgresql://…` / `postgres://…`. */
 export function parseDatabaseUrl(url: string): DatabaseConfig {
@@ -46,17 +47,15 @@ export function parseDatabaseUrl(url: string): DatabaseConfig {
   throw new Error('must start with file: (SQLite) or postgresql:// (PostgreSQL)');
 }
 
-const masterKey = z
-  .string()
-  .transform((value, ctx) => {
-    const trimmed = value.trim();
-    const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-    if (bytes.length !== 32) {
-      ctx.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64' });
-      return z.NEVER;
-    }
-    return bytes;
-  });
+const masterKey = z.string().transform((value, ctx) => {
+  const trimmed = value.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (bytes.length !== 32) {
+    ctx.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64' });
+    return z.NEVER;
+  }
+  return bytes;
+});
 
 const envSchema = z.object({
   HUB_ENV: z.enum(['development', 'production', 'test']).optional(),

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { tryCanonicalString, canonicalString, type CanonicalInput, type SignaturePurpose } from './signature/canonical.js';
+import { tryCanonicalString, canonicalString, type CanonicalInput } from './signature/canonical.js';
 import { formatSignatureHeader, parseSignatureHeader } from './signature/header.js';
 
 /**
@@ -24,7 +24,9 @@ export const AGENT_ID_HEADER = 'hub-agent-id';
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 export type SignatureFailure = 'missing_or_malformed_signature' | 'stale_timestamp' | 'unknown_kid' | 'invalid_signature';
-export type SignatureVerification = { ok: true; kid: string; sandbox: boolean; timestamp: number } | { ok: false; reason: SignatureFailure };
+export type SignatureVerification =
+  | { ok: true; kid: string; sandbox: boolean; timestamp: number }
+  | { ok: false; reason: SignatureFailure };
 
 export type SigningInput = CanonicalInput & { kid: string; secret: string; sandbox?: boolean };
 

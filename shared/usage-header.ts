@@ -21,7 +21,8 @@ export function parseUsageHeader(value: unknown): { ok: true; items: UsageHeader
   for (const item of parsed as unknown[]) {
     if (typeof item !== 'object' || item === null) return { ok: false };
     const { serviceSlug, meterSlug, quantity } = item as Record<string, unknown>;
-    if (typeof serviceSlug !== 'string' || !serviceSlug || typeof meterSlug !== 'string' || !meterSlug || !isUsageQuantity(quantity)) return { ok: false };
+    if (typeof serviceSlug !== 'string' || !serviceSlug || typeof meterSlug !== 'string' || !meterSlug || !isUsageQuantity(quantity))
+      return { ok: false };
     items.push({ serviceSlug, meterSlug, quantity });
   }
   return { ok: true, items };

@@ -6,7 +6,9 @@ export type Issue = { path: readonly PropertyKey[]; message: string };
  * `slug: must be lowercase …; priceUsd: has more than six decimal places` (at most five issues).
  */
 export function describeIssues(issues: readonly Issue[]): string {
-  const shown = issues.slice(0, 5).map((issue) => (issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
+  const shown = issues
+    .slice(0, 5)
+    .map((issue) => (issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
   if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);
   return shown.join('; ') || 'Invalid request';
 }

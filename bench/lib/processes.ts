@@ -31,7 +31,13 @@ export class Processes {
 export async function waitUntilUp(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${url} did not come up within ${timeoutMs} ms`);

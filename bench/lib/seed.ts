@@ -7,7 +7,12 @@ import { openDatabase } from '../../control-plane/db/client.js';
 import { bootstrap } from '../../control-plane/bootstrap.js';
 
 /** Seeds a benchmark seller (with an active signing secret) and an agent; returns the agent token. */
-export async function seedSeller(databaseUrl: string, masterKeyHex: string, slug: string, upstreamBaseUrl: string): Promise<{ agentToken: string }> {
+export async function seedSeller(
+  databaseUrl: string,
+  masterKeyHex: string,
+  slug: string,
+  upstreamBaseUrl: string,
+): Promise<{ agentToken: string }> {
   const database = parseDatabaseUrl(databaseUrl);
   await migrateDatabase(database);
   const { db, close } = await openDatabase(database);
@@ -16,7 +21,12 @@ export async function seedSeller(databaseUrl: string, masterKeyHex: string, slug
     const sellerId = newId('seller');
     await db.seller.create({ data: { id: sellerId, organizationId, name: slug, slug, upstreamBaseUrl } });
     await db.signingSecret.create({
-      data: { id: newId('signingSecret'), sellerId, status: 'active', encryptedSecret: sealSecret(Buffer.from(masterKeyHex, 'hex'), newToken('signingSecret')) },
+      data: {
+        id: newId('signingSecret'),
+        sellerId,
+        status: 'active',
+        encryptedSecret: sealSecret(Buffer.from(masterKeyHex, 'hex'), newToken('signingSecret')),
+      },
     });
     const agentToken = newToken('agent');
     await db.agent.create({ data: { id: newId('agent'), walletAddress: `0x${'be'.repeat(20)}`, tokenHash: hashToken(agentToken) } });

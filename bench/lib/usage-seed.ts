@@ -24,17 +24,34 @@ export async function seedUsage(databaseUrl: string, agents: number): Promise<Us
     const meterId = newId('meter');
     await db.meter.create({ data: { id: meterId, organizationId, serviceId, key: 'requests', unit: 'request' } });
     const planId = newId('plan');
-    await db.plan.create({ data: { id: planId, organizationId, serviceId, name: 'Credits', slug: 'credits', billingMode: 'credit', interval: 'none', verifiedEmailPolicy: 'off' } });
-    await db.planMeterPrice.create({ data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1n, includedUnits: 0 } });
+    await db.plan.create({
+      data: {
+        id: planId,
+        organizationId,
+        serviceId,
+        name: 'Credits',
+        slug: 'credits',
+        billingMode: 'credit',
+        interval: 'none',
+        verifiedEmailPolicy: 'off',
+      },
+    });
+    await db.planMeterPrice.create({
+      data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1n, includedUnits: 0 },
+    });
 
     const plenty = 10n ** 15n;
     const requestIds: string[] = [];
     for (let i = 0; i < agents; i++) {
       const agentId = newId('agent');
       await db.agent.create({ data: { id: agentId, walletAddress: `0x${i.toString(16).padStart(40, '0')}` } });
-      await db.access.create({ data: { id: newId('access'), sellerId, planId, agentId, status: 'active', creditGrantedMicros: plenty, balanceMicros: plenty } });
+      await db.access.create({
+        data: { id: newId('access'), sellerId, planId, agentId, status: 'active', creditGrantedMicros: plenty, balanceMicros: plenty },
+      });
       const requestId = newId('request');
-      await db.requestRecord.create({ data: { id: requestId, sellerId, agentId, method: 'POST', path: '/forecast', lifecycle: 'forwarded' } });
+      await db.requestRecord.create({
+        data: { id: requestId, sellerId, agentId, method: 'POST', path: '/forecast', lifecycle: 'forwarded' },
+      });
       requestIds.push(requestId);
     }
     return { apiKey, requestIds, serviceSlug: 'forecast', meterSlug: 'requests' };

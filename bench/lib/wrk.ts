@@ -10,7 +10,10 @@ export type LoadResult = { rps: number; p50ms: number; p99ms: number; errors: nu
  * Drives `url` with wrk (one thread, fixed connections and duration) and reads its summary.
  * `script` names a wrk Lua script that builds the requests (method, body), when GETs will not do.
  */
-export async function wrk(url: string, options: { connections: number; seconds: number; headers?: Record<string, string>; script?: string }): Promise<LoadResult> {
+export async function wrk(
+  url: string,
+  options: { connections: number; seconds: number; headers?: Record<string, string>; script?: string },
+): Promise<LoadResult> {
   const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
   if (options.script) args.push('-s', options.script);

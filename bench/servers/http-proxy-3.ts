@@ -5,7 +5,11 @@ import { createProxyServer } from 'http-proxy-3';
 import { referenceIdentity } from './reference-identity.js';
 
 const [port, upstreamPort] = process.argv.slice(2).map(Number);
-const proxy = createProxyServer({ target: `http://127.0.0.1:${upstreamPort}`, changeOrigin: true, agent: new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 256 }) });
+const proxy = createProxyServer({
+  target: `http://127.0.0.1:${upstreamPort}`,
+  changeOrigin: true,
+  agent: new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 256 }),
+});
 
 createServer((req, res) => {
   for (const name of Object.keys(req.headers)) if (name.startsWith('hub-') || name.startsWith('x-hub-')) delete req.headers[name];

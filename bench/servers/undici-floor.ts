@@ -20,7 +20,8 @@ createServer((req, res) => {
   pool.request({ method: 'GET', path: req.url ?? '/', headers }).then(
     (upstream) => {
       const out: Record<string, string | string[]> = {};
-      for (const name in upstream.headers) if (name !== 'connection' && name !== 'keep-alive' && name !== 'transfer-encoding') out[name] = upstream.headers[name]!;
+      for (const name in upstream.headers)
+        if (name !== 'connection' && name !== 'keep-alive' && name !== 'transfer-encoding') out[name] = upstream.headers[name]!;
       res.writeHead(upstream.statusCode, out);
       upstream.body.on('data', (chunk: Buffer) => res.write(chunk));
       upstream.body.on('end', () => res.end());

@@ -2,11 +2,12 @@
 import { createServer } from 'node:http';
 
 const port = Number(process.argv[2]);
-const body = Buffer.from(JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `item-${i}`, price: '0.010000' })) }).padEnd(1024, ' '));
+const body = Buffer.from(
+  JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `item-${i}`, price: '0.010000' })) }).padEnd(1024, ' '),
+);
 
 createServer((req, res) => {
   req.resume();
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
   res.end(body);
-})
-  .listen(port, '127.0.0.1');
+}).listen(port, '127.0.0.1');

@@ -4,7 +4,10 @@ import { hashToken, KEY_PREFIX_LENGTH, newToken } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
 
 /** Creates an API key; the key itself is returned once and only its hash is kept. */
-export async function createApiKey(db: Db, input: { organizationId: string; name: string; scopes: readonly Scope[]; createdById?: string | null }) {
+export async function createApiKey(
+  db: Db,
+  input: { organizationId: string; name: string; scopes: readonly Scope[]; createdById?: string | null },
+) {
   const key = newToken('apiKey');
   const apiKey = await db.apiKey.create({
     data: {

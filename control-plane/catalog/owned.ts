@@ -35,7 +35,10 @@ export async function ownedPlan(db: Reader, organizationId: string, id: string) 
 }
 
 export async function ownedPlanMeterPrice(db: Reader, organizationId: string, id: string) {
-  const price = await db.planMeterPrice.findFirst({ where: { id, organizationId }, include: { plan: { include: { service: { select: { sellerId: true } } } }, meter: true } });
+  const price = await db.planMeterPrice.findFirst({
+    where: { id, organizationId },
+    include: { plan: { include: { service: { select: { sellerId: true } } } }, meter: true },
+  });
   if (!price) throw new ApiError('plan_meter_price_not_found');
   return price;
 }

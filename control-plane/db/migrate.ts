@@ -76,7 +76,9 @@ function migrateSqlite(file: string, migrations: MigrationFolder[]): string[] {
       db.exec('BEGIN IMMEDIATE');
       try {
         // Re-read under the write lock: another process may have applied it meanwhile.
-        const applied = db.prepare('SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL').all() as Applied[];
+        const applied = db
+          .prepare('SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL')
+          .all() as Applied[];
         if (pending([m], applied).length === 0) {
           db.exec('ROLLBACK');
           continue;
@@ -84,9 +86,9 @@ function migrateSqlite(file: string, migrations: MigrationFolder[]): string[] {
         db.exec(m.sql);
         const violations = db.pragma('foreign_key_check') as unknown[];
         if (violations.length) throw new Error(`${violations.length} foreign key violation(s)`);
-        db.prepare('INSERT INTO _prisma_migrations (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES (?, ?, ?, ?, ?, 1)').run(
-          randomUUID(), checksumOf(m.sql), new Date().toISOString(), m.name, new Date().toISOString(),
-        );
+        db.prepare(
+          'INSERT INTO _prisma_migrations (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES (?, ?, ?, ?, ?, 1)',
+        ).run(randomUUID(), checksumOf(m.sql), new Date().toISOString(), m.name, new Date().toISOString());
         db.exec('COMMIT');
         appliedNow.push(m.name);
       } catch (err) {
@@ -113,7 +115,9 @@ async function migratePostgres(database: DatabaseConfig, migrations: MigrationFo
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PG_MIGRATION_LOCK]);
     await client.query(PG_TABLE);
-    const { rows } = await client.query<Applied>('SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL');
+    const { rows } = await client.query<Applied>(
+      'SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    );
     const appliedNow: string[] = [];
     for (const m of pending(migrations, rows)) {
       await client.query('BEGIN');

@@ -16,9 +16,11 @@ export type SchemaEngine = Awaited<ReturnType<Bindings['SchemaEngine']['new']>>;
 let bindings: Promise<Bindings> | undefined;
 
 /** The slice of the WebAssembly global we use (Node has it; our `lib` setting does not declare it). */
-const wasm = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: Record<string, unknown> } }> };
-}).WebAssembly;
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: Record<string, unknown> } }> };
+  }
+).WebAssembly;
 
 /** The package expects a bundler to load its .wasm; on plain Node we instantiate it ourselves. */
 function loadBindings(): Promise<Bindings> {
@@ -55,7 +57,11 @@ function withUnrefTimers(glue: Bindings): Record<string, unknown> {
 
 export const noFilters = { externalTables: [], externalEnums: [] };
 
-export async function openSchemaEngine(provider: Provider, factory: SqlMigrationAwareDriverAdapterFactory, files = schemaFiles(provider)): Promise<SchemaEngine> {
+export async function openSchemaEngine(
+  provider: Provider,
+  factory: SqlMigrationAwareDriverAdapterFactory,
+  files = schemaFiles(provider),
+): Promise<SchemaEngine> {
   const glue = await loadBindings();
   return glue.SchemaEngine.new(
     { datamodels: files.map((f) => [f.path, f.content]) },

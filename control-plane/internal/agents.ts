@@ -57,7 +57,10 @@ export async function completeRegistration(db: Db, input: { challengeId: string;
   const tokenHash = hashToken(token);
   const agent = await db.$transaction(async (tx) => {
     // Claiming the challenge inside the transaction makes it single-use even under races.
-    const claimed = await tx.agentRegistrationChallenge.updateMany({ where: { id: challenge.id, usedAt: null }, data: { usedAt: new Date() } });
+    const claimed = await tx.agentRegistrationChallenge.updateMany({
+      where: { id: challenge.id, usedAt: null },
+      data: { usedAt: new Date() },
+    });
     if (claimed.count !== 1) return null;
     return tx.agent.upsert({
       where: { walletAddress: challenge.walletAddress },

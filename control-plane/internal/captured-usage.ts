@@ -14,7 +14,11 @@ export const capturedUsageSchema = z.object({
   requestId: z.string().startsWith('hubreq_').max(64),
   sellerId: z.string().max(64),
   organizationId: z.string().max(64),
-  usage: z.array(z.object({ serviceSlug: z.string().max(200), meterSlug: z.string().max(200), quantity: z.number().int().min(0).max(2_147_483_647) })).max(100),
+  usage: z
+    .array(
+      z.object({ serviceSlug: z.string().max(200), meterSlug: z.string().max(200), quantity: z.number().int().min(0).max(2_147_483_647) }),
+    )
+    .max(100),
 });
 export type CapturedUsage = z.infer<typeof capturedUsageSchema>;
 
@@ -27,7 +31,10 @@ export type CaptureResult = { ok: true; usageEventIds: string[] } | { ok: false;
 export async function captureUsage(db: Db, input: CapturedUsage): Promise<CaptureResult> {
   const byService = new Map<string, { meterSlug: string; quantity: bigint }[]>();
   for (const item of input.usage) {
-    byService.set(item.serviceSlug, [...(byService.get(item.serviceSlug) ?? []), { meterSlug: item.meterSlug, quantity: BigInt(item.quantity) }]);
+    byService.set(item.serviceSlug, [
+      ...(byService.get(item.serviceSlug) ?? []),
+      { meterSlug: item.meterSlug, quantity: BigInt(item.quantity) },
+    ]);
   }
 
   const usageEventIds: string[] = [];

@@ -12,7 +12,9 @@ export const challengeInputSchema = z.object({
   bodyDigest: z.string().regex(/^[0-9a-f]{64}$/),
   serviceSlug: z.string().min(1).max(200),
   planSlug: z.string().max(200).optional(),
-  usage: z.array(z.object({ meterSlug: z.string().min(1).max(200), quantity: z.number().int().min(0).max(2_147_483_647).optional() })).max(100),
+  usage: z
+    .array(z.object({ meterSlug: z.string().min(1).max(200), quantity: z.number().int().min(0).max(2_147_483_647).optional() }))
+    .max(100),
   sandbox: z.boolean(),
 });
 

@@ -46,8 +46,36 @@ export const MAX_TALLIES_PER_BATCH = 10_000;
 
 export type RequestBatch = { created: RequestRecordInput[]; completed: RequestCompletion[]; tallies: RequestTallyInput[] };
 
-const RECORD_COLUMNS = ['id', 'sellerId', 'serviceId', 'agentId', 'buyerId', 'method', 'path', 'sandbox', 'lifecycle', 'mode', 'upstreamStatus', 'createdAt', 'completedAt'] as const;
-const RECORD_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'integer', 'timestamp(3)', 'timestamp(3)'];
+const RECORD_COLUMNS = [
+  'id',
+  'sellerId',
+  'serviceId',
+  'agentId',
+  'buyerId',
+  'method',
+  'path',
+  'sandbox',
+  'lifecycle',
+  'mode',
+  'upstreamStatus',
+  'createdAt',
+  'completedAt',
+] as const;
+const RECORD_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'boolean',
+  'text',
+  'text',
+  'integer',
+  'timestamp(3)',
+  'timestamp(3)',
+];
 const TALLY_COLUMNS = ['sellerId', 'minute', 'sandbox', 'lifecycle', 'count'] as const;
 const TALLY_TYPES = ['text', 'timestamp(3)', 'boolean', 'text', 'integer'];
 /** Rows per statement: at most 13 parameters each stays far below SQLite's and PostgreSQL's limits. */
@@ -67,7 +95,21 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
   for (const rows of chunks(batch.created)) {
     const tuples = rows.map((r) =>
       sql.tuple(
-        [r.id, r.sellerId, r.serviceId ?? null, r.agentId ?? null, r.buyerId ?? null, r.method, r.path, r.sandbox, r.lifecycle, r.mode ?? 'paid', r.upstreamStatus ?? null, new Date(r.createdAt), r.completedAt ? new Date(r.completedAt) : null],
+        [
+          r.id,
+          r.sellerId,
+          r.serviceId ?? null,
+          r.agentId ?? null,
+          r.buyerId ?? null,
+          r.method,
+          r.path,
+          r.sandbox,
+          r.lifecycle,
+          r.mode ?? 'paid',
+          r.upstreamStatus ?? null,
+          new Date(r.createdAt),
+          r.completedAt ? new Date(r.completedAt) : null,
+        ],
         RECORD_TYPES,
       ),
     );
@@ -82,7 +124,9 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
 
   for (const rows of chunks(batch.completed)) {
     // One UPDATE joined to the batch's values, instead of a statement per completed request.
-    const tuples = rows.map((c) => sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']));
+    const tuples = rows.map((c) =>
+      sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']),
+    );
     stored += await db.$executeRawUnsafe(
       `WITH done (id, lifecycle, status, completed) AS (VALUES ${tuples.join(', ')})
        UPDATE "RequestRecord" SET "lifecycle" = done.lifecycle, "upstreamStatus" = done.status, "completedAt" = done.completed

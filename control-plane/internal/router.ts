@@ -5,7 +5,13 @@ import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, completeRegistration, createRegistrationChallenge } from './agents.js';
 import { captureUsage, capturedUsageSchema } from './captured-usage.js';
 import { sellerManifest } from './manifest.js';
-import { MAX_TALLIES_PER_BATCH, recordRequests, requestCompletionSchema, requestRecordSchema, requestTallySchema } from './request-records.js';
+import {
+  MAX_TALLIES_PER_BATCH,
+  recordRequests,
+  requestCompletionSchema,
+  requestRecordSchema,
+  requestTallySchema,
+} from './request-records.js';
 import { sellersChangedSince } from './sellers-changed.js';
 import { ApiError } from '../../shared/errors.js';
 import { createChallenge } from '../payments/challenge.js';
@@ -25,7 +31,9 @@ export const internalRouter = router({
     .input(z.object({ since: z.iso.datetime().nullable() }))
     .query(({ ctx, input }) => sellersChangedSince(ctx.db, input.since)),
 
-  manifest: internalProcedure.input(z.object({ sellerId: z.string().max(64) })).query(({ ctx, input }) => sellerManifest(ctx.db, input.sellerId)),
+  manifest: internalProcedure
+    .input(z.object({ sellerId: z.string().max(64) }))
+    .query(({ ctx, input }) => sellerManifest(ctx.db, input.sellerId)),
 
   agentByTokenHash: internalProcedure
     .input(z.object({ tokenHash: z.string().regex(/^[0-9a-f]{64}$/) }))
@@ -64,5 +72,7 @@ export const internalRouter = router({
 
   claimPaidRequest: internalProcedure.input(claimInputSchema).mutation(({ ctx, input }) => claimPaidRequest(ctx.db, ctx.payments, input)),
 
-  settlePaidRequest: internalProcedure.input(settleInputSchema).mutation(({ ctx, input }) => settlePaidRequest(ctx.db, ctx.payments, input)),
+  settlePaidRequest: internalProcedure
+    .input(settleInputSchema)
+    .mutation(({ ctx, input }) => settlePaidRequest(ctx.db, ctx.payments, input)),
 });

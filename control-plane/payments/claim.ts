@@ -27,12 +27,21 @@ const COMPLETED = new Set(['delivered', 'settling', 'settled']);
  * number of proxies exactly one retry per payment is forwarded.
  */
 export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimOutcome> {
-  const failed = (settlementReason: string, identity = false): ClaimOutcome => ({ ok: false, error: 'payment_required', reason: identity ? 'identity_invalid' : 'settlement_failed', settlementReason });
+  const failed = (settlementReason: string, identity = false): ClaimOutcome => ({
+    ok: false,
+    error: 'payment_required',
+    reason: identity ? 'identity_invalid' : 'settlement_failed',
+    settlementReason,
+  });
   const attempt = await db.paymentAttempt.findUnique({ where: { id: input.paymentId } });
   if (!attempt || !rail || !attempt.payTo) return failed('unknown_payment');
   const identity = attempt.kind === 'identity';
 
-  if (attempt.method !== input.method.toUpperCase() || attempt.pathAndQuery !== input.pathAndQuery || attempt.bodyDigest !== input.bodyDigest) {
+  if (
+    attempt.method !== input.method.toUpperCase() ||
+    attempt.pathAndQuery !== input.pathAndQuery ||
+    attempt.bodyDigest !== input.bodyDigest
+  ) {
     return { ok: false, error: 'payment_request_mismatch' };
   }
   if (attempt.status === 'in_flight') return { ok: false, error: 'payment_request_in_flight' };
@@ -56,21 +65,40 @@ export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, in
     const replayed = await tx.paymentReplay.findUnique({ where: { payer_nonce: { payer, nonce } } });
     // The same signed payment again: for this attempt it is a concurrent or late retry; for
     // another attempt it is a replay of a payment already spent.
-    if (replayed && replayed.paymentAttemptId !== attempt.id) return { ok: false as const, error: 'payment_request_already_completed' as const };
+    if (replayed && replayed.paymentAttemptId !== attempt.id)
+      return { ok: false as const, error: 'payment_request_already_completed' as const };
     const claimed = await tx.paymentAttempt.updateMany({
       where: { id: attempt.id, status: 'challenge_created' },
-      data: { status: 'in_flight', payer, protocol: input.protocol, paymentPayloadJson: JSON.stringify(input.payload), verifiedAt: new Date(), authorizedMicros: attempt.amountMicros },
+      data: {
+        status: 'in_flight',
+        payer,
+        protocol: input.protocol,
+        paymentPayloadJson: JSON.stringify(input.payload),
+        verifiedAt: new Date(),
+        authorizedMicros: attempt.amountMicros,
+      },
     });
     if (claimed.count !== 1) {
       const now = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id }, select: { status: true } });
-      return { ok: false as const, error: now.status === 'in_flight' ? ('payment_request_in_flight' as const) : ('payment_request_already_completed' as const) };
+      return {
+        ok: false as const,
+        error: now.status === 'in_flight' ? ('payment_request_in_flight' as const) : ('payment_request_already_completed' as const),
+      };
     }
     await tx.paymentReplay.create({ data: { payer, nonce, paymentAttemptId: attempt.id } });
     // A signed payment proves the wallet: that wallet is the agent this request is made for.
     const agent = attempt.agentId
       ? await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId }, select: { id: true, buyerId: true } })
-      : await tx.agent.upsert({ where: { walletAddress: payer }, create: { id: newId('agent'), walletAddress: payer }, update: {}, select: { id: true, buyerId: true } });
-    await tx.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id } });
+      : await tx.agent.upsert({
+          where: { walletAddress: payer },
+          create: { id: newId('agent'), walletAddress: payer },
+          update: {},
+          select: { id: true, buyerId: true },
+        });
+    await tx.requestRecord.updateMany({
+      where: { id: attempt.requestId },
+      data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id },
+    });
     return { ok: true as const, requestId: attempt.requestId, agentId: agent.id, buyerId: agent.buyerId, payer, kind: attempt.kind };
   });
 }

@@ -18,8 +18,14 @@ export type PricedUsage = {
  * `defaultMaxQuantity`, pay actual), which no rail hub settles on can do yet: 503
  * `capped_pricing_unavailable`. Usage no payg plan prices is 409 `usage_not_priced`.
  */
-export async function priceUsage(db: Db, input: { sellerId: string; serviceSlug: string; planSlug?: string | undefined; usage: UsageItem[] }): Promise<PricedUsage> {
-  const service = await db.service.findUnique({ where: { sellerId_slug: { sellerId: input.sellerId, slug: input.serviceSlug } }, select: { id: true, slug: true } });
+export async function priceUsage(
+  db: Db,
+  input: { sellerId: string; serviceSlug: string; planSlug?: string | undefined; usage: UsageItem[] },
+): Promise<PricedUsage> {
+  const service = await db.service.findUnique({
+    where: { sellerId_slug: { sellerId: input.sellerId, slug: input.serviceSlug } },
+    select: { id: true, slug: true },
+  });
   if (!service) throw new ApiError('usage_not_priced', `The seller has no service "${input.serviceSlug}".`);
 
   const plan = await db.plan.findFirst({
@@ -38,7 +44,12 @@ export async function priceUsage(db: Db, input: { sellerId: string; serviceSlug:
     const price = prices.get(item.meterSlug);
     if (!price) throw new ApiError('usage_not_priced', `The ${plan.slug} plan does not price the meter "${item.meterSlug}".`);
     if (item.quantity === undefined) throw new ApiError('capped_pricing_unavailable');
-    items.push({ meterId: price.meterId, meterSlug: item.meterSlug, quantity: item.quantity, costMicros: costOf(BigInt(item.quantity), price.priceMicros, BigInt(price.unitSize)) });
+    items.push({
+      meterId: price.meterId,
+      meterSlug: item.meterSlug,
+      quantity: item.quantity,
+      costMicros: costOf(BigInt(item.quantity), price.priceMicros, BigInt(price.unitSize)),
+    });
   }
   return {
     service,

@@ -28,7 +28,10 @@ export const CHALLENGE_LIFETIME_SECONDS = 300;
  * hub's in-process facilitator settling from the chain's settler key. No rail: priced challenges
  * answer 503 until one is configured; identity challenges still work.
  */
-export async function resolvePaymentRail(config: HubConfig, env: Record<string, string | undefined> = process.env): Promise<PaymentRail | undefined> {
+export async function resolvePaymentRail(
+  config: HubConfig,
+  env: Record<string, string | undefined> = process.env,
+): Promise<PaymentRail | undefined> {
   if (env.HUB_FACILITATOR_URL) {
     const network = required(env, 'HUB_PAYMENT_NETWORK') as `${string}:${string}`;
     return {

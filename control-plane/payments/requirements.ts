@@ -8,6 +8,12 @@ import type { PaymentRail } from './rail.js';
  * attempt it pays for. Built the same way for the challenge and for verification.
  */
 export function attemptRequirements(rail: PaymentRail, attempt: { id: string; amountMicros: bigint; payTo: string }): PaymentRequirements {
-  const base = exactRequirements({ priceMicros: attempt.amountMicros, network: rail.network, token: rail.token, payTo: attempt.payTo, maxTimeoutSeconds: rail.maxTimeoutSeconds });
+  const base = exactRequirements({
+    priceMicros: attempt.amountMicros,
+    network: rail.network,
+    token: rail.token,
+    payTo: attempt.payTo,
+    maxTimeoutSeconds: rail.maxTimeoutSeconds,
+  });
   return { ...base, extra: { ...base.extra, paymentId: attempt.id } };
 }

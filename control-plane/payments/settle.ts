@@ -33,7 +33,11 @@ type Challenged = { meterSlug: string; quantity: number };
  * lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
  * finished later by `finishPendingSettlements`; it is never submitted as a new payment.
  */
-export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: { paymentId: string; upstreamStatus: number }): Promise<SettleOutcome> {
+export async function settlePaidRequest(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: { paymentId: string; upstreamStatus: number },
+): Promise<SettleOutcome> {
   const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (!delivered) {
@@ -42,7 +46,10 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     return { kind: 'released' };
   }
   if (attempt.kind === 'identity') {
-    await db.paymentAttempt.updateMany({ where: { id: attempt.id, status: 'in_flight' }, data: { status: 'delivered', chargedMicros: 0n } });
+    await db.paymentAttempt.updateMany({
+      where: { id: attempt.id, status: 'in_flight' },
+      data: { status: 'delivered', chargedMicros: 0n },
+    });
     return { kind: 'identity' };
   }
 
@@ -52,15 +59,31 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   const remainder = authorized - charged;
 
   if (charged === 0n) {
-    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() } });
-    return { kind: 'billed', adjusted, billing: summary('settled', authorized, 0n, 'escrow_expired', null), receipt: { success: true, transaction: '', network: (attempt.network ?? '') as SettleResponse['network'], payer: attempt.payer ?? '' } };
+    await db.paymentAttempt.update({
+      where: { id: attempt.id },
+      data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() },
+    });
+    return {
+      kind: 'billed',
+      adjusted,
+      billing: summary('settled', authorized, 0n, 'escrow_expired', null),
+      receipt: {
+        success: true,
+        transaction: '',
+        network: (attempt.network ?? '') as SettleResponse['network'],
+        payer: attempt.payer ?? '',
+      },
+    };
   }
 
   const remainderHandling = remainder > 0n ? 'credited' : null;
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
   const result = await submit(rail, attempt);
   if (result.status === 'failed') {
-    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+    await db.paymentAttempt.update({
+      where: { id: attempt.id },
+      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
+    });
     return { kind: 'failed', settlementReason: result.reason, adjusted };
   }
   const settled = result.status === 'settled';
@@ -79,30 +102,51 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
 
 /** Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. */
 export async function finishPendingSettlements(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000): Promise<number> {
-  const pending = await db.paymentAttempt.findMany({ where: { status: 'settling', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } }, take: 100 });
+  const pending = await db.paymentAttempt.findMany({
+    where: { status: 'settling', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    take: 100,
+  });
   let finished = 0;
   for (const attempt of pending) {
     const result = await submit(rail, attempt);
     if (result.status === 'settled') {
-      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settled', settleTxHash: result.transaction, settledAt: new Date() } });
+      await db.paymentAttempt.update({
+        where: { id: attempt.id },
+        data: { status: 'settled', settleTxHash: result.transaction, settledAt: new Date() },
+      });
       finished++;
     } else if (result.status === 'failed') {
-      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+      await db.paymentAttempt.update({
+        where: { id: attempt.id },
+        data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
+      });
     }
   }
   return finished;
 }
 
-async function submit(rail: PaymentRail | undefined, attempt: { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null }) {
+async function submit(
+  rail: PaymentRail | undefined,
+  attempt: { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null },
+) {
   if (!rail || !attempt.payTo || !attempt.paymentPayloadJson) {
     return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
   }
   const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
-  return rail.facilitator.settle(payload, attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo }));
+  return rail.facilitator.settle(
+    payload,
+    attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo }),
+  );
 }
 
 /** What the request costs at min(reported, authorized) per meter, and where the two differ. */
-async function settledCharge(db: Db, requestId: string, planId: string | null, challenged: Challenged[], authorized: bigint): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
+async function settledCharge(
+  db: Db,
+  requestId: string,
+  planId: string | null,
+  challenged: Challenged[],
+  authorized: bigint,
+): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
   const items = await db.usageEventItem.findMany({ where: { usageEvent: { requestId } }, select: { meterId: true, quantity: true } });
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
@@ -126,7 +170,13 @@ async function settledCharge(db: Db, requestId: string, planId: string | null, c
   return { charged: charged < authorized ? charged : authorized, adjusted };
 }
 
-function summary(status: 'settled' | 'settling', authorized: bigint, charged: bigint, remainderHandling: BillingSummary['remainderHandling'], tx: string | null): BillingSummary {
+function summary(
+  status: 'settled' | 'settling',
+  authorized: bigint,
+  charged: bigint,
+  remainderHandling: BillingSummary['remainderHandling'],
+  tx: string | null,
+): BillingSummary {
   return {
     status,
     authorizedUsd: formatUsd(authorized),

@@ -21,6 +21,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   } catch {
     throw ApiError.validation('The request body is not valid JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw ApiError.validation('The request body must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw ApiError.validation('The request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }

@@ -1,4 +1,4 @@
-import { hexToBytes, keccak256, stringToBytes, type Address, type Hex } from 'viem';
+import { hexToBytes, keccak256, stringToBytes, type Address } from 'viem';
 
 /**
  * The EIP-712 digest an EIP-3009 `TransferWithAuthorization` signature signs. Written out by hand

@@ -2,7 +2,12 @@ import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
 import type { Eip712Domain, TransferAuthorization } from './authorization-digest.js';
 import type { VerifyFailureReason } from './reasons.js';
 import { verifyFailure, type VerifyResult } from './results.js';
-import { exactEvmPayloadSchema, paymentPayloadSchema, paymentRequirementsSchema, type PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import {
+  exactEvmPayloadSchema,
+  paymentPayloadSchema,
+  paymentRequirementsSchema,
+  type PaymentRequirements,
+} from '../../shared/payments/x402-wire.js';
 
 /**
  * An x402 v2 exact-EVM payment taken apart, and the checks on it that need no chain and no
@@ -24,10 +29,14 @@ type Failure = VerifyResult & { isValid: false };
 export function parseExactPayment(paymentPayload: unknown, paymentRequirements: unknown): { payment: ExactPayment } | { failure: Failure } {
   const payload = paymentPayloadSchema.safeParse(paymentPayload);
   const requirements = paymentRequirementsSchema.safeParse(paymentRequirements);
-  if (!payload.success) return { failure: verifyFailure('invalid_payload', undefined, `paymentPayload: ${payload.error.issues[0]?.message}`) };
-  if (!requirements.success) return { failure: verifyFailure('invalid_payload', undefined, `paymentRequirements: ${requirements.error.issues[0]?.message}`) };
-  if (payload.data.x402Version !== 2) return { failure: verifyFailure('invalid_payload', undefined, 'Only x402 version 2 payloads are accepted here.') };
-  if (payload.data.accepted.scheme !== 'exact' || requirements.data.scheme !== 'exact') return { failure: verifyFailure('unsupported_scheme') };
+  if (!payload.success)
+    return { failure: verifyFailure('invalid_payload', undefined, `paymentPayload: ${payload.error.issues[0]?.message}`) };
+  if (!requirements.success)
+    return { failure: verifyFailure('invalid_payload', undefined, `paymentRequirements: ${requirements.error.issues[0]?.message}`) };
+  if (payload.data.x402Version !== 2)
+    return { failure: verifyFailure('invalid_payload', undefined, 'Only x402 version 2 payloads are accepted here.') };
+  if (payload.data.accepted.scheme !== 'exact' || requirements.data.scheme !== 'exact')
+    return { failure: verifyFailure('unsupported_scheme') };
 
   const exact = exactEvmPayloadSchema.safeParse(payload.data.payload);
   if (!exact.success) return { failure: verifyFailure('invalid_payload', undefined, `payload: ${exact.error.issues[0]?.message}`) };
@@ -67,7 +76,11 @@ export function checkTerms(
  * The contract accepts `validAfter < block.timestamp < validBefore`. The upper bound keeps a margin
  * so that a transfer sent now is mined before the authorization lapses.
  */
-export function windowFailure(authorization: TransferAuthorization, nowSeconds: bigint, marginSeconds: bigint): VerifyFailureReason | undefined {
+export function windowFailure(
+  authorization: TransferAuthorization,
+  nowSeconds: bigint,
+  marginSeconds: bigint,
+): VerifyFailureReason | undefined {
   if (authorization.validAfter >= nowSeconds) return 'authorization_not_yet_valid';
   if (authorization.validBefore <= nowSeconds + marginSeconds) return 'authorization_expired';
   return undefined;

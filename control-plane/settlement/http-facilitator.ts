@@ -53,9 +53,11 @@ export class HttpFacilitator implements Facilitator {
   }
 
   async verify(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<VerifyResult> {
-    const reply = await this.call('verify', 'POST', body(paymentPayload, paymentRequirements), this.config.timeoutMs ?? 10_000).catch((err) => {
-      throw transportError('verify', err);
-    });
+    const reply = await this.call('verify', 'POST', body(paymentPayload, paymentRequirements), this.config.timeoutMs ?? 10_000).catch(
+      (err) => {
+        throw transportError('verify', err);
+      },
+    );
     // x402 facilitators answer a refused payment with 200 or 400 and a verify body alike.
     const parsed = verifyResponseSchema.safeParse(reply.json);
     if (parsed.success && (reply.status === 200 || reply.status === 400)) return fromVerifyResponse(parsed.data, payerOf(paymentPayload));
@@ -93,9 +95,18 @@ export class HttpFacilitator implements Facilitator {
   }
 
   /** One request under one deadline covering connect, headers and body. Non-JSON bodies come back as their text. */
-  private async call(operation: 'verify' | 'settle' | 'supported', method: 'GET' | 'POST', payload: string | undefined, timeoutMs: number): Promise<Reply> {
+  private async call(
+    operation: 'verify' | 'settle' | 'supported',
+    method: 'GET' | 'POST',
+    payload: string | undefined,
+    timeoutMs: number,
+  ): Promise<Reply> {
     const signal = AbortSignal.timeout(timeoutMs);
-    const headers = { accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...(await this.config.headers?.(operation)) };
+    const headers = {
+      accept: 'application/json',
+      ...(payload ? { 'content-type': 'application/json' } : {}),
+      ...(await this.config.headers?.(operation)),
+    };
     const response = await request(`${this.base}/${operation}`, { method, headers, body: payload, signal, dispatcher: this.dispatcher });
     const text = await response.body.text();
     try {

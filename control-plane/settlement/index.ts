@@ -9,11 +9,22 @@ export { LocalFacilitator, type LocalFacilitatorConfig } from './local-facilitat
 export { HttpFacilitator, type HttpFacilitatorConfig } from './http-facilitator.js';
 export type { SettlementToken } from './exact-payment.js';
 export type { SettleResult, VerifyResult } from './results.js';
-export { settleFailureReasons, verifyFailureReasons, SETTLEMENT_PENDING, type SettleFailureReason, type VerifyFailureReason } from './reasons.js';
+export {
+  settleFailureReasons,
+  verifyFailureReasons,
+  SETTLEMENT_PENDING,
+  type SettleFailureReason,
+  type VerifyFailureReason,
+} from './reasons.js';
 export { exactRequirements } from './requirements.js';
 export { toSettleResponse, toVerifyResponse, fromSettleResponse, fromVerifyResponse } from './wire-results.js';
 export * from '../../shared/payments/x402-wire.js';
-export { transferAuthorizationDigest, transferWithAuthorizationTypes, type Eip712Domain, type TransferAuthorization } from './authorization-digest.js';
+export {
+  transferAuthorizationDigest,
+  transferWithAuthorizationTypes,
+  type Eip712Domain,
+  type TransferAuthorization,
+} from './authorization-digest.js';
 export { loadRecoverer, defaultRecoverer, type Recoverer, type RecovererChoice } from './recoverer.js';
 export { inlineSignerRecovery, recoverAuthorizationSigner, type SignedAuthorization, type SignerRecovery } from './signer-recovery.js';
 export { createRecoverPool, type RecoverPoolOptions } from './recover-pool.js';

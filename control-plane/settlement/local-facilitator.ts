@@ -114,11 +114,17 @@ export class LocalFacilitator implements Facilitator {
     try {
       [balance, used] = await Promise.all([
         this.clients.reader.readContract({ address: token.address, abi: eip3009Abi, functionName: 'balanceOf', args: [from] }),
-        this.clients.reader.readContract({ address: token.address, abi: eip3009Abi, functionName: 'authorizationState', args: [from, nonce] }),
+        this.clients.reader.readContract({
+          address: token.address,
+          abi: eip3009Abi,
+          functionName: 'authorizationState',
+          args: [from, nonce],
+        }),
       ]);
     } catch (err) {
       // The chain answered, but not with a balance and a nonce state: no EIP-3009 token lives there.
-      if (contractAnsweredWithout(err)) return verifyFailure('wrong_asset', payment.payer, 'No EIP-3009 token answers at the asset address.');
+      if (contractAnsweredWithout(err))
+        return verifyFailure('wrong_asset', payment.payer, 'No EIP-3009 token answers at the asset address.');
       throw unavailable(err);
     }
     if (used) return verifyFailure('nonce_already_used', payment.payer);
@@ -150,7 +156,8 @@ export class LocalFacilitator implements Facilitator {
     if (!simulated.ok) return this.settledBefore(call, simulated.reason, simulated.message);
 
     const broadcast = await broadcastTransfer(this.clients, call, simulated.gas);
-    if (broadcast.status === 'refused') return settleFailure(broadcast.reason, { network: this.network, payer: payment.payer, message: broadcast.message });
+    if (broadcast.status === 'refused')
+      return settleFailure(broadcast.reason, { network: this.network, payer: payment.payer, message: broadcast.message });
     if (broadcast.status === 'unknown') {
       this.pending.set(key, broadcast.signed);
       return this.pendingResult(call, broadcast.signed.transaction, broadcast.message);
@@ -192,7 +199,9 @@ export class LocalFacilitator implements Facilitator {
   private async settledBefore(call: TransferCall, reason: SettleFailureReason, message?: string, transaction?: Hex): Promise<SettleResult> {
     const explicable: SettleFailureReason[] = ['nonce_already_used', 'authorization_expired', 'transaction_reverted'];
     if (explicable.includes(reason)) {
-      const earlier = await findSettledTransfer(this.clients, call.token, call.authorization, this.config.lookbackBlocks ?? 50_000n).catch(() => undefined);
+      const earlier = await findSettledTransfer(this.clients, call.token, call.authorization, this.config.lookbackBlocks ?? 50_000n).catch(
+        () => undefined,
+      );
       if (earlier) return this.settledResult(call, earlier, true);
     }
     return settleFailure(reason, { network: this.network, payer: call.authorization.from, transaction, message });
@@ -200,7 +209,14 @@ export class LocalFacilitator implements Facilitator {
 
   private settledResult(call: TransferCall, transaction: Hex, alreadySettled = false): SettleResult {
     const { from: payer, value } = call.authorization;
-    return { status: 'settled', transaction, network: this.network, payer, amount: value.toString(), ...(alreadySettled ? { alreadySettled } : {}) };
+    return {
+      status: 'settled',
+      transaction,
+      network: this.network,
+      payer,
+      amount: value.toString(),
+      ...(alreadySettled ? { alreadySettled } : {}),
+    };
   }
 
   private pendingResult(call: TransferCall, transaction: Hex | undefined, message: string): SettleResult {
@@ -211,7 +227,10 @@ export class LocalFacilitator implements Facilitator {
     return settleFailure(failure.reason, { network: this.network, payer: failure.payer, message: failure.message });
   }
 
-  private checkTerms(paymentPayload: unknown, paymentRequirements: unknown): { payment: ExactPayment; token: SettlementToken } | { failure: Failure } {
+  private checkTerms(
+    paymentPayload: unknown,
+    paymentRequirements: unknown,
+  ): { payment: ExactPayment; token: SettlementToken } | { failure: Failure } {
     const parsed = parseExactPayment(paymentPayload, paymentRequirements);
     if ('failure' in parsed) return parsed;
     const terms = checkTerms(parsed.payment, this);
@@ -219,10 +238,14 @@ export class LocalFacilitator implements Facilitator {
     return { payment: parsed.payment, token: terms.token };
   }
 
-  private async checkSignature(payment: ExactPayment, token: SettlementToken): Promise<{ signature: RecoverableSignature } | { failure: Failure }> {
+  private async checkSignature(
+    payment: ExactPayment,
+    token: SettlementToken,
+  ): Promise<{ signature: RecoverableSignature } | { failure: Failure }> {
     const signature = parseRecoverableSignature(payment.signature);
     // Contract-wallet (ERC-1271, ERC-6492) signatures are not accepted: only 65-byte EOA signatures.
-    if (!signature) return { failure: verifyFailure('invalid_signature', payment.payer, 'Only 65-byte low-s EOA signatures are accepted.') };
+    if (!signature)
+      return { failure: verifyFailure('invalid_signature', payment.payer, 'Only 65-byte low-s EOA signatures are accepted.') };
     this.recovery ??= defaultSignerRecovery();
     const signer = await (await this.recovery).recoverSigner({
       domain: tokenDomain(token, this.config.chainId),

@@ -1,4 +1,4 @@
-import type { Address, Hex } from 'viem';
+import type { Address } from 'viem';
 import type { SignedAuthorization } from '../../shared/payments/eip3009.js';
 import { transferAuthorizationDigest } from './authorization-digest.js';
 import { defaultRecoverer, type Recoverer } from './recoverer.js';

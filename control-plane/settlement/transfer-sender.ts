@@ -1,4 +1,16 @@
-import { encodeFunctionData, keccak256, parseEventLogs, type Account, type Address, type Chain, type Hex, type PublicClient, type TransactionReceipt, type Transport, type WalletClient } from 'viem';
+import {
+  encodeFunctionData,
+  keccak256,
+  parseEventLogs,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+  type Transport,
+  type WalletClient,
+} from 'viem';
 import type { TransferAuthorization } from './authorization-digest.js';
 import { nodeAnswered, revertReason } from './chain-errors.js';
 import { eip3009Abi } from './eip3009-abi.js';
@@ -31,9 +43,7 @@ export type Broadcast =
   /** Provably not broadcast. */
   | { status: 'refused'; reason: SettleFailureReason; message: string };
 
-export type Confirmation =
-  | { status: 'mined'; receipt: TransactionReceipt }
-  | { status: 'unconfirmed'; message: string };
+export type Confirmation = { status: 'mined'; receipt: TransactionReceipt } | { status: 'unconfirmed'; message: string };
 
 function transferArgs({ authorization: a, signature: s }: TransferCall) {
   return [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, s.v, s.r, s.s] as const;
@@ -155,6 +165,7 @@ export async function findSettledTransfer(
 }
 
 function shortMessage(err: unknown): string {
-  if (err instanceof Error) return ('shortMessage' in err && typeof err.shortMessage === 'string' ? err.shortMessage : err.message).split('\n')[0]!;
+  if (err instanceof Error)
+    return ('shortMessage' in err && typeof err.shortMessage === 'string' ? err.shortMessage : err.message).split('\n')[0]!;
   return String(err);
 }

@@ -60,9 +60,23 @@ export function toSettleResponse(result: SettleResult): SettleResponse {
     case 'settled':
       return { success: true, transaction: result.transaction, network: result.network, amount: result.amount, ...payer };
     case 'pending':
-      return { success: false, errorReason: SETTLEMENT_PENDING, errorMessage: result.message, transaction: result.transaction ?? '', network: result.network, ...payer };
+      return {
+        success: false,
+        errorReason: SETTLEMENT_PENDING,
+        errorMessage: result.message,
+        transaction: result.transaction ?? '',
+        network: result.network,
+        ...payer,
+      };
     case 'failed':
-      return { success: false, errorReason: result.reason, errorMessage: result.message, transaction: result.transaction ?? '', network: result.network, ...payer };
+      return {
+        success: false,
+        errorReason: result.reason,
+        errorMessage: result.message,
+        transaction: result.transaction ?? '',
+        network: result.network,
+        ...payer,
+      };
   }
 }
 
@@ -70,7 +84,13 @@ export function toSettleResponse(result: SettleResult): SettleResponse {
 export function fromSettleResponse(response: SettleResponse, fallback: { amount: string; payer: string }): SettleResult {
   const transaction = /^0x[0-9a-fA-F]{64}$/.test(response.transaction) ? (response.transaction as Hex) : undefined;
   if (response.success && transaction) {
-    return { status: 'settled', transaction, network: response.network, payer: response.payer ?? fallback.payer, amount: response.amount ?? fallback.amount };
+    return {
+      status: 'settled',
+      transaction,
+      network: response.network,
+      payer: response.payer ?? fallback.payer,
+      amount: response.amount ?? fallback.amount,
+    };
   }
   if (response.success || response.errorReason === SETTLEMENT_PENDING) {
     // "success" without a transaction hash cannot be checked on chain: treat it as unconfirmed.
@@ -83,7 +103,12 @@ export function fromSettleResponse(response: SettleResponse, fallback: { amount:
     };
   }
   const reason = reasonFrom(response.errorReason);
-  return settleFailure(reason, { network: response.network, payer: response.payer, transaction, message: detail(reason, response.errorReason, response.errorMessage) });
+  return settleFailure(reason, {
+    network: response.network,
+    payer: response.payer,
+    transaction,
+    message: detail(reason, response.errorReason, response.errorMessage),
+  });
 }
 
 /** The payer an exact-EVM payload names, without validating the rest of it. */

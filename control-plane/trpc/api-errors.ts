@@ -31,7 +31,6 @@ export function trpcErrorFrom(error: ApiError): TRPCError {
   return new TRPCError({ code: CODE_BY_STATUS[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
 }
 
-
 /**
  * The `ApiError` a tRPC error stands for: hub's own, or a validation failure (400 with a
  * human-readable message in `error`). Undefined for anything unexpected, which is a 500.
@@ -46,4 +45,3 @@ export function apiErrorOf(error: TRPCError): ApiError | undefined {
 function hasIssues(value: unknown): value is { issues: Issue[] } {
   return typeof value === 'object' && value !== null && Array.isArray((value as { issues?: unknown }).issues);
 }
-

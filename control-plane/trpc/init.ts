@@ -25,7 +25,8 @@ export const t = initTRPC
       const { stack: _stack, ...data } = shape.data;
       const apiError = apiErrorOf(error);
       if (apiError) return { ...shape, message: apiError.message, data: { ...data, envelope: apiError.toBody() } };
-      if (error.code === 'INTERNAL_SERVER_ERROR') return { ...shape, message: INTERNAL_ERROR_MESSAGE, data: { ...data, envelope: { error: INTERNAL_ERROR_MESSAGE } } };
+      if (error.code === 'INTERNAL_SERVER_ERROR')
+        return { ...shape, message: INTERNAL_ERROR_MESSAGE, data: { ...data, envelope: { error: INTERNAL_ERROR_MESSAGE } } };
       return { ...shape, data };
     },
   });

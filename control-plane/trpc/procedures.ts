@@ -56,7 +56,9 @@ export const memberProcedure = sessionProcedure.meta({ access: 'Dashboard sessio
 });
 
 /** A dashboard session acting in its current organization, as an admin of it. */
-export const adminProcedure = sessionProcedure.meta({ access: 'Dashboard session of an organization admin.' }).use(async ({ ctx, next }) => {
-  const member = await authorizeMember(ctx.db, ctx.session, 'admin');
-  return next({ ctx: { member } });
-});
+export const adminProcedure = sessionProcedure
+  .meta({ access: 'Dashboard session of an organization admin.' })
+  .use(async ({ ctx, next }) => {
+    const member = await authorizeMember(ctx.db, ctx.session, 'admin');
+    return next({ ctx: { member } });
+  });

@@ -27,7 +27,13 @@ type Price = PriceTerms & { defaultMaxQuantity: bigint | null };
 type Prices = Map<string, Price>;
 const priceKey = (planId: string, meterId: string) => `${planId} ${meterId}`;
 
-export async function allowance(reader: UsageReader, resolved: Resolved, demands: readonly Demand[], purpose: Purpose, now: Date): Promise<Allowed | Denied> {
+export async function allowance(
+  reader: UsageReader,
+  resolved: Resolved,
+  demands: readonly Demand[],
+  purpose: Purpose,
+  now: Date,
+): Promise<Allowed | Denied> {
   const { backing, service } = resolved;
 
   // Access state comes before the items in the order of precedence (denials.ts).
@@ -44,7 +50,8 @@ export async function allowance(reader: UsageReader, resolved: Resolved, demands
     const items = priceDemands(demands, backing.planId, meters, prices);
     if (!Array.isArray(items)) return items;
     // A payment covers what it was challenged for; a report beyond that is recorded and settlement caps it.
-    if (purpose === 'check' && items.some((item) => item.quantity > (backing.paid.get(item.meterSlug) ?? 0n))) return denied('usage_exhausted');
+    if (purpose === 'check' && items.some((item) => item.quantity > (backing.paid.get(item.meterSlug) ?? 0n)))
+      return denied('usage_exhausted');
     // Included units belong to plans and to free mode, never to a per-call payment.
     const paidItems = items.map((item) => ({ ...item, terms: { ...item.terms, includedUnits: 0n }, includedUsed: 0n }));
     return { ok: true, draws: [{ kind: 'payment', paymentAttemptId: backing.paymentAttemptId, items: paidItems }] };
@@ -65,7 +72,11 @@ export async function allowance(reader: UsageReader, resolved: Resolved, demands
   const pricedByAccess = live.map((access) => ({ access, priced: priceDemands(demands, access.planId, meters, prices) }));
   // Counts of included units matter only where a price includes some.
   const counted = pricedByAccess.filter(({ priced }) => Array.isArray(priced) && priced.some((item) => item.terms.includedUnits > 0n));
-  const used = await accessUsed(reader, counted.map(({ access }) => access), [...meters.values()]);
+  const used = await accessUsed(
+    reader,
+    counted.map(({ access }) => access),
+    [...meters.values()],
+  );
 
   const draws: Draw[] = [];
   let closest: UsageDenial = 'meter_not_priced';
@@ -73,7 +84,8 @@ export async function allowance(reader: UsageReader, resolved: Resolved, demands
     if (!Array.isArray(priced)) continue;
     const periodStart = accessPeriodStart(access);
     const items = priced.map((item) => ({ ...item, includedUsed: used.get(usageKey(access.id, item.meterId, periodStart)) ?? 0n }));
-    if (affordable(bill(items), access.creditGrantedMicros === null ? null : access.balanceMicros)) draws.push({ kind: 'access', access, periodStart, items });
+    if (affordable(bill(items), access.creditGrantedMicros === null ? null : access.balanceMicros))
+      draws.push({ kind: 'access', access, periodStart, items });
     else closest = 'usage_exhausted';
   }
   const [first, ...rest] = draws;
@@ -120,13 +132,26 @@ const usageKey = (ownerId: string, meterId: string, periodStart: Date) => `${own
 /** Included units drawn so far this period, per access and meter. */
 async function accessUsed(reader: UsageReader, accesses: AccessRow[], meterIds: string[]): Promise<Map<string, bigint>> {
   if (accesses.length === 0 || meterIds.length === 0) return new Map();
-  const rows = await reader.accessUsage(accesses.map((a) => a.id), meterIds, [...new Map(accesses.map((a) => [accessPeriodStart(a).getTime(), accessPeriodStart(a)])).values()]);
+  const rows = await reader.accessUsage(
+    accesses.map((a) => a.id),
+    meterIds,
+    [...new Map(accesses.map((a) => [accessPeriodStart(a).getTime(), accessPeriodStart(a)])).values()],
+  );
   return new Map(rows.map((row) => [usageKey(row.accessId, row.meterId, row.periodStart), row.unitsUsed]));
 }
 
 /** Included units of the buyer's free pool drawn so far this period, per meter. */
-async function freePoolUsed(reader: UsageReader, buyerId: string, periodStart: Date, items: readonly { meterId: string }[]): Promise<Map<string, bigint>> {
+async function freePoolUsed(
+  reader: UsageReader,
+  buyerId: string,
+  periodStart: Date,
+  items: readonly { meterId: string }[],
+): Promise<Map<string, bigint>> {
   if (items.length === 0) return new Map();
-  const rows = await reader.freePoolUsage(buyerId, periodStart, items.map((item) => item.meterId));
+  const rows = await reader.freePoolUsage(
+    buyerId,
+    periodStart,
+    items.map((item) => item.meterId),
+  );
   return new Map(rows.map((row) => [row.meterId, row.unitsUsed]));
 }

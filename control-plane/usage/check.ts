@@ -12,7 +12,8 @@ export const checkUsageProcedure = apiKeyProcedure('usage:read')
       path: '/v1/usage/check',
       tags: ['Usage'],
       summary: 'May this request use this much?',
-      description: 'Always 200. A denial names the first applicable reason in this order: service_not_found, access_not_found, access_inactive, plan_expired, meter_not_found, meter_not_priced, usage_exhausted. Records nothing.',
+      description:
+        'Always 200. A denial names the first applicable reason in this order: service_not_found, access_not_found, access_inactive, plan_expired, meter_not_found, meter_not_priced, usage_exhausted. Records nothing.',
     },
   })
   .input(checkUsageInput)

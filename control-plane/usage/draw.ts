@@ -66,7 +66,12 @@ async function commitBatch(db: Db, draw: Draw, priced: Bill<DrawItem>, event: Us
 
 async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Date) {
   return db.$transaction(async (tx) => {
-    const items = draw.kind === 'access' ? await drawFromAccess(tx, draw, now) : draw.kind === 'free' ? await drawFromFreePool(tx, draw, now) : bill(draw.items).items;
+    const items =
+      draw.kind === 'access'
+        ? await drawFromAccess(tx, draw, now)
+        : draw.kind === 'free'
+          ? await drawFromFreePool(tx, draw, now)
+          : bill(draw.items).items;
     const priced = { items, costMicros: items.reduce((sum, item) => sum + item.costMicros, 0n) };
     const id = newId('usageEvent');
     await insertEvents(tx, [eventRow(id, draw, priced, event, now)]);
@@ -75,7 +80,13 @@ async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Dat
   }, TRANSACTION_LIMITS);
 }
 
-type EventRow = UsageEventInput & { id: string; accessId: string | null; paymentAttemptId: string | null; costMicros: bigint; createdAt: Date };
+type EventRow = UsageEventInput & {
+  id: string;
+  accessId: string | null;
+  paymentAttemptId: string | null;
+  costMicros: bigint;
+  createdAt: Date;
+};
 type ItemRow = { id: string; usageEventId: string; meterId: string; quantity: bigint; includedUnits: bigint; costMicros: bigint };
 type BatchWrite = { event: EventRow; items: ItemRow[]; debit: { accessId: string; micros: bigint } | undefined };
 
@@ -111,7 +122,10 @@ function batchStatements(db: Db, writes: readonly BatchWrite[]) {
   const items = writes.flatMap((write) => write.items);
   return [
     ...(debits.size ? [debitAccesses(db, debits, writes[0]!.event.createdAt)] : []),
-    insertEvents(db, writes.map((write) => write.event)),
+    insertEvents(
+      db,
+      writes.map((write) => write.event),
+    ),
     ...(items.length ? [insertItems(db, items)] : []),
   ];
 }
@@ -122,7 +136,8 @@ function batchStatements(db: Db, writes: readonly BatchWrite[]) {
  */
 function debitAccesses(db: Pick<Db, '$executeRaw'>, debits: Map<string, bigint>, now: Date) {
   const cases = [...debits].map(
-    ([accessId, micros]) => Prisma.sql`WHEN ${accessId} THEN (CASE WHEN "status" = 'active' AND "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END)`,
+    ([accessId, micros]) =>
+      Prisma.sql`WHEN ${accessId} THEN (CASE WHEN "status" = 'active' AND "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END)`,
   );
   return db.$executeRaw`
     UPDATE "Access" SET "balanceMicros" = CASE "id" ${Prisma.join(cases, ' ')} END, "updatedAt" = ${now}
@@ -140,7 +155,9 @@ function insertEvents(db: Pick<Db, '$executeRaw'>, rows: readonly EventRow[]) {
 }
 
 function insertItems(db: Pick<Db, '$executeRaw'>, rows: readonly ItemRow[]) {
-  const values = rows.map((i) => Prisma.sql`(${i.id}, ${i.usageEventId}, ${i.meterId}, ${i.quantity}, ${i.includedUnits}, ${i.costMicros})`);
+  const values = rows.map(
+    (i) => Prisma.sql`(${i.id}, ${i.usageEventId}, ${i.meterId}, ${i.quantity}, ${i.includedUnits}, ${i.costMicros})`,
+  );
   return db.$executeRaw`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "costMicros") VALUES ${Prisma.join(values)}`;
 }
 

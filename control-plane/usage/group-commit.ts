@@ -51,7 +51,12 @@ export class GroupCommit<Write> {
   private async commitGroup(group: Waiting<Write>[]): Promise<void> {
     if (group.length > 1) {
       try {
-        await this.db.$transaction(this.statementsFor(this.db, group.map((w) => w.write)));
+        await this.db.$transaction(
+          this.statementsFor(
+            this.db,
+            group.map((w) => w.write),
+          ),
+        );
         for (const waiting of group) waiting.resolve();
         return;
       } catch {
@@ -74,8 +79,14 @@ const groups = new WeakMap<Db, Map<unknown, unknown>>();
 /** The group commit of one kind of write (named by its `statementsFor`) on a database, made once. */
 export function groupCommit<Write>(db: Db, statementsFor: StatementsFor<Write>): GroupCommit<Write> {
   let byKind = groups.get(db);
-  if (!byKind) groups.set(db, (byKind = new Map()));
+  if (!byKind) {
+    byKind = new Map();
+    groups.set(db, byKind);
+  }
   let group = byKind.get(statementsFor) as GroupCommit<Write> | undefined;
-  if (!group) byKind.set(statementsFor, (group = new GroupCommit(db, statementsFor)));
+  if (!group) {
+    group = new GroupCommit(db, statementsFor);
+    byKind.set(statementsFor, group);
+  }
   return group;
 }

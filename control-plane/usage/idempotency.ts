@@ -20,12 +20,21 @@ export type RecordedUsage = { id: string; duplicate: boolean; costMicros: bigint
 
 /** SHA-256 of the report in a canonical form: items by meter, so their order does not matter. */
 export function reportDigest(body: ReportBody): string {
-  const usage = [...body.usage].sort((a, b) => (a.meterSlug < b.meterSlug ? -1 : a.meterSlug > b.meterSlug ? 1 : 0)).map((item) => [item.meterSlug, item.quantity.toString()]);
-  return createHash('sha256').update(JSON.stringify([body.source, body.requestId, body.serviceSlug, usage])).digest('hex');
+  const usage = [...body.usage]
+    .sort((a, b) => (a.meterSlug < b.meterSlug ? -1 : a.meterSlug > b.meterSlug ? 1 : 0))
+    .map((item) => [item.meterSlug, item.quantity.toString()]);
+  return createHash('sha256')
+    .update(JSON.stringify([body.source, body.requestId, body.serviceSlug, usage]))
+    .digest('hex');
 }
 
 /** The earlier answer under `idempotencyKey`, if there is one; throws if it was for another report. */
-export async function replay(reader: UsageReader, organizationId: string, idempotencyKey: string, bodyDigest: string): Promise<RecordedUsage | undefined> {
+export async function replay(
+  reader: UsageReader,
+  organizationId: string,
+  idempotencyKey: string,
+  bodyDigest: string,
+): Promise<RecordedUsage | undefined> {
   const earlier = await reader.usageEvent(organizationId, idempotencyKey);
   if (!earlier) return undefined;
   if (earlier.bodyDigest !== bodyDigest) throw new ApiError('idempotency_key_reused');

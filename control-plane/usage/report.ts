@@ -11,9 +11,19 @@ export const reportUsageProcedure = apiKeyProcedure('usage:write')
       path: '/v1/usage',
       tags: ['Usage'],
       summary: 'Record what a request used',
-      description: 'Draws included units, then credit, atomically. A replayed idempotencyKey with the same body answers 200 with duplicate: true and changes nothing.',
+      description:
+        'Draws included units, then credit, atomically. A replayed idempotencyKey with the same body answers 200 with duplicate: true and changes nothing.',
     },
-    errors: ['access_inactive', 'plan_expired', 'usage_exhausted', 'meter_not_priced', 'idempotency_key_reused', 'service_not_found', 'access_not_found', 'meter_not_found'],
+    errors: [
+      'access_inactive',
+      'plan_expired',
+      'usage_exhausted',
+      'meter_not_priced',
+      'idempotency_key_reused',
+      'service_not_found',
+      'access_not_found',
+      'meter_not_found',
+    ],
   })
   .input(reportUsageInput)
   .output(reportUsageOutput)

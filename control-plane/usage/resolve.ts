@@ -35,7 +35,13 @@ export type Backing =
 
 export type Resolved = { ok: true; service: ServiceRow; requestId: string; backing: Backing };
 
-export async function resolveRequest(reader: UsageReader, organizationId: string, requestId: string, serviceSlug: string, purpose: Purpose): Promise<Resolved | Denied> {
+export async function resolveRequest(
+  reader: UsageReader,
+  organizationId: string,
+  requestId: string,
+  serviceSlug: string,
+  purpose: Purpose,
+): Promise<Resolved | Denied> {
   const wellFormed = isId('request', requestId);
   const [services, payment, stored] = await Promise.all([
     reader.servicesNamed(organizationId, serviceSlug),
@@ -48,7 +54,12 @@ export async function resolveRequest(reader: UsageReader, organizationId: string
   if (payment) {
     const service = services.find((s) => s.id === payment.serviceId);
     if (!service || !payment.planId) return denied('access_not_found');
-    return { ok: true, service, requestId, backing: { kind: 'payment', paymentAttemptId: payment.id, planId: payment.planId, paid: paidUsage(payment.usageJson) } };
+    return {
+      ok: true,
+      service,
+      requestId,
+      backing: { kind: 'payment', paymentAttemptId: payment.id, planId: payment.planId, paid: paidUsage(payment.usageJson) },
+    };
   }
 
   // A seller's service slugs are unique per seller, not per organization: the request's seller picks.

@@ -15,7 +15,10 @@ const quantity = wholeNumber(0, MAX_QUANTITY);
 const reference = (what: string) => z.string().min(1, 'must not be empty').max(200, `${what} must be at most 200 characters`);
 
 const requestFields = {
-  zcRequestId: reference('zcRequestId').meta({ description: 'The hub-request-id header of the request, passed through unchanged', example: 'hubreq_0123456789abcdefghijklmn' }),
+  zcRequestId: reference('zcRequestId').meta({
+    description: 'The hub-request-id header of the request, passed through unchanged',
+    example: 'hubreq_0123456789abcdefghijklmn',
+  }),
   serviceSlug: reference('serviceSlug').meta({ example: 'forecast' }),
 };
 
@@ -25,7 +28,10 @@ export const checkItem = z
     quantity: quantity.nullish().meta({ description: 'Units the request will use' }),
     maxQuantity: quantity.nullish().meta({ description: 'At most this many units; checked instead of quantity when given' }),
   })
-  .refine((item) => item.quantity == null || item.maxQuantity == null || item.quantity <= item.maxQuantity, 'quantity must not exceed maxQuantity');
+  .refine(
+    (item) => item.quantity == null || item.maxQuantity == null || item.quantity <= item.maxQuantity,
+    'quantity must not exceed maxQuantity',
+  );
 
 export const checkUsageInput = z.strictObject({
   ...requestFields,
@@ -45,7 +51,11 @@ export const reportItem = z.strictObject({
 });
 
 export const reportUsageInput = z.strictObject({
-  idempotencyKey: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').meta({ description: 'A replay with the same body returns the first answer with duplicate: true' }),
+  idempotencyKey: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(255, 'must be at most 255 characters')
+    .meta({ description: 'A replay with the same body returns the first answer with duplicate: true' }),
   ...requestFields,
   usage: z.array(reportItem).min(1, 'must hold at least one item').max(MAX_ITEMS, `must hold at most ${MAX_ITEMS} items`),
 });

@@ -21,7 +21,8 @@ if (!target) {
 }
 
 const key = (process.env.AGENT_PRIVATE_KEY ??
-  (await readDeploymentFile(process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json'))).accounts.at(-1)!.privateKey) as Hex;
+  (await readDeploymentFile(process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json'))).accounts.at(-1)!
+    .privateKey) as Hex;
 const wallet = privateKeyToAccount(key);
 
 if (new URL(target).hostname.endsWith('.localhost')) setGlobalDispatcher(localhostDispatcher());

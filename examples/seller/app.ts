@@ -72,39 +72,49 @@ export function createSellerApp(options: SellerAppOptions): Server {
     onError: options.onError,
   });
 
-  const api = withHubSignature(async (req: IncomingMessage, res: ServerResponse, verified: VerifiedRequest) => {
-    const url = new URL(req.url ?? '/', 'http://seller.invalid');
-    const { identity } = verified;
-    const route = `${req.method} ${url.pathname}`;
-    switch (route) {
-      case 'GET /metered':
-        return metered(res, url.searchParams, identity, metering, 'header');
-      case 'POST /metered/report':
-        return metered(res, url.searchParams, identity, metering, 'report');
-      case 'GET /identity':
-        if (identity.agentId === undefined) return sendJson(res, PAYMENT_REQUIRED_STATUS, identityRequiredBody(options.serviceSlug));
-        return sendJson(res, 200, { agentId: identity.agentId, buyerId: identity.buyerId ?? null });
-      case 'GET /stream':
-        return streamEvents(res, url.searchParams, identity);
-      case 'GET /accounts': {
-        const accounts = await accountsFor(store, identity);
+  const api = withHubSignature(
+    async (req: IncomingMessage, res: ServerResponse, verified: VerifiedRequest) => {
+      const url = new URL(req.url ?? '/', 'http://seller.invalid');
+      const { identity } = verified;
+      const route = `${req.method} ${url.pathname}`;
+      switch (route) {
+        case 'GET /metered':
+          return metered(res, url.searchParams, identity, metering, 'header');
+        case 'POST /metered/report':
+          return metered(res, url.searchParams, identity, metering, 'report');
+        case 'GET /identity':
+          if (identity.agentId === undefined) return sendJson(res, PAYMENT_REQUIRED_STATUS, identityRequiredBody(options.serviceSlug));
+          return sendJson(res, 200, { agentId: identity.agentId, buyerId: identity.buyerId ?? null });
+        case 'GET /stream':
+          return streamEvents(res, url.searchParams, identity);
+        case 'GET /accounts': {
+          const accounts = await accountsFor(store, identity);
+          return sendJson(res, 200, {
+            accounts: accounts.map((a) => ({
+              accessId: a.accessId,
+              plan: a.plan.slug,
+              status: a.status,
+              serviceable: isServiceable(a),
+              balanceUsd: formatUsd(a.balanceMicros),
+              stateVersion: a.stateVersion,
+            })),
+          });
+        }
+      }
+      if (url.pathname === '/echo' || url.pathname.startsWith('/echo/')) {
         return sendJson(res, 200, {
-          accounts: accounts.map((a) => ({ accessId: a.accessId, plan: a.plan.slug, status: a.status, serviceable: isServiceable(a), balanceUsd: formatUsd(a.balanceMicros), stateVersion: a.stateVersion })),
+          identity,
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: verified.body.toString('utf8'),
+          bodySha256: sha256Hex(verified.body),
         });
       }
-    }
-    if (url.pathname === '/echo' || url.pathname.startsWith('/echo/')) {
-      return sendJson(res, 200, {
-        identity,
-        method: req.method,
-        url: req.url,
-        headers: req.headers,
-        body: verified.body.toString('utf8'),
-        bodySha256: sha256Hex(verified.body),
-      });
-    }
-    sendJson(res, 404, { error: 'not_found' });
-  }, { secrets: options.secrets });
+      sendJson(res, 404, { error: 'not_found' });
+    },
+    { secrets: options.secrets },
+  );
 
   return createServer(async (req, res) => {
     try {

@@ -4,7 +4,7 @@ import { sellerConfigFromEnv } from './config.js';
 
 // Runs the reference seller on its own: `node --import tsx examples/seller/main.ts`, configured by
 // the environment variables listed in config.ts.
-let config;
+let config: ReturnType<typeof sellerConfigFromEnv>;
 try {
   config = sellerConfigFromEnv(process.env);
 } catch (err) {
@@ -17,7 +17,9 @@ const server = createSellerApp({ ...config, store, onError: (err) => console.err
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  console.log(`seller: listening on http://${config.host}:${port}, service ${config.serviceSlug}, accounts ${config.dbFile ? `in ${config.dbFile}` : 'in memory'}`);
+  console.log(
+    `seller: listening on http://${config.host}:${port}, service ${config.serviceSlug}, accounts ${config.dbFile ? `in ${config.dbFile}` : 'in memory'}`,
+  );
 });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

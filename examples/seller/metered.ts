@@ -19,11 +19,21 @@ export type MeteredContext = { usage: UsageClient; serviceSlug: string; meters: 
  * report when `settle` is `report`. `?actual=N` settles N of the first meter instead of its
  * configured quantity (for tests of reports below or beyond the authorization).
  */
-export async function metered(res: ServerResponse, query: URLSearchParams, identity: HubIdentity, ctx: MeteredContext, settle: 'header' | 'report'): Promise<void> {
+export async function metered(
+  res: ServerResponse,
+  query: URLSearchParams,
+  identity: HubIdentity,
+  ctx: MeteredContext,
+  settle: 'header' | 'report',
+): Promise<void> {
   let allowed: boolean;
   let reason: string | null;
   try {
-    ({ allowed, reason } = await ctx.usage.check({ zcRequestId: identity.requestId, serviceSlug: ctx.serviceSlug, usage: ctx.meters.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })) }));
+    ({ allowed, reason } = await ctx.usage.check({
+      zcRequestId: identity.requestId,
+      serviceSlug: ctx.serviceSlug,
+      usage: ctx.meters.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })),
+    }));
   } catch {
     // Fail closed: without hub's answer this seller serves nothing it cannot bill.
     sendJson(res, 503, { error: 'allowance_unavailable' });
@@ -31,12 +41,20 @@ export async function metered(res: ServerResponse, query: URLSearchParams, ident
   }
   if (!allowed) {
     res.setHeader('x-usage-denied', String(reason));
-    sendJson(res, PAYMENT_REQUIRED_STATUS, paymentRequiredBody({ serviceSlug: ctx.serviceSlug, usage: ctx.meters, planSlug: ctx.planSlug }));
+    sendJson(
+      res,
+      PAYMENT_REQUIRED_STATUS,
+      paymentRequiredBody({ serviceSlug: ctx.serviceSlug, usage: ctx.meters, planSlug: ctx.planSlug }),
+    );
     return;
   }
 
   const actual = query.get('actual');
-  const used = ctx.meters.map((m, i) => ({ serviceSlug: ctx.serviceSlug, meterSlug: m.meterSlug, quantity: i === 0 && actual !== null && isUsageQuantity(Number(actual)) ? Number(actual) : m.quantity }));
+  const used = ctx.meters.map((m, i) => ({
+    serviceSlug: ctx.serviceSlug,
+    meterSlug: m.meterSlug,
+    quantity: i === 0 && actual !== null && isUsageQuantity(Number(actual)) ? Number(actual) : m.quantity,
+  }));
   const result = { served: true, requestId: identity.requestId, agentId: identity.agentId ?? null, usage: used };
   if (settle === 'header') {
     setUsageHeader(res, used);
@@ -44,7 +62,12 @@ export async function metered(res: ServerResponse, query: URLSearchParams, ident
     return;
   }
   try {
-    const report = await ctx.usage.report({ idempotencyKey: identity.requestId, zcRequestId: identity.requestId, serviceSlug: ctx.serviceSlug, usage: used.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })) });
+    const report = await ctx.usage.report({
+      idempotencyKey: identity.requestId,
+      zcRequestId: identity.requestId,
+      serviceSlug: ctx.serviceSlug,
+      usage: used.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })),
+    });
     sendJson(res, 200, { ...result, report });
   } catch {
     sendJson(res, 503, { error: 'allowance_unavailable' });

@@ -17,7 +17,9 @@ export async function streamEvents(res: ServerResponse, query: URLSearchParams, 
   let closed = false;
   res.on('close', () => (closed = true));
   for (let i = 1; i <= events && !closed; i++) {
-    res.write(`id: ${i}\nevent: tick\ndata: ${JSON.stringify({ n: i, of: events, requestId: identity.requestId, at: new Date().toISOString() })}\n\n`);
+    res.write(
+      `id: ${i}\nevent: tick\ndata: ${JSON.stringify({ n: i, of: events, requestId: identity.requestId, at: new Date().toISOString() })}\n\n`,
+    );
     if (i < events) await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   if (!closed) res.end('event: done\ndata: {}\n\n');

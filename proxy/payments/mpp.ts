@@ -61,7 +61,12 @@ export function readMppProof(req: IncomingMessage, secret: string): MppProof {
   const verified = verifyEvmCharge(found.credential, { secret, realm: normalizeHost(req.headers.host) ?? 'hub' });
   if (!verified.ok) return { kind: 'refused', reason: verified.reason };
   // The body binding is checked with the payment attempt's, like every protocol's (409 on mismatch).
-  return { kind: 'mpp', paymentId: verified.value.paymentId, payload: toExactPayment(verified.value).paymentPayload, carrier: found.carrier };
+  return {
+    kind: 'mpp',
+    paymentId: verified.value.paymentId,
+    payload: toExactPayment(verified.value).paymentPayload,
+    carrier: found.carrier,
+  };
 }
 
 export function mppReceipt(transaction: string): string {

@@ -18,8 +18,15 @@ export type PaymentProof =
 export function readPaymentProof(req: IncomingMessage, mppSecret: string): PaymentProof {
   const x402 = readX402Proof(req.headers);
   if (x402.kind === 'malformed') return x402;
-  if (x402.kind === 'x402') return { kind: 'paid', protocol: 'x402', paymentId: x402.paymentId, payload: x402.payload, carriedInAuthorization: false };
+  if (x402.kind === 'x402')
+    return { kind: 'paid', protocol: 'x402', paymentId: x402.paymentId, payload: x402.payload, carriedInAuthorization: false };
   const mpp = readMppProof(req, mppSecret);
   if (mpp.kind !== 'mpp') return mpp;
-  return { kind: 'paid', protocol: 'mpp', paymentId: mpp.paymentId, payload: mpp.payload, carriedInAuthorization: mpp.carrier.startsWith('authorization') };
+  return {
+    kind: 'paid',
+    protocol: 'mpp',
+    paymentId: mpp.paymentId,
+    payload: mpp.payload,
+    carriedInAuthorization: mpp.carrier.startsWith('authorization'),
+  };
 }

@@ -71,7 +71,8 @@ export function createAccountEndpoint(options: AccountEndpointOptions): AccountE
     const w = parsed.value;
     checkAgent(identity, w.agentId);
     if (w.idempotencyKey !== `${w.accessId}:${w.stateVersion}`) throw ApiError.validation('idempotencyKey must be accessId:stateVersion');
-    if (w.idempotencyKey !== identity.requestId) throw ApiError.validation(`idempotencyKey does not match the signed ${HUB_HEADERS.requestId} header`);
+    if (w.idempotencyKey !== identity.requestId)
+      throw ApiError.validation(`idempotencyKey does not match the signed ${HUB_HEADERS.requestId} header`);
     if (w.variant === 'later') checkBuyer(headers, w);
 
     const applied = await options.store.update(w.accessId, (current) => {
@@ -122,7 +123,10 @@ export function createAccountEndpoint(options: AccountEndpointOptions): AccountE
           return true;
         }
         const body = parseJson(checked.body);
-        reply = route.purpose === 'access.write' ? await write(checked.identity, req.headers, body) : await mint(checked.identity, req.headers, route.accessId, body);
+        reply =
+          route.purpose === 'access.write'
+            ? await write(checked.identity, req.headers, body)
+            : await mint(checked.identity, req.headers, route.accessId, body);
       } catch (err) {
         if (err instanceof ApiError) {
           const { status, body } = errorResponse(err);
@@ -161,6 +165,8 @@ function checkAgent(identity: HubIdentity, agentId: string): void {
 
 /** The later variant: buyer id and email must equal their headers (absent header = null). */
 function checkBuyer(headers: IncomingMessage['headers'], body: Pick<AccountWrite, 'buyerId' | 'buyerEmail'>): void {
-  if ((headerValue(headers, HUB_HEADERS.buyerId) ?? null) !== body.buyerId) throw ApiError.validation(`buyerId does not match the ${HUB_HEADERS.buyerId} header`);
-  if ((headerValue(headers, HUB_HEADERS.buyerEmail) ?? null) !== body.buyerEmail) throw ApiError.validation(`buyerEmail does not match the ${HUB_HEADERS.buyerEmail} header`);
+  if ((headerValue(headers, HUB_HEADERS.buyerId) ?? null) !== body.buyerId)
+    throw ApiError.validation(`buyerId does not match the ${HUB_HEADERS.buyerId} header`);
+  if ((headerValue(headers, HUB_HEADERS.buyerEmail) ?? null) !== body.buyerEmail)
+    throw ApiError.validation(`buyerEmail does not match the ${HUB_HEADERS.buyerEmail} header`);
 }

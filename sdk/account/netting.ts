@@ -32,12 +32,22 @@ export function applyAccountWrite(current: Account | undefined, write: AccountWr
     // A null grant says "no credit component", not "nothing was ever granted": keeping the recorded
     // grant means a plan that regains a credit component nets against what was already counted.
     outcome = 'no_credit_dimension';
-    next = { hasCredit: false, creditGrantedMicros: recordedGranted, creditReversedMicros: write.creditReversedMicros, balanceMicros: balance };
+    next = {
+      hasCredit: false,
+      creditGrantedMicros: recordedGranted,
+      creditReversedMicros: write.creditReversedMicros,
+      balanceMicros: balance,
+    };
   } else {
     const delta = write.creditGrantedMicros - write.creditReversedMicros - (recordedGranted - recordedReversed);
     const raw = balance + delta;
     outcome = delta >= 0n ? 'credit' : 'debit';
-    next = { hasCredit: true, creditGrantedMicros: write.creditGrantedMicros, creditReversedMicros: write.creditReversedMicros, balanceMicros: raw < 0n ? 0n : raw };
+    next = {
+      hasCredit: true,
+      creditGrantedMicros: write.creditGrantedMicros,
+      creditReversedMicros: write.creditReversedMicros,
+      balanceMicros: raw < 0n ? 0n : raw,
+    };
   }
 
   // A renewal is an ordinary write whose period starts elsewhere: only per-period counters reset.

@@ -25,14 +25,18 @@ class HookContractError extends Error {
 
 function retryHint(seconds: unknown, fallback: number): number {
   if (seconds === undefined) return fallback;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) throw new HookContractError('retryAfterSeconds must be a non-negative number');
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
+    throw new HookContractError('retryAfterSeconds must be a non-negative number');
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
 }
 
 export function writeReply(reply: WriteReply): Reply {
   if (reply?.lifecycle === 'active') return { status: 200, body: { lifecycle: 'active' } };
   if (reply?.lifecycle === 'provisioning') {
-    return { status: 200, body: { lifecycle: 'provisioning', retryAfterSeconds: retryHint(reply.retryAfterSeconds, DEFAULT_MINT_RETRY_SECONDS) } };
+    return {
+      status: 200,
+      body: { lifecycle: 'provisioning', retryAfterSeconds: retryHint(reply.retryAfterSeconds, DEFAULT_MINT_RETRY_SECONDS) },
+    };
   }
   throw new HookContractError('lifecycle must return { lifecycle: "active" } or { lifecycle: "provisioning", retryAfterSeconds }');
 }
@@ -43,7 +47,8 @@ export function mintReply(decision: MintDecision): Reply {
     if (typeof apiKey !== 'string' || apiKey.length === 0) throw new HookContractError('apiKey must be a non-empty string');
     const body: { apiKey: string; keyExpiresAt?: string; maxKeys?: number } = { apiKey };
     if (keyExpiresAt !== undefined) {
-      if (typeof keyExpiresAt !== 'string' || Number.isNaN(Date.parse(keyExpiresAt))) throw new HookContractError('keyExpiresAt must be an ISO 8601 timestamp');
+      if (typeof keyExpiresAt !== 'string' || Number.isNaN(Date.parse(keyExpiresAt)))
+        throw new HookContractError('keyExpiresAt must be an ISO 8601 timestamp');
       body.keyExpiresAt = keyExpiresAt;
     }
     if (maxKeys !== undefined) {
@@ -54,7 +59,10 @@ export function mintReply(decision: MintDecision): Reply {
     return { status: 200, body, headers: { 'cache-control': 'no-store' } };
   }
   if (decision && 'notProvisioned' in decision && decision.notProvisioned === true) {
-    return { status: 409, body: { notProvisioned: true, retryAfterSeconds: retryHint(decision.retryAfterSeconds, DEFAULT_MINT_RETRY_SECONDS) } };
+    return {
+      status: 409,
+      body: { notProvisioned: true, retryAfterSeconds: retryHint(decision.retryAfterSeconds, DEFAULT_MINT_RETRY_SECONDS) },
+    };
   }
   if (decision && 'conflict' in decision && typeof decision.conflict?.code === 'string' && decision.conflict.code.length > 0) {
     return { status: 409, body: { conflict: { code: decision.conflict.code } } };

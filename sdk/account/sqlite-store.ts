@@ -68,7 +68,13 @@ function fromRow(row: Row): Account {
     buyerId: row.buyer_id,
     buyerEmail: row.buyer_email,
     stateVersion: Number(row.state_version),
-    plan: { slug: row.plan_slug, name: row.plan_name, billingMode: row.plan_billing_mode, interval: row.plan_interval, basePriceMicros: row.plan_base_price_micros },
+    plan: {
+      slug: row.plan_slug,
+      name: row.plan_name,
+      billingMode: row.plan_billing_mode,
+      interval: row.plan_interval,
+      basePriceMicros: row.plan_base_price_micros,
+    },
     status: row.status,
     period: { start: row.period_start, end: row.period_end },
     hasCredit: row.has_credit === 1n,
@@ -105,10 +111,25 @@ function toRow(a: Account): Row {
 }
 
 const COLUMNS = [
-  'access_id', 'agent_id', 'buyer_id', 'buyer_email', 'state_version',
-  'plan_slug', 'plan_name', 'plan_billing_mode', 'plan_interval', 'plan_base_price_micros',
-  'status', 'period_start', 'period_end', 'has_credit',
-  'credit_granted_micros', 'credit_reversed_micros', 'balance_micros', 'period_usage', 'updated_at',
+  'access_id',
+  'agent_id',
+  'buyer_id',
+  'buyer_email',
+  'state_version',
+  'plan_slug',
+  'plan_name',
+  'plan_billing_mode',
+  'plan_interval',
+  'plan_base_price_micros',
+  'status',
+  'period_start',
+  'period_end',
+  'has_credit',
+  'credit_granted_micros',
+  'credit_reversed_micros',
+  'balance_micros',
+  'period_usage',
+  'updated_at',
 ] as const satisfies readonly (keyof Row)[];
 
 export class SqliteAccountStore implements AccountStore {
@@ -137,19 +158,25 @@ export class SqliteAccountStore implements AccountStore {
     this.#selectByBuyer = db.prepare<[string], Row>('SELECT * FROM hub_accounts WHERE buyer_id = ? ORDER BY access_id').safeIntegers(true);
     this.#upsert = db.prepare<[Row]>(
       `INSERT INTO hub_accounts (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})
-       ON CONFLICT (access_id) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'access_id').map((c) => `${c} = excluded.${c}`).join(', ')}`,
+       ON CONFLICT (access_id) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'access_id')
+         .map((c) => `${c} = excluded.${c}`)
+         .join(', ')}`,
     );
     this.#link = db.prepare<[string, string]>('INSERT OR IGNORE INTO hub_agent_buyers (agent_id, buyer_id) VALUES (?, ?)');
-    this.#linked = db.prepare<[string, string], { one: bigint }>('SELECT 1 AS one FROM hub_agent_buyers WHERE agent_id = ? AND buyer_id = ?').safeIntegers(true);
-    const transaction = db.transaction((accessId: string, change: (current: Account | undefined) => { account?: Account; result: unknown }) => {
-      const row = this.#select.get(accessId);
-      const { account, result } = change(row && fromRow(row));
-      if (account !== undefined) {
-        if (account.accessId !== accessId) throw new Error(`update of ${accessId} returned account ${account.accessId}`);
-        this.#upsert.run(toRow(account));
-      }
-      return result;
-    });
+    this.#linked = db
+      .prepare<[string, string], { one: bigint }>('SELECT 1 AS one FROM hub_agent_buyers WHERE agent_id = ? AND buyer_id = ?')
+      .safeIntegers(true);
+    const transaction = db.transaction(
+      (accessId: string, change: (current: Account | undefined) => { account?: Account; result: unknown }) => {
+        const row = this.#select.get(accessId);
+        const { account, result } = change(row && fromRow(row));
+        if (account !== undefined) {
+          if (account.accessId !== accessId) throw new Error(`update of ${accessId} returned account ${account.accessId}`);
+          this.#upsert.run(toRow(account));
+        }
+        return result;
+      },
+    );
     this.#update = (accessId, change) => transaction.immediate(accessId, change);
   }
 

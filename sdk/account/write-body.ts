@@ -60,7 +60,10 @@ const original = z.object({
 const later = z.object({
   ...common,
   agentId,
-  buyerId: z.string().refine((v) => isId('buyer', v), 'must be a buyer id (byr_…)').nullable(),
+  buyerId: z
+    .string()
+    .refine((v) => isId('buyer', v), 'must be a buyer id (byr_…)')
+    .nullable(),
   buyerEmail: z.string().min(3).nullable(),
   state: z.object({
     period,
@@ -72,10 +75,12 @@ const later = z.object({
 
 /** Reads a JSON-decoded body; the message of a failure is what the 400 says. */
 export function parseAccountWrite(body: unknown): ParseResult<AccountWrite> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, message: 'the account write body must be a JSON object' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, message: 'the account write body must be a JSON object' };
   const hasOriginal = Object.hasOwn(body, 'agent');
   const hasLater = Object.hasOwn(body, 'agentId');
-  if (hasOriginal === hasLater) return { ok: false, message: 'the account write body must name its agent in exactly one of agent or agentId' };
+  if (hasOriginal === hasLater)
+    return { ok: false, message: 'the account write body must name its agent in exactly one of agent or agentId' };
 
   if (hasOriginal) {
     const parsed = original.safeParse(body);

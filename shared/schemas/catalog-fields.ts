@@ -14,7 +14,10 @@ export const slug = z
 /** Meter keys, named as `meterSlug` in usage items: a slug that may also hold `_` and `.`. */
 export const meterKey = z
   .string()
-  .regex(/^[a-z0-9](?:[a-z0-9._-]{0,62})$/, 'must be lowercase letters, digits, ".", "_" or "-", at most 63 characters, starting with a letter or digit')
+  .regex(
+    /^[a-z0-9](?:[a-z0-9._-]{0,62})$/,
+    'must be lowercase letters, digits, ".", "_" or "-", at most 63 characters, starting with a letter or digit',
+  )
   .meta({ example: 'requests' });
 
 export const description = z.string().max(2000, 'must be at most 2000 characters');
@@ -52,7 +55,14 @@ export const hostname = z
   .string()
   .max(253, 'must be at most 253 characters')
   .transform((value) => value.toLowerCase().replace(/\.$/, ''))
-  .pipe(z.string().regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a hostname such as pay.example.com'))
+  .pipe(
+    z
+      .string()
+      .regex(
+        /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/,
+        'must be a hostname such as pay.example.com',
+      ),
+  )
   .meta({ example: 'pay.example.com' });
 
 /** A list without repeated entries, at most `max` long. */

@@ -17,9 +17,7 @@ export const email = z
 /** Sign-in checks passwords against the stored hash; new ones must be at least 8 characters. */
 export const newPassword = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
 
-export const user = z
-  .object({ id: idSchema('user'), email: z.string(), name: z.string().nullable() })
-  .meta({ id: 'User' });
+export const user = z.object({ id: idSchema('user'), email: z.string(), name: z.string().nullable() }).meta({ id: 'User' });
 
 export const organization = z
   .object({

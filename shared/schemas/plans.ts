@@ -68,7 +68,9 @@ export const createPlanInput = z.strictObject({
   includedCreditUnits: editable.includedCreditUnits.optional(),
   includedCreditUnitLabel: editable.includedCreditUnitLabel.optional(),
   minimumPurchaseUsd: editable.minimumPurchaseUsd.optional(),
-  verifiedEmailPolicy: editable.verifiedEmailPolicy.optional().meta({ description: 'Default required for free_trial plans, off otherwise' }),
+  verifiedEmailPolicy: editable.verifiedEmailPolicy
+    .optional()
+    .meta({ description: 'Default required for free_trial plans, off otherwise' }),
   maxClaims: editable.maxClaims.optional(),
 });
 

@@ -47,10 +47,14 @@ t.test('hub chain up writes chain.json, serves the chain, and takes anvil down o
   t.equal(await reader.getChainId(), deployment.chainId);
   t.ok((await reader.getCode({ address: deployment.token.address }))?.length, 'the token is deployed');
 
-  const anvilPid = await until('the log line', () => {
-    const match = /"pid":(\d+)/.exec(output);
-    return match ? Number(match[1]) : undefined;
-  }, 5_000);
+  const anvilPid = await until(
+    'the log line',
+    () => {
+      const match = /"pid":(\d+)/.exec(output);
+      return match ? Number(match[1]) : undefined;
+    },
+    5_000,
+  );
   t.ok(alive(anvilPid));
 
   cli.kill('SIGTERM');

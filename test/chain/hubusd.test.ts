@@ -34,7 +34,12 @@ const hubUsdAbi = [
 ] as const;
 
 const receiveTypes = { ReceiveWithAuthorization: transferWithAuthorizationTypes.TransferWithAuthorization } as const;
-const cancelTypes = { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] } as const;
+const cancelTypes = {
+  CancelAuthorization: [
+    { name: 'authorizer', type: 'address' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
 
 const chain = await startTestChain(t);
 const reader = chainReader(chain);
@@ -48,9 +53,20 @@ function walletOf(key: Hex) {
 }
 const settler = walletOf(settlerAccount!.privateKey);
 
-async function authorize(overrides: Partial<{ to: Address; value: bigint; validAfter: bigint; validBefore: bigint }> = {}, primary: 'TransferWithAuthorization' | 'ReceiveWithAuthorization' = 'TransferWithAuthorization') {
+async function authorize(
+  overrides: Partial<{ to: Address; value: bigint; validAfter: bigint; validBefore: bigint }> = {},
+  primary: 'TransferWithAuthorization' | 'ReceiveWithAuthorization' = 'TransferWithAuthorization',
+) {
   const now = BigInt(Math.floor(Date.now() / 1000));
-  const message = { from: payer.address, to: payee, value: 1_000n, validAfter: 0n, validBefore: now + 60n, nonce: toHex(randomBytes(32)), ...overrides };
+  const message = {
+    from: payer.address,
+    to: payee,
+    value: 1_000n,
+    validAfter: 0n,
+    validBefore: now + 60n,
+    nonce: toHex(randomBytes(32)),
+    ...overrides,
+  };
   const signature =
     primary === 'TransferWithAuthorization'
       ? await payer.signTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: primary, message })
@@ -72,19 +88,37 @@ async function revertName(from: Address, functionName: string, args: readonly un
     return undefined;
   } catch (err) {
     const revert = err instanceof BaseError ? err.walk((e) => e instanceof ContractFunctionRevertedError) : undefined;
-    return revert instanceof ContractFunctionRevertedError ? revert.data?.errorName ?? revert.reason : String(err);
+    return revert instanceof ContractFunctionRevertedError ? (revert.data?.errorName ?? revert.reason) : String(err);
   }
 }
 
 t.test('transferWithAuthorization (v, r, s) moves funds once and marks the nonce used', async (t) => {
   const before = await tokenBalance(chain, payee);
   const auth = await authorize();
-  t.notOk(await reader.readContract({ address: chain.token.address, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.message.nonce] }));
+  t.notOk(
+    await reader.readContract({
+      address: chain.token.address,
+      abi: eip3009Abi,
+      functionName: 'authorizationState',
+      args: [payer.address, auth.message.nonce],
+    }),
+  );
   const receipt = await send(settler, 'transferWithAuthorization', [...auth.args, ...auth.vrs]);
   t.equal(receipt.status, 'success');
   t.equal(await tokenBalance(chain, payee), before + 1_000n);
-  t.ok(await reader.readContract({ address: chain.token.address, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.message.nonce] }));
-  t.equal(await revertName(settler.account.address, 'transferWithAuthorization', [...auth.args, ...auth.vrs]), 'AuthorizationUsedOrCanceled', 'a replay reverts');
+  t.ok(
+    await reader.readContract({
+      address: chain.token.address,
+      abi: eip3009Abi,
+      functionName: 'authorizationState',
+      args: [payer.address, auth.message.nonce],
+    }),
+  );
+  t.equal(
+    await revertName(settler.account.address, 'transferWithAuthorization', [...auth.args, ...auth.vrs]),
+    'AuthorizationUsedOrCanceled',
+    'a replay reverts',
+  );
 });
 
 t.test('transferWithAuthorization also takes the signature as bytes, as USDC v2.2 does', async (t) => {
@@ -126,15 +160,29 @@ t.test('receiveWithAuthorization can only be submitted by the payee', async (t) 
   t.equal(await tokenBalance(chain, payee), before + 1_000n);
 
   const asTransfer = await authorize({}, 'ReceiveWithAuthorization');
-  t.equal(await revertName(settler.account.address, 'transferWithAuthorization', [...asTransfer.args, ...asTransfer.vrs]), 'InvalidSignature', 'a receive authorization is not a transfer authorization');
+  t.equal(
+    await revertName(settler.account.address, 'transferWithAuthorization', [...asTransfer.args, ...asTransfer.vrs]),
+    'InvalidSignature',
+    'a receive authorization is not a transfer authorization',
+  );
 });
 
 t.test('a canceled authorization can no longer be used', async (t) => {
   const auth = await authorize();
-  const cancel = parseSignature(await payer.signTypedData({ domain, types: cancelTypes, primaryType: 'CancelAuthorization', message: { authorizer: payer.address, nonce: auth.message.nonce } }));
+  const cancel = parseSignature(
+    await payer.signTypedData({
+      domain,
+      types: cancelTypes,
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: payer.address, nonce: auth.message.nonce },
+    }),
+  );
   const receipt = await send(settler, 'cancelAuthorization', [payer.address, auth.message.nonce, Number(cancel.v), cancel.r, cancel.s]);
   t.equal(receipt.status, 'success');
-  t.equal(await revertName(settler.account.address, 'transferWithAuthorization', [...auth.args, ...auth.vrs]), 'AuthorizationUsedOrCanceled');
+  t.equal(
+    await revertName(settler.account.address, 'transferWithAuthorization', [...auth.args, ...auth.vrs]),
+    'AuthorizationUsedOrCanceled',
+  );
 });
 
 t.test('only the minter mints', async (t) => {

@@ -66,5 +66,5 @@ t.test('refuses a chain too small to have a deployer and a settler', async (t) =
 
 function signature(item: (typeof eip3009Abi)[number] | { type: string; name?: string; inputs?: readonly { type: string }[] }): string {
   if (item.type === 'function') return toFunctionSignature(item as AbiFunction);
-  return `${item.type} ${'name' in item ? item.name : ''}(${('inputs' in item ? item.inputs ?? [] : []).map((i) => i.type).join(',')})`;
+  return `${item.type} ${'name' in item ? item.name : ''}(${('inputs' in item ? (item.inputs ?? []) : []).map((i) => i.type).join(',')})`;
 }

@@ -5,7 +5,10 @@ import { exitWithin, runHub, tempDataDir } from '../helpers/processes.js';
 
 t.test('hub bootstrap --json creates an organization, an admin, a session and an all-scopes key', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
-  const run = runHub(t, ['bootstrap', '--email', 'Owner@Example.com', '--org', 'Acme', '--json'], { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
+  const run = runHub(t, ['bootstrap', '--email', 'Owner@Example.com', '--org', 'Acme', '--json'], {
+    HUB_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+  });
   t.equal(await exitWithin(run, 30_000), 0);
   const out = JSON.parse(run.stdout());
   t.match(out, {
@@ -21,14 +24,20 @@ t.test('hub bootstrap --json creates an organization, an admin, a session and an
 
   const db = new Database(databaseUrl.replace(/^file:/, ''), { readonly: true });
   t.teardown(() => db.close());
-  const key = db.prepare('SELECT * FROM ApiKey WHERE id = ?').get(out.apiKeyId) as { keyHash: string; keyPrefix: string; scopesJson: string };
+  const key = db.prepare('SELECT * FROM ApiKey WHERE id = ?').get(out.apiKeyId) as {
+    keyHash: string;
+    keyPrefix: string;
+    scopesJson: string;
+  };
   t.equal(key.keyHash, createHash('sha256').update(out.apiKey).digest('hex'), 'only the hash of the key is stored');
   t.equal(key.keyPrefix, out.apiKey.slice(0, 12));
   t.same(JSON.parse(key.scopesJson), out.scopes);
   const dump = JSON.stringify(db.prepare('SELECT * FROM ApiKey').all()) + JSON.stringify(db.prepare('SELECT * FROM Session').all());
   t.notOk(dump.includes(out.apiKey), 'the key itself is nowhere in the database');
   t.notOk(dump.includes(out.sessionToken), 'nor the session token');
-  const membership = db.prepare('SELECT role FROM Membership WHERE userId = ? AND organizationId = ?').get(out.userId, out.organizationId) as { role: string };
+  const membership = db
+    .prepare('SELECT role FROM Membership WHERE userId = ? AND organizationId = ?')
+    .get(out.userId, out.organizationId) as { role: string };
   t.equal(membership.role, 'admin');
 });
 

@@ -15,7 +15,12 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
   const { dataDir, databaseUrl } = tempDataDir(t);
   const cpPort = await freePort();
   const proxyPort = await freePort();
-  const hub = runHub(t, ['start'], { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, HUB_CONTROL_PLANE_PORT: String(cpPort), HUB_PROXY_PORT: String(proxyPort) });
+  const hub = runHub(t, ['start'], {
+    HUB_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    HUB_CONTROL_PLANE_PORT: String(cpPort),
+    HUB_PROXY_PORT: String(proxyPort),
+  });
 
   t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200), 'control-plane /healthz answers 200');
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200), 'proxy /healthz answers 200');
@@ -29,7 +34,10 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
   const children = childPids(hub.child.pid!);
   t.equal(children.length, 2, 'two child processes');
   process.kill(children[1]!, 'SIGKILL');
-  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200) && (await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200)), 'both answer again after a crash');
+  t.ok(
+    (await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200)) && (await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200)),
+    'both answer again after a crash',
+  );
   await new Promise((r) => setTimeout(r, 300));
   t.equal(childPids(hub.child.pid!).length, 2, 'the crashed process was restarted');
 
@@ -41,7 +49,11 @@ t.test('hub start proxy alone is live but not ready without a control-plane', as
   const { dataDir } = tempDataDir(t);
   const proxyPort = await freePort();
   const deadPort = await freePort();
-  const hub = runHub(t, ['start', 'proxy'], { HUB_DATA_DIR: dataDir, HUB_PROXY_PORT: String(proxyPort), HUB_CONTROL_PLANE_PORT: String(deadPort) });
+  const hub = runHub(t, ['start', 'proxy'], {
+    HUB_DATA_DIR: dataDir,
+    HUB_PROXY_PORT: String(proxyPort),
+    HUB_CONTROL_PLANE_PORT: String(deadPort),
+  });
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
   const ready = await fetch(`http://127.0.0.1:${proxyPort}/readyz`);
   t.equal(ready.status, 503);
@@ -53,15 +65,34 @@ t.test('hub start proxy alone is live but not ready without a control-plane', as
 t.test('start-up failures print one clear line and exit non-zero', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
   const busy = await freePort();
-  const holder = runHub(t, ['start', 'control-plane'], { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, HUB_CONTROL_PLANE_PORT: String(busy) });
+  const holder = runHub(t, ['start', 'control-plane'], {
+    HUB_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    HUB_CONTROL_PLANE_PORT: String(busy),
+  });
   t.ok(await waitForStatus(`http://127.0.0.1:${busy}/healthz`, 200));
 
   const cases: [string, string[], Record<string, string>, RegExp][] = [
     ['bad DATABASE_URL', ['start'], { DATABASE_URL: 'mysql://db/hub' }, /DATABASE_URL must start with file: \(SQLite\) or postgresql:\/\//],
     ['bad port', ['start'], { HUB_PROXY_PORT: '70000' }, /HUB_PROXY_PORT must be between 1 and 65535/],
-    ['unreachable PostgreSQL', ['start', 'control-plane'], { DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/hub' }, /cannot reach PostgreSQL at postgresql:\/\/127\.0\.0\.1:1\/hub/],
-    ['missing master key in production', ['start'], { HUB_ENV: 'production', DATABASE_URL: databaseUrl }, /HUB_MASTER_KEY is required in production/],
-    ['port in use', ['start', 'control-plane'], { DATABASE_URL: databaseUrl, HUB_CONTROL_PLANE_PORT: String(busy) }, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${busy}: the port is already in use`)],
+    [
+      'unreachable PostgreSQL',
+      ['start', 'control-plane'],
+      { DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/hub' },
+      /cannot reach PostgreSQL at postgresql:\/\/127\.0\.0\.1:1\/hub/,
+    ],
+    [
+      'missing master key in production',
+      ['start'],
+      { HUB_ENV: 'production', DATABASE_URL: databaseUrl },
+      /HUB_MASTER_KEY is required in production/,
+    ],
+    [
+      'port in use',
+      ['start', 'control-plane'],
+      { DATABASE_URL: databaseUrl, HUB_CONTROL_PLANE_PORT: String(busy) },
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${busy}: the port is already in use`),
+    ],
   ];
   for (const [name, args, env, message] of cases) {
     const run = runHub(t, args, { HUB_DATA_DIR: dataDir, ...env });

@@ -21,13 +21,22 @@ const codeOf = (fn: () => unknown) => {
 
 t.test('key-only groups', async (t) => {
   t.same(authorizeApiKey(key, 'usage:read'), { organizationId: 'org_x', credential: key });
-  t.equal(codeOf(() => authorizeApiKey(key, 'usage:write')), 'insufficient_scope');
-  t.equal(codeOf(() => authorizeApiKey(session, 'usage:read')), 'auth_type_not_allowed');
+  t.equal(
+    codeOf(() => authorizeApiKey(key, 'usage:write')),
+    'insufficient_scope',
+  );
+  t.equal(
+    codeOf(() => authorizeApiKey(session, 'usage:read')),
+    'auth_type_not_allowed',
+  );
 });
 
 t.test('session-only groups', async (t) => {
   t.equal(authorizeSession(session), session);
-  t.equal(codeOf(() => authorizeSession(key)), 'auth_type_not_allowed');
+  t.equal(
+    codeOf(() => authorizeSession(key)),
+    'auth_type_not_allowed',
+  );
 });
 
 t.test('bearer header parsing', async (t) => {

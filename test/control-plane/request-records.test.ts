@@ -49,16 +49,35 @@ for (const provider of testProviders()) {
       );
       const stored = await db.requestRecord.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
       const byId = new Map(stored.map((r) => [r.id, r]));
-      t.match(byId.get(rows[0]!.id), { lifecycle: 'delivered', upstreamStatus: 200, completedAt: new Date(completedAt), path: '/items?q=1' });
+      t.match(byId.get(rows[0]!.id), {
+        lifecycle: 'delivered',
+        upstreamStatus: 200,
+        completedAt: new Date(completedAt),
+        path: '/items?q=1',
+      });
       t.match(byId.get(rows[1]!.id), { lifecycle: 'failed', upstreamStatus: null, completedAt: new Date(completedAt) });
       t.match(byId.get(rows[2]!.id), { lifecycle: 'forwarded', completedAt: null }, 'a record not in the batch is untouched');
     });
 
     await t.test('tallies add up within a batch and across batches, per key', async (t) => {
-      const tally = (count: number, over: object = {}) => ({ sellerId, minute, sandbox: false, lifecycle: 'delivered' as const, count, ...over });
+      const tally = (count: number, over: object = {}) => ({
+        sellerId,
+        minute,
+        sandbox: false,
+        lifecycle: 'delivered' as const,
+        count,
+        ...over,
+      });
       await recordRequests(db, { created: [], completed: [], tallies: [tally(5), tally(2), tally(1, { lifecycle: 'failed' })] }, provider);
-      await recordRequests(db, { created: [], completed: [], tallies: [tally(10), tally(4, { sandbox: true }), tally(3, { minute: '2026-11-21T10:16:00.000Z' })] }, provider);
-      const rows = await db.requestTally.findMany({ where: { sellerId }, orderBy: [{ minute: 'asc' }, { lifecycle: 'asc' }, { sandbox: 'asc' }] });
+      await recordRequests(
+        db,
+        { created: [], completed: [], tallies: [tally(10), tally(4, { sandbox: true }), tally(3, { minute: '2026-11-21T10:16:00.000Z' })] },
+        provider,
+      );
+      const rows = await db.requestTally.findMany({
+        where: { sellerId },
+        orderBy: [{ minute: 'asc' }, { lifecycle: 'asc' }, { sandbox: 'asc' }],
+      });
       t.same(
         rows.map((r) => [r.minute.toISOString(), r.lifecycle, r.sandbox, r.count]),
         [
@@ -93,7 +112,15 @@ for (const provider of testProviders()) {
       const rows = Array.from({ length: 1_000 }, () => record({ sellerId: other }));
       await recordRequests(db, { created: rows, completed: [], tallies: [] }, provider);
       const completedAt = new Date().toISOString();
-      await recordRequests(db, { created: [], completed: rows.map((r) => ({ id: r.id, lifecycle: 'delivered' as const, upstreamStatus: 204, completedAt })), tallies: [] }, provider);
+      await recordRequests(
+        db,
+        {
+          created: [],
+          completed: rows.map((r) => ({ id: r.id, lifecycle: 'delivered' as const, upstreamStatus: 204, completedAt })),
+          tallies: [],
+        },
+        provider,
+      );
       t.equal(await db.requestRecord.count({ where: { sellerId: other, lifecycle: 'delivered', upstreamStatus: 204 } }), 1_000);
     });
   });

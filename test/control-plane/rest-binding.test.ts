@@ -23,16 +23,29 @@ for (const provider of testProviders()) {
       t.match(await send('null', 'application/json'), { status: 400, body: { error: 'The request body must be a JSON object' } });
       t.match(await send('name=x', 'application/x-www-form-urlencoded'), { status: 415, body: { error: 'unsupported_media_type' } });
       t.match(await send('{"name":"x"}'), { status: 415, body: { error: 'unsupported_media_type' } }, 'a body without a content type');
-      t.match(await send(JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), 'application/json'), { status: 413, body: { error: 'payload_too_large' } });
-      const charset = await send(JSON.stringify({ name: 'Charset', slug: `charset-${provider}`, upstreamBaseUrl: 'https://c.example' }), 'application/json; charset=utf-8');
+      t.match(await send(JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), 'application/json'), {
+        status: 413,
+        body: { error: 'payload_too_large' },
+      });
+      const charset = await send(
+        JSON.stringify({ name: 'Charset', slug: `charset-${provider}`, upstreamBaseUrl: 'https://c.example' }),
+        'application/json; charset=utf-8',
+      );
       t.equal(charset.status, 201, 'a charset parameter is fine');
       t.match(await send('{}', 'application/json'), { status: 400, body: { error: /^name: / } });
     });
 
     t.test('credentials are checked before the body is', async (t) => {
       t.match(await api.post('/v1/sellers', undefined, { slug: 'NOT VALID' }), { status: 401, body: { error: 'missing_bearer_token' } });
-      t.match(await api.call('GET', '/v1/sellers', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), { status: 401, body: { error: 'missing_bearer_token' } });
-      t.match(await api.call('GET', '/v1/sellers', { headers: { authorization: `bearer ${key}` } }), { status: 200 }, 'the scheme is case-insensitive');
+      t.match(await api.call('GET', '/v1/sellers', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), {
+        status: 401,
+        body: { error: 'missing_bearer_token' },
+      });
+      t.match(
+        await api.call('GET', '/v1/sellers', { headers: { authorization: `bearer ${key}` } }),
+        { status: 200 },
+        'the scheme is case-insensitive',
+      );
     });
 
     t.test('unknown routes and methods', async (t) => {
@@ -52,18 +65,26 @@ for (const provider of testProviders()) {
       t.teardown(() => closeServer(server, 1_000));
       const broken = managementClient(`http://127.0.0.1:${port}`);
 
-      const seller = (await broken.post('/v1/sellers', key, { name: 'Broken', slug: `broken-${provider}`, upstreamBaseUrl: 'https://b.example' })).body.seller;
+      const seller = (
+        await broken.post('/v1/sellers', key, { name: 'Broken', slug: `broken-${provider}`, upstreamBaseUrl: 'https://b.example' })
+      ).body.seller;
       const service = (await broken.post('/v1/services', key, { sellerId: seller.id, name: 'S', slug: 's' })).body.service;
       await cp.db.$executeRawUnsafe(provider === 'postgresql' ? 'DROP TABLE "Meter" CASCADE' : 'DROP TABLE "Meter"');
 
       const reply = await broken.get(`/v1/meters?serviceId=${service.id}`, key);
       t.equal(reply.status, 500);
       t.same(reply.body, { error: 'Internal server error' }, 'nothing internal');
-      t.ok(lines.some((line) => /Meter/.test(line)), 'the cause is in the log');
+      t.ok(
+        lines.some((line) => /Meter/.test(line)),
+        'the cause is in the log',
+      );
 
-      const overTrpc = await fetch(`http://127.0.0.1:${port}/trpc/meters.list?input=${encodeURIComponent(JSON.stringify({ serviceId: service.id }))}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const overTrpc = await fetch(
+        `http://127.0.0.1:${port}/trpc/meters.list?input=${encodeURIComponent(JSON.stringify({ serviceId: service.id }))}`,
+        {
+          headers: { authorization: `Bearer ${key}` },
+        },
+      );
       t.equal(overTrpc.status, 500);
       const text = await overTrpc.text();
       t.notOk(/Meter|stack|\.ts:/.test(text), 'nor over tRPC');
@@ -82,7 +103,10 @@ for (const provider of testProviders()) {
       const refs: string[] = [];
       JSON.stringify(document, (k, v) => (k === '$ref' && refs.push(v), v));
       for (const ref of refs) {
-        const target = ref.replace(/^#\//, '').split('/').reduce((node: any, part) => node?.[part], document);
+        const target = ref
+          .replace(/^#\//, '')
+          .split('/')
+          .reduce((node: any, part) => node?.[part], document);
         t.ok(target, `${ref} resolves`);
       }
       for (const [path, operations] of Object.entries<Record<string, any>>(document.paths)) {
@@ -92,10 +116,17 @@ for (const provider of testProviders()) {
           t.notOk(operationIds.has(operation.operationId), `${name}: unique operationId`);
           operationIds.add(operation.operationId);
           const statuses = Object.keys(operation.responses);
-          t.ok(statuses.some((s) => /^2\d\d$/.test(s)), `${name}: a success response`);
+          t.ok(
+            statuses.some((s) => /^2\d\d$/.test(s)),
+            `${name}: a success response`,
+          );
           t.ok(statuses.includes('400') && statuses.includes('500'), `${name}: validation and server errors`);
           for (const status of statuses.filter((s) => !s.startsWith('2'))) {
-            t.same(operation.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${name} ${status}: the envelope`);
+            t.same(
+              operation.responses[status].content['application/json'].schema,
+              { $ref: '#/components/schemas/Error' },
+              `${name} ${status}: the envelope`,
+            );
           }
         }
       }

@@ -38,14 +38,30 @@ for (const provider of testProviders()) {
       t.same((await api.get(`/v1/sellers/${seller.id}`, sessionToken)).body, { seller });
       t.same((await api.get('/v1/sellers', key)).body, { sellers: [seller] });
 
-      const updated = await api.patch(`/v1/sellers/${seller.id}`, key, { name: 'Weather Co', slug: 'weather-co', payToAddress: null, networks: [], hostnames: ['a.weather.example', 'b.weather.example'] });
+      const updated = await api.patch(`/v1/sellers/${seller.id}`, key, {
+        name: 'Weather Co',
+        slug: 'weather-co',
+        payToAddress: null,
+        networks: [],
+        hostnames: ['a.weather.example', 'b.weather.example'],
+      });
       t.equal(updated.status, 200);
-      t.match(updated.body.seller, { name: 'Weather Co', slug: 'weather-co', payHost: 'weather-co.pay.example.net', payToAddress: null, networks: [], hostnames: ['a.weather.example', 'b.weather.example'] });
+      t.match(updated.body.seller, {
+        name: 'Weather Co',
+        slug: 'weather-co',
+        payHost: 'weather-co.pay.example.net',
+        payToAddress: null,
+        networks: [],
+        hostnames: ['a.weather.example', 'b.weather.example'],
+      });
       t.equal(updated.body.seller.upstreamBaseUrl, SELLER.upstreamBaseUrl, 'fields not sent stay');
 
       // Another organization neither sees nor changes it.
       t.same((await api.get('/v1/sellers', other.apiKey)).body, { sellers: [] });
-      t.match(await api.patch(`/v1/sellers/${seller.id}`, other.apiKey, { name: 'mine' }), { status: 404, body: { error: 'seller_not_found' } });
+      t.match(await api.patch(`/v1/sellers/${seller.id}`, other.apiKey, { name: 'mine' }), {
+        status: 404,
+        body: { error: 'seller_not_found' },
+      });
 
       const deleted = await api.delete(`/v1/sellers/${seller.id}`, key);
       t.equal(deleted.status, 204);
@@ -56,7 +72,10 @@ for (const provider of testProviders()) {
 
     t.test('slugs and hostnames are unique across hub, since they are hosts', async (t) => {
       const first = (await api.post('/v1/sellers', key, { ...SELLER, slug: 'unique-one', hostnames: ['shop.example.org'] })).body.seller;
-      t.match(await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'unique-one' }), { status: 409, body: { error: 'duplicate_slug' } });
+      t.match(await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'unique-one' }), {
+        status: 409,
+        body: { error: 'duplicate_slug' },
+      });
       t.match(await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'unique-two', hostnames: ['shop.example.org'] }), {
         status: 409,
         body: { error: 'duplicate_hostname' },
@@ -64,8 +83,15 @@ for (const provider of testProviders()) {
       t.equal(await cp.db.seller.count({ where: { slug: 'unique-two' } }), 0, 'the refused create left nothing behind');
       const second = (await api.post('/v1/sellers', key, { ...SELLER, slug: 'unique-three' })).body.seller;
       t.match(await api.patch(`/v1/sellers/${second.id}`, key, { slug: 'unique-one' }), { status: 409, body: { error: 'duplicate_slug' } });
-      t.match(await api.patch(`/v1/sellers/${second.id}`, key, { hostnames: ['shop.example.org'] }), { status: 409, body: { error: 'duplicate_hostname' } });
-      t.equal((await api.patch(`/v1/sellers/${first.id}`, key, { hostnames: ['shop.example.org'] })).status, 200, 'keeping its own hostname is fine');
+      t.match(await api.patch(`/v1/sellers/${second.id}`, key, { hostnames: ['shop.example.org'] }), {
+        status: 409,
+        body: { error: 'duplicate_hostname' },
+      });
+      t.equal(
+        (await api.patch(`/v1/sellers/${first.id}`, key, { hostnames: ['shop.example.org'] })).status,
+        200,
+        'keeping its own hostname is fine',
+      );
     });
 
     t.test('malformed seller fields are 400 with a message naming the field', async (t) => {
@@ -97,21 +123,34 @@ for (const provider of testProviders()) {
     });
 
     t.test('stateful access: default endpoint, override, reset; flags are not the API’s', async (t) => {
-      const seller = (await api.post('/v1/sellers', key, { ...SELLER, slug: 'stateful', upstreamBaseUrl: 'https://api.shop.example:8443/v1/base' })).body.seller;
+      const seller = (
+        await api.post('/v1/sellers', key, { ...SELLER, slug: 'stateful', upstreamBaseUrl: 'https://api.shop.example:8443/v1/base' })
+      ).body.seller;
       const path = `/v1/sellers/${seller.id}/stateful-access`;
-      t.same((await api.get(path, key)).body, { accessEndpointUrl: 'https://api.shop.example:8443/zeroclick/access', salesEnabled: false, servicingEnabled: false });
+      t.same((await api.get(path, key)).body, {
+        accessEndpointUrl: 'https://api.shop.example:8443/zeroclick/access',
+        salesEnabled: false,
+        servicingEnabled: false,
+      });
 
       const put = await api.put(path, key, { accessEndpointUrl: 'https://accounts.shop.example/hub/access' });
       t.equal(put.status, 200);
       t.same(put.body, { accessEndpointUrl: 'https://accounts.shop.example/hub/access', salesEnabled: false, servicingEnabled: false });
       t.same((await api.get(path, sessionToken)).body, put.body);
 
-      t.match(await api.put(path, key, { accessEndpointUrl: 'https://x.example', salesEnabled: true }), { status: 400, body: { error: /Unrecognized key/ } });
+      t.match(await api.put(path, key, { accessEndpointUrl: 'https://x.example', salesEnabled: true }), {
+        status: 400,
+        body: { error: /Unrecognized key/ },
+      });
       t.match(await api.put(path, key, { accessEndpointUrl: 'not a url' }), { status: 400, body: { error: /^accessEndpointUrl: / } });
       t.match(await api.put(path, key, {}), { status: 400, body: { error: /^accessEndpointUrl: / } });
 
       await cp.db.seller.update({ where: { id: seller.id }, data: { salesEnabled: true } });
-      t.same((await api.put(path, key, { accessEndpointUrl: null })).body, { accessEndpointUrl: 'https://api.shop.example:8443/zeroclick/access', salesEnabled: true, servicingEnabled: false });
+      t.same((await api.put(path, key, { accessEndpointUrl: null })).body, {
+        accessEndpointUrl: 'https://api.shop.example:8443/zeroclick/access',
+        salesEnabled: true,
+        servicingEnabled: false,
+      });
     });
 
     t.test('signing secrets: shown once, sealed at rest, newest active signs, rotate and retire', async (t) => {
@@ -121,28 +160,51 @@ for (const provider of testProviders()) {
 
       const first = await api.post(base, key);
       t.equal(first.status, 201);
-      t.match(first.body, { signingSecret: { sellerId: seller.id, status: 'active', signing: true, retiredAt: null }, secret: /^hubsk_[0-9A-Za-z]{40}$/ });
+      t.match(first.body, {
+        signingSecret: { sellerId: seller.id, status: 'active', signing: true, retiredAt: null },
+        secret: /^hubsk_[0-9A-Za-z]{40}$/,
+      });
       const stored = await cp.db.signingSecret.findUniqueOrThrow({ where: { id: first.body.signingSecret.id } });
       t.not(stored.encryptedSecret.includes(first.body.secret), true, 'not stored in clear');
       t.equal(openSecret(cp.masterKey, stored.encryptedSecret), first.body.secret, 'sealed under the master key');
 
       const second = (await api.post(base, key)).body;
       const listed = (await api.get(base, key)).body.signingSecrets;
-      t.same(listed.map((s: { id: string }) => s.id), [second.signingSecret.id, first.body.signingSecret.id], 'newest first');
-      t.same(listed.map((s: { signing: boolean }) => s.signing), [true, false], 'the newest active one signs');
+      t.same(
+        listed.map((s: { id: string }) => s.id),
+        [second.signingSecret.id, first.body.signingSecret.id],
+        'newest first',
+      );
+      t.same(
+        listed.map((s: { signing: boolean }) => s.signing),
+        [true, false],
+        'the newest active one signs',
+      );
       t.notOk(JSON.stringify(listed).includes('hubsk_'), 'values are never listed');
 
       const retired = await api.post(`${base}/${second.signingSecret.id}/retire`, key);
       t.match(retired, { status: 200, body: { signingSecret: { status: 'retired', signing: false, retiredAt: String } } });
-      t.match((await api.get(`${base}/${first.body.signingSecret.id}`, key)).body, { signingSecret: { status: 'active', signing: true } }, 'the older active one signs again');
-      t.match(await api.post(`${base}/${second.signingSecret.id}/retire`, key), { status: 200, body: { signingSecret: { status: 'retired' } } }, 'retiring twice is harmless');
+      t.match(
+        (await api.get(`${base}/${first.body.signingSecret.id}`, key)).body,
+        { signingSecret: { status: 'active', signing: true } },
+        'the older active one signs again',
+      );
+      t.match(
+        await api.post(`${base}/${second.signingSecret.id}/retire`, key),
+        { status: 200, body: { signingSecret: { status: 'retired' } } },
+        'retiring twice is harmless',
+      );
 
       const rotated = await api.post(`${base}/rotate`, key);
       t.equal(rotated.status, 201);
       const after = (await api.get(base, key)).body.signingSecrets;
       t.same(
         after.map((s: { status: string; signing: boolean }) => [s.status, s.signing]),
-        [['active', true], ['retired', false], ['retired', false]],
+        [
+          ['active', true],
+          ['retired', false],
+          ['retired', false],
+        ],
         'rotation leaves exactly the new secret active',
       );
 
@@ -150,7 +212,11 @@ for (const provider of testProviders()) {
       t.match(await api.post(`${base}/nope/retire`, key), { status: 400, body: { error: /^signingSecretId: / } });
       const otherSeller = (await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'other-signer' })).body.seller;
       const otherSecret = (await api.post(`/v1/sellers/${otherSeller.id}/signing-secrets`, other.apiKey)).body.signingSecret;
-      t.match(await api.post(`${base}/${otherSecret.id}/retire`, key), { status: 404, body: { error: 'signing_secret_not_found' } }, 'a secret of another seller');
+      t.match(
+        await api.post(`${base}/${otherSecret.id}/retire`, key),
+        { status: 404, body: { error: 'signing_secret_not_found' } },
+        'a secret of another seller',
+      );
     });
 
     t.test('every catalog write marks the seller changed for proxy caches', async (t) => {

@@ -39,7 +39,30 @@ for (const provider of testProviders()) {
 
     await t.test('apply every model table and record them as Prisma does', async (t) => {
       const tables = await tableNames(database);
-      for (const table of ['Organization', 'User', 'Membership', 'Session', 'ApiKey', 'Seller', 'SigningSecret', 'Service', 'Meter', 'Plan', 'PlanMeterPrice', 'Buyer', 'Agent', 'Access', 'AccountWrite', 'PaymentAttempt', 'PaymentReplay', 'RequestRecord', 'UsageEvent', 'PageView', 'CheckoutSession', 'MailOutbox']) {
+      for (const table of [
+        'Organization',
+        'User',
+        'Membership',
+        'Session',
+        'ApiKey',
+        'Seller',
+        'SigningSecret',
+        'Service',
+        'Meter',
+        'Plan',
+        'PlanMeterPrice',
+        'Buyer',
+        'Agent',
+        'Access',
+        'AccountWrite',
+        'PaymentAttempt',
+        'PaymentReplay',
+        'RequestRecord',
+        'UsageEvent',
+        'PageView',
+        'CheckoutSession',
+        'MailOutbox',
+      ]) {
         t.ok(tables.includes(table), `${table} exists`);
       }
       const rows = await rawQuery(database, 'SELECT migration_name, checksum, finished_at FROM _prisma_migrations');
@@ -67,8 +90,15 @@ for (const provider of testProviders()) {
       t.match(err.message, /migration 29990101000000_broken failed and was rolled back, the database is unchanged/);
       t.notMatch(err.message, /\n/, 'one line');
       t.same(await tableNames(database), before, 'no table was left behind');
-      t.same(await rawQuery(database, 'SELECT COUNT(*) AS n FROM "Organization"').then((r) => Number(r[0]!.n)), 0, 'no row was left behind');
-      const recorded = await rawQuery(database, `SELECT migration_name FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'`);
+      t.same(
+        await rawQuery(database, 'SELECT COUNT(*) AS n FROM "Organization"').then((r) => Number(r[0]!.n)),
+        0,
+        'no row was left behind',
+      );
+      const recorded = await rawQuery(
+        database,
+        `SELECT migration_name FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'`,
+      );
       t.same(recorded, [], 'no failed row blocks the next start');
       const fixed = [...listMigrations(provider), { name: '29990101000000_broken', sql: 'CREATE TABLE "NowFine" ("id" INTEGER);\n' }];
       t.same(await migrateDatabase(database, fixed), ['29990101000000_broken'], 'the corrected migration applies');

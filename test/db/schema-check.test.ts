@@ -7,7 +7,11 @@ import { withScratchEngine } from '../../scripts/scratch-database.js';
 // on is empty for the committed state and names the change when a model is added.
 for (const provider of ['sqlite', 'postgresql'] as const) {
   t.test(`schema check on ${provider}`, async (t) => {
-    t.equal(await withScratchEngine(provider, (engine) => pendingSchemaChange(engine, provider)), '', 'committed migrations match the models');
+    t.equal(
+      await withScratchEngine(provider, (engine) => pendingSchemaChange(engine, provider)),
+      '',
+      'committed migrations match the models',
+    );
 
     const drifted = schemaFiles(provider).map((f) =>
       f.path.endsWith('models.prisma') ? { ...f, content: `${f.content}\nmodel DriftProbe {\n  id String @id\n}\n` } : f,

@@ -20,7 +20,10 @@ const hub = await startFakeUsageApi(apiKey);
 t.teardown(() => hub.close());
 const store = new MemoryAccountStore();
 const serviceSlug = 'search';
-const meters = [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', quantity: 250 }];
+const meters = [
+  { meterSlug: 'calls', quantity: 1 },
+  { meterSlug: 'tokens', quantity: 250 },
+];
 const app = createSellerApp({ secrets, hub: { baseUrl: hub.url, apiKey, timeoutMs: 300 }, serviceSlug, meters, store });
 const port = await onLoopback(app);
 t.teardown(() => closeServer(app, 100));
@@ -33,9 +36,27 @@ t.test('metered: an unpaid probe gets the 402 payment_required body and no hub-u
   const requestId = newId('request');
   const r = await call({ path: '/metered', requestId });
   t.equal(r.status, 402);
-  t.same(r.json, { error: 'payment_required', serviceSlug, usage: [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', quantity: 250 }] });
+  t.same(r.json, {
+    error: 'payment_required',
+    serviceSlug,
+    usage: [
+      { meterSlug: 'calls', quantity: 1 },
+      { meterSlug: 'tokens', quantity: 250 },
+    ],
+  });
   t.equal(r.headers['hub-usage'], undefined, 'a 4xx never carries hub-usage');
-  t.same(hub.requests.at(-1)!.body, { zcRequestId: requestId, serviceSlug, usage: [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', quantity: 250 }] }, 'the check passes the request id through unchanged');
+  t.same(
+    hub.requests.at(-1)!.body,
+    {
+      zcRequestId: requestId,
+      serviceSlug,
+      usage: [
+        { meterSlug: 'calls', quantity: 1 },
+        { meterSlug: 'tokens', quantity: 250 },
+      ],
+    },
+    'the check passes the request id through unchanged',
+  );
   deny('usage_exhausted');
   t.equal((await call({ path: '/metered', agentId: newId('agent') })).status, 402, 'a business denial too');
 });
@@ -46,9 +67,19 @@ t.test('metered: allowed, it serves and settles with hub-usage', async (t) => {
   const r = await call({ path: '/metered', agentId });
   t.equal(r.status, 200);
   t.match(r.json, { served: true, agentId });
-  t.same(parseUsageHeader(r.headers['hub-usage']), { ok: true, items: [{ serviceSlug, meterSlug: 'calls', quantity: 1 }, { serviceSlug, meterSlug: 'tokens', quantity: 250 }] });
+  t.same(parseUsageHeader(r.headers['hub-usage']), {
+    ok: true,
+    items: [
+      { serviceSlug, meterSlug: 'calls', quantity: 1 },
+      { serviceSlug, meterSlug: 'tokens', quantity: 250 },
+    ],
+  });
   const actual = await call({ path: '/metered?actual=7', agentId });
-  t.match(parseUsageHeader(actual.headers['hub-usage']), { ok: true, items: [{ meterSlug: 'calls', quantity: 7 }] }, '?actual settles another quantity');
+  t.match(
+    parseUsageHeader(actual.headers['hub-usage']),
+    { ok: true, items: [{ meterSlug: 'calls', quantity: 7 }] },
+    '?actual settles another quantity',
+  );
 });
 
 t.test('metered: hub unreachable or answering garbage is 503 allowance_unavailable (fail closed)', async (t) => {
@@ -66,7 +97,15 @@ t.test('metered/report: settles through POST /v1/usage, idempotent by request id
   t.equal(first.status, 200);
   t.equal(first.headers['hub-usage'], undefined);
   t.match(first.json.report, { ok: true, duplicate: false });
-  t.same(hub.requests.at(-1)!.body, { idempotencyKey: requestId, zcRequestId: requestId, serviceSlug, usage: [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', quantity: 250 }] });
+  t.same(hub.requests.at(-1)!.body, {
+    idempotencyKey: requestId,
+    zcRequestId: requestId,
+    serviceSlug,
+    usage: [
+      { meterSlug: 'calls', quantity: 1 },
+      { meterSlug: 'tokens', quantity: 250 },
+    ],
+  });
   const again = await call({ method: 'POST', path: '/metered/report', requestId });
   t.match(again.json.report, { ok: true, duplicate: true, id: first.json.report.id });
 });
@@ -83,7 +122,16 @@ t.test('echo: the verified identity and what arrived', async (t) => {
   const agentId = newId('agent');
   const buyerId = newId('buyer');
   const requestId = newId('request');
-  const r = await call({ method: 'PUT', path: '/echo/x?b=2&a=1', body: 'héllo', requestId, agentId, buyerId, sandbox: true, headers: { 'x-upstream-auth': 'Bearer seller-token', 'hub-sandbox': '1' } });
+  const r = await call({
+    method: 'PUT',
+    path: '/echo/x?b=2&a=1',
+    body: 'héllo',
+    requestId,
+    agentId,
+    buyerId,
+    sandbox: true,
+    headers: { 'x-upstream-auth': 'Bearer seller-token', 'hub-sandbox': '1' },
+  });
   t.equal(r.status, 200);
   t.match(r.json, { identity: { requestId, agentId, buyerId, sandbox: true, kid }, method: 'PUT', url: '/echo/x?b=2&a=1', body: 'héllo' });
   t.match(r.json.headers, { 'x-upstream-auth': 'Bearer seller-token', 'hub-sandbox': '1', 'hub-anonymous-id': agentId });
@@ -144,11 +192,20 @@ t.test('accounts: write, list, mint, suspend; the buyer id alone unlocks nothing
       headers: buyerHeaders,
     });
   const mint = (who: string, extra: Record<string, string | null> = {}) =>
-    call({ method: 'POST', path: `/zeroclick/access/${accessId}/keys`, body: JSON.stringify({ agentId: who, buyerId, buyerEmail: 'ann@example.com', ...extra }), agentId: who, purpose: 'access.mint', headers: buyerHeaders });
+    call({
+      method: 'POST',
+      path: `/zeroclick/access/${accessId}/keys`,
+      body: JSON.stringify({ agentId: who, buyerId, buyerEmail: 'ann@example.com', ...extra }),
+      agentId: who,
+      purpose: 'access.mint',
+      headers: buyerHeaders,
+    });
 
   t.same((await write(1)).json, { lifecycle: 'active' });
   const listed = await call({ path: '/accounts', agentId });
-  t.match(listed.json, { accounts: [{ accessId, plan: 'pro', status: 'active', serviceable: true, balanceUsd: '10.000000', stateVersion: 1 }] });
+  t.match(listed.json, {
+    accounts: [{ accessId, plan: 'pro', status: 'active', serviceable: true, balanceUsd: '10.000000', stateVersion: 1 }],
+  });
 
   const minted = await mint(agentId);
   t.equal(minted.status, 200);
@@ -157,7 +214,11 @@ t.test('accounts: write, list, mint, suspend; the buyer id alone unlocks nothing
   t.not((await mint(agentId)).json.apiKey, minted.json.apiKey, 're-minting rotates');
 
   const sibling = newId('agent');
-  t.same((await call({ path: '/accounts', agentId: sibling, buyerId })).json, { accounts: [] }, 'a buyer id next to an untied agent: nothing');
+  t.same(
+    (await call({ path: '/accounts', agentId: sibling, buyerId })).json,
+    { accounts: [] },
+    'a buyer id next to an untied agent: nothing',
+  );
   t.same((await call({ path: '/accounts', buyerId })).json, { accounts: [] }, 'a buyer id without an agent id: nothing');
   t.equal((await mint(sibling)).status, 200, 'hub vouches for the sibling in a signed mint');
   t.equal((await call({ path: '/accounts', agentId: sibling, buyerId })).json.accounts.length, 1, 'now tied to the buyer');
@@ -166,7 +227,11 @@ t.test('accounts: write, list, mint, suspend; the buyer id alone unlocks nothing
   t.same((await write(2, 'suspended')).json, { lifecycle: 'active' });
   const refused = await mint(agentId);
   t.same([refused.status, refused.json], [409, { conflict: { code: 'account_suspended' } }]);
-  t.match((await call({ path: '/accounts', agentId })).json, { accounts: [{ status: 'suspended', serviceable: false, balanceUsd: '10.000000' }] }, 'suspension deletes nothing');
+  t.match(
+    (await call({ path: '/accounts', agentId })).json,
+    { accounts: [{ status: 'suspended', serviceable: false, balanceUsd: '10.000000' }] },
+    'suspension deletes nothing',
+  );
   t.same((await write(3)).json, { lifecycle: 'active' });
   t.equal((await mint(agentId)).status, 200, 'resumed');
 });
@@ -177,26 +242,63 @@ t.test('a seller that provisions slowly answers provisioning, then active', asyn
   t.teardown(() => closeServer(slow, 100));
   const { accessId, agentId } = ids();
   const body = JSON.stringify(originalWrite({ accessId, agentId, stateVersion: 1 }));
-  const deliver = () => send(slowPort, { method: 'POST', path: '/zeroclick/access', body, requestId: `${accessId}:1`, agentId, purpose: 'access.write' });
+  const deliver = () =>
+    send(slowPort, { method: 'POST', path: '/zeroclick/access', body, requestId: `${accessId}:1`, agentId, purpose: 'access.write' });
   t.same((await deliver()).json, { lifecycle: 'provisioning', retryAfterSeconds: 2 });
-  const early = await send(slowPort, { method: 'POST', path: `/zeroclick/access/${accessId}/keys`, body: JSON.stringify({ agent: agentId }), agentId, purpose: 'access.mint' });
+  const early = await send(slowPort, {
+    method: 'POST',
+    path: `/zeroclick/access/${accessId}/keys`,
+    body: JSON.stringify({ agent: agentId }),
+    agentId,
+    purpose: 'access.mint',
+  });
   t.same([early.status, early.json], [409, { notProvisioned: true, retryAfterSeconds: 2 }]);
   await new Promise((resolve) => setTimeout(resolve, 1_600));
   t.same((await deliver()).json, { lifecycle: 'active' }, 'the resend finds it ready');
 });
 
 t.test('config from the environment', async (t) => {
-  const c = sellerConfigFromEnv({ SELLER_SIGNING_SECRETS: `${kid}=${secret}`, HUB_API_KEY: apiKey, SELLER_SERVICE_SLUG: 'search', SELLER_METERS: 'calls=1,tokens=250', SELLER_PORT: '0' });
-  t.match(c, { secrets: { [kid]: secret }, hub: { baseUrl: 'http://127.0.0.1:8400', apiKey }, serviceSlug: 'search', meters: meters, port: 0, host: '127.0.0.1', dbFile: undefined });
+  const c = sellerConfigFromEnv({
+    SELLER_SIGNING_SECRETS: `${kid}=${secret}`,
+    HUB_API_KEY: apiKey,
+    SELLER_SERVICE_SLUG: 'search',
+    SELLER_METERS: 'calls=1,tokens=250',
+    SELLER_PORT: '0',
+  });
+  t.match(c, {
+    secrets: { [kid]: secret },
+    hub: { baseUrl: 'http://127.0.0.1:8400', apiKey },
+    serviceSlug: 'search',
+    meters: meters,
+    port: 0,
+    host: '127.0.0.1',
+    dbFile: undefined,
+  });
   t.throws(() => sellerConfigFromEnv({}), /SELLER_SIGNING_SECRETS is required; HUB_API_KEY is required; SELLER_SERVICE_SLUG is required/);
   t.throws(() => sellerConfigFromEnv({ SELLER_SIGNING_SECRETS: 'nokid', HUB_API_KEY: 'k', SELLER_SERVICE_SLUG: 's' }), /is not name=value/);
-  t.throws(() => sellerConfigFromEnv({ SELLER_SIGNING_SECRETS: `${kid}=${secret}`, HUB_API_KEY: 'k', SELLER_SERVICE_SLUG: 's', SELLER_METERS: 'calls=-1' }), /whole quantity/);
+  t.throws(
+    () =>
+      sellerConfigFromEnv({
+        SELLER_SIGNING_SECRETS: `${kid}=${secret}`,
+        HUB_API_KEY: 'k',
+        SELLER_SERVICE_SLUG: 's',
+        SELLER_METERS: 'calls=-1',
+      }),
+    /whole quantity/,
+  );
 });
 
 t.test('main.ts runs the app from the environment', async (t) => {
   const main = fileURLToPath(new URL('../../examples/seller/main.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    env: { ...process.env, SELLER_SIGNING_SECRETS: `${kid}=${secret}`, HUB_API_KEY: apiKey, HUB_BASE_URL: hub.url, SELLER_SERVICE_SLUG: serviceSlug, SELLER_PORT: '0' },
+    env: {
+      ...process.env,
+      SELLER_SIGNING_SECRETS: `${kid}=${secret}`,
+      HUB_API_KEY: apiKey,
+      HUB_BASE_URL: hub.url,
+      SELLER_SERVICE_SLUG: serviceSlug,
+      SELLER_PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => {

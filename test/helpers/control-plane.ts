@@ -20,7 +20,12 @@ export type TestControlPlane = ControlPlaneServices & {
 };
 
 /** A real control-plane on a loopback port, over its own fresh database. */
-export async function startTestControlPlane(t: Tap, provider: Provider, env: Record<string, string> = {}, payments?: PaymentRail): Promise<TestControlPlane> {
+export async function startTestControlPlane(
+  t: Tap,
+  provider: Provider,
+  env: Record<string, string> = {},
+  payments?: PaymentRail,
+): Promise<TestControlPlane> {
   const { db, database } = await createTestDatabase(t, provider);
   const masterKey = randomBytes(32);
   const config: HubConfig = {
@@ -45,6 +50,7 @@ export async function startTestControlPlane(t: Tap, provider: Provider, env: Rec
     ...services,
     url: `http://127.0.0.1:${port}`,
     server,
-    bootstrap: (email) => bootstrap(db, { email: email ?? `admin${++n}-${randomBytes(4).toString('hex')}@example.com`, organizationName: 'Test org' }),
+    bootstrap: (email) =>
+      bootstrap(db, { email: email ?? `admin${++n}-${randomBytes(4).toString('hex')}@example.com`, organizationName: 'Test org' }),
   };
 }

@@ -23,7 +23,12 @@ export type TestHub = {
   /** An all-scopes API key of that organization (the seller's key for the usage routes). */
   apiKey: string;
   /** Creates a seller whose upstream is `upstreamBaseUrl`, with one active signing secret. */
-  seller: (input: { slug: string; upstreamBaseUrl: string; sandbox?: boolean; payToAddress?: string }) => Promise<{ id: string; kid: string; secret: string }>;
+  seller: (input: {
+    slug: string;
+    upstreamBaseUrl: string;
+    sandbox?: boolean;
+    payToAddress?: string;
+  }) => Promise<{ id: string; kid: string; secret: string }>;
   /** Adds a newer active secret and retires the others, without telling the proxy (a stale cache). */
   rotateSecretQuietly: (sellerId: string) => Promise<{ kid: string; secret: string }>;
   /** An agent with a bearer token; `buyer: true` gives it an owner. */
@@ -33,10 +38,19 @@ export type TestHub = {
 };
 
 /** A control-plane and a proxy on loopback ports, over a fresh database of `provider`. */
-export async function startTestHub(t: Tap, provider: Provider, proxyEnv: Record<string, string> = {}, payments?: PaymentRail): Promise<TestHub> {
+export async function startTestHub(
+  t: Tap,
+  provider: Provider,
+  proxyEnv: Record<string, string> = {},
+  payments?: PaymentRail,
+): Promise<TestHub> {
   const cp = await startTestControlPlane(t, provider, {}, payments);
   const boot = await cp.bootstrap();
-  const config = { ...cp.config, controlPlane: { ...cp.config.controlPlane, url: cp.url }, proxy: { ...cp.config.proxy, ...proxyConfig(proxyEnv) } };
+  const config = {
+    ...cp.config,
+    controlPlane: { ...cp.config.controlPlane, url: cp.url },
+    proxy: { ...cp.config.proxy, ...proxyConfig(proxyEnv) },
+  };
   const proxy = createProxy(config, pino({ level: process.env.HUB_TEST_LOG_LEVEL ?? 'silent' }), cp.internalToken);
   const port = await listen(proxy.server, 0, '127.0.0.1');
   t.teardown(() => proxy.stop());
@@ -58,7 +72,17 @@ export async function startTestHub(t: Tap, provider: Provider, proxyEnv: Record<
     apiKey: boot.apiKey,
     seller: async ({ slug, upstreamBaseUrl, sandbox, payToAddress }) => {
       const id = newId('seller');
-      await db.seller.create({ data: { id, organizationId: boot.organizationId, name: slug, slug, upstreamBaseUrl, sandbox: sandbox ?? false, payToAddress: payToAddress ?? null } });
+      await db.seller.create({
+        data: {
+          id,
+          organizationId: boot.organizationId,
+          name: slug,
+          slug,
+          upstreamBaseUrl,
+          sandbox: sandbox ?? false,
+          payToAddress: payToAddress ?? null,
+        },
+      });
       return { id, ...(await addSecret(id)) };
     },
     rotateSecretQuietly: async (sellerId) => {
@@ -69,9 +93,18 @@ export async function startTestHub(t: Tap, provider: Provider, proxyEnv: Record<
     agent: async (options = {}) => {
       const token = newToken('agent');
       const buyerId = options.buyer ? newId('buyer') : null;
-      if (buyerId) await db.buyer.create({ data: { id: buyerId, email: `${buyerId.toLowerCase()}@example.com`, emailVerifiedAt: new Date() } });
+      if (buyerId)
+        await db.buyer.create({ data: { id: buyerId, email: `${buyerId.toLowerCase()}@example.com`, emailVerifiedAt: new Date() } });
       const agentId = newId('agent');
-      await db.agent.create({ data: { id: agentId, walletAddress: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(), tokenHash: hashToken(token), buyerId, claimedAt: buyerId ? new Date() : null } });
+      await db.agent.create({
+        data: {
+          id: agentId,
+          walletAddress: privateKeyToAccount(generatePrivateKey()).address.toLowerCase(),
+          tokenHash: hashToken(token),
+          buyerId,
+          claimedAt: buyerId ? new Date() : null,
+        },
+      });
       return { agentId, buyerId, token };
     },
     pay: (slug, path, init = {}) => payRequest(proxyUrl, path, `${slug}.${config.payDomain}`, init),
@@ -79,7 +112,12 @@ export async function startTestHub(t: Tap, provider: Provider, proxyEnv: Record<
 }
 
 /** fetch() cannot set Host; undici's request can. The answer is wrapped as a web Response. */
-export async function payRequest(origin: string, path: string, host: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+export async function payRequest(
+  origin: string,
+  path: string,
+  host: string,
+  init: RequestInit & { headers?: Record<string, string> } = {},
+): Promise<Response> {
   // `path` is sent exactly as written (a URL object would normalize dot segments away).
   const res = await getGlobalDispatcher().request({
     origin,

@@ -64,11 +64,23 @@ export async function organizationWithCatalog(cp: TestControlPlane, api: Managem
     return reply.body;
   };
   const slug = `${label}-${randomBytes(3).toString('hex')}`;
-  const { seller } = expectCreated(await api.post('/v1/sellers', token, { name: `Seller ${label}`, slug, upstreamBaseUrl: 'http://127.0.0.1:9/api' }), 'seller');
+  const { seller } = expectCreated(
+    await api.post('/v1/sellers', token, { name: `Seller ${label}`, slug, upstreamBaseUrl: 'http://127.0.0.1:9/api' }),
+    'seller',
+  );
   const { signingSecret } = expectCreated(await api.post(`/v1/sellers/${seller.id}/signing-secrets`, token), 'signing secret');
-  const { service } = expectCreated(await api.post('/v1/services', token, { sellerId: seller.id, name: 'Forecast', slug: 'forecast' }), 'service');
-  const { meter } = expectCreated(await api.post('/v1/meters', token, { serviceId: service.id, key: 'requests', unit: 'request' }), 'meter');
-  const { plan } = expectCreated(await api.post('/v1/plans', token, { serviceId: service.id, name: 'Per call', slug: 'per-call', billingMode: 'payg' }), 'plan');
+  const { service } = expectCreated(
+    await api.post('/v1/services', token, { sellerId: seller.id, name: 'Forecast', slug: 'forecast' }),
+    'service',
+  );
+  const { meter } = expectCreated(
+    await api.post('/v1/meters', token, { serviceId: service.id, key: 'requests', unit: 'request' }),
+    'meter',
+  );
+  const { plan } = expectCreated(
+    await api.post('/v1/plans', token, { serviceId: service.id, name: 'Per call', slug: 'per-call', billingMode: 'payg' }),
+    'plan',
+  );
   const { planMeterPrice } = expectCreated(
     await api.post('/v1/plan-meter-prices', token, { planId: plan.id, meterId: meter.id, priceUsd: '0.01' }),
     'plan meter price',
@@ -96,8 +108,13 @@ export async function managementWorld(t: Tap, provider: Provider) {
   const a = await organizationWithCatalog(cp, api, 'a');
   const b = await organizationWithCatalog(cp, api, 'b');
 
-  const keyWith = async (scopes: Scope[]) => (await createApiKey(cp.db, { organizationId: a.organizationId, name: scopes.join(' ') || 'none', scopes })).key;
-  const revokedKey = await createApiKey(cp.db, { organizationId: a.organizationId, name: 'revoked', scopes: ['admin:read', 'admin:write'] });
+  const keyWith = async (scopes: Scope[]) =>
+    (await createApiKey(cp.db, { organizationId: a.organizationId, name: scopes.join(' ') || 'none', scopes })).key;
+  const revokedKey = await createApiKey(cp.db, {
+    organizationId: a.organizationId,
+    name: 'revoked',
+    scopes: ['admin:read', 'admin:write'],
+  });
   await cp.db.apiKey.update({ where: { id: revokedKey.apiKey.id }, data: { revokedAt: new Date() } });
 
   const expired = await createSession(cp.db, a.userId, a.organizationId);

@@ -40,7 +40,8 @@ export async function startPaidWorld(t: Tap, provider: Provider, options: { wrap
   const paymentHeadersSeen: string[] = [];
   const seller = withHubSignature(
     (req: IncomingMessage, res: ServerResponse, { identity }) => {
-      for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization']) if (req.headers[h]) paymentHeadersSeen.push(h);
+      for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
+        if (req.headers[h]) paymentHeadersSeen.push(h);
       const path = (req.url ?? '').split('?')[0];
       const usage = path === '/identity' ? [] : [{ meterSlug: 'calls', quantity: 1 }];
       if (!challenged.has(identity.requestId)) {
@@ -54,7 +55,8 @@ export async function startPaidWorld(t: Tap, provider: Provider, options: { wrap
         return res.end('{"error":"boom"}');
       }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (usage.length) headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : 1 }]);
+      if (usage.length)
+        headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : 1 }]);
       res.writeHead(200, headers);
       res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
     },
@@ -68,13 +70,26 @@ export async function startPaidWorld(t: Tap, provider: Provider, options: { wrap
   const payerKey = chain.accounts[3]!.privateKey as Hex;
   const s = await hub.seller({ slug: 'acme', upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`, payToAddress: payTo });
   secrets.set(s.kid, s.secret);
-  const { db, } = hub.cp;
+  const { db } = hub.cp;
   const org = hub.organizationId;
-  const ids = { service: 'svc_' + 's'.repeat(24), meter: 'mtr_' + 's'.repeat(24), plan: 'pln_' + 's'.repeat(24) };
+  const ids = { service: `svc_${'s'.repeat(24)}`, meter: `mtr_${'s'.repeat(24)}`, plan: `pln_${'s'.repeat(24)}` };
   await db.service.create({ data: { id: ids.service, organizationId: org, sellerId: s.id, name: 'Search', slug: 'search' } });
   await db.meter.create({ data: { id: ids.meter, organizationId: org, serviceId: ids.service, key: 'calls', unit: 'call' } });
-  await db.plan.create({ data: { id: ids.plan, organizationId: org, serviceId: ids.service, name: 'Per call', slug: 'per-call', billingMode: 'payg', interval: 'none', verifiedEmailPolicy: 'off' } });
-  await db.planMeterPrice.create({ data: { id: 'pmp_' + 's'.repeat(24), organizationId: org, planId: ids.plan, meterId: ids.meter, priceMicros: 10_000n, unitSize: 1 } });
+  await db.plan.create({
+    data: {
+      id: ids.plan,
+      organizationId: org,
+      serviceId: ids.service,
+      name: 'Per call',
+      slug: 'per-call',
+      billingMode: 'payg',
+      interval: 'none',
+      verifiedEmailPolicy: 'off',
+    },
+  });
+  await db.planMeterPrice.create({
+    data: { id: `pmp_${'s'.repeat(24)}`, organizationId: org, planId: ids.plan, meterId: ids.meter, priceMicros: 10_000n, unitSize: 1 },
+  });
 
   const proxyPort = new URL(hub.proxyUrl).port;
   return {

@@ -51,7 +51,10 @@ export function runHub(t: Tap, args: string[], env: Record<string, string>): Run
 export async function waitForStatus(url: string, status: number, timeoutMs = 30_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const got = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status, () => 0);
+    const got = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (got === status) return true;
     await new Promise((r) => setTimeout(r, 150));
   }

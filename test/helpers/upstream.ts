@@ -26,7 +26,10 @@ export type TestUpstream = {
  *   /slow-headers  answers after 1 s          /stall-body  sends half a body, then nothing
  *   /status/<n>    answers n                   /big        200 KB of body
  */
-export async function startTestUpstream(t: Tap, handlerHook?: (req: IncomingMessage, identity: HubIdentity) => Promise<void> | void): Promise<TestUpstream> {
+export async function startTestUpstream(
+  t: Tap,
+  handlerHook?: (req: IncomingMessage, identity: HubIdentity) => Promise<void> | void,
+): Promise<TestUpstream> {
   const secrets = new Map<string, string>();
   const seen: SeenRequest[] = [];
   let release: () => void = () => {};
@@ -41,11 +44,20 @@ export async function startTestUpstream(t: Tap, handlerHook?: (req: IncomingMess
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(value));
       };
-      if (path.startsWith('/echo')) return json(200, { method: req.method, url: req.url, headers: req.headers, body: body.toString('utf8') }, { 'x-upstream': 'yes', connection: 'keep-alive, x-hop', 'x-hop': 'drop-me' });
-      if (path === '/usage/ok') return json(200, { ok: true }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 3 }]) });
-      if (path === '/usage/bad') return json(200, { ok: true }, { 'hub-usage': '[{"serviceSlug":"search","meterSlug":"calls","quantity":-1}]' });
-      if (path === '/usage/4xx') return json(400, { error: 'nope' }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]) });
-      if (path === '/usage/unknown-meter') return json(200, { ok: true }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'nope', quantity: 1 }]) });
+      if (path.startsWith('/echo'))
+        return json(
+          200,
+          { method: req.method, url: req.url, headers: req.headers, body: body.toString('utf8') },
+          { 'x-upstream': 'yes', connection: 'keep-alive, x-hop', 'x-hop': 'drop-me' },
+        );
+      if (path === '/usage/ok')
+        return json(200, { ok: true }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 3 }]) });
+      if (path === '/usage/bad')
+        return json(200, { ok: true }, { 'hub-usage': '[{"serviceSlug":"search","meterSlug":"calls","quantity":-1}]' });
+      if (path === '/usage/4xx')
+        return json(400, { error: 'nope' }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]) });
+      if (path === '/usage/unknown-meter')
+        return json(200, { ok: true }, { 'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'nope', quantity: 1 }]) });
       if (path === '/sse') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write('data: first\n\n');
@@ -62,7 +74,8 @@ export async function startTestUpstream(t: Tap, handlerHook?: (req: IncomingMess
         res.write('x'.repeat(50));
         return; // never finishes; the proxy's idle-body timeout must end it
       }
-      if (path.startsWith('/status/')) return json(Number(path.slice('/status/'.length)), { status: Number(path.slice('/status/'.length)) });
+      if (path.startsWith('/status/'))
+        return json(Number(path.slice('/status/'.length)), { status: Number(path.slice('/status/'.length)) });
       if (path === '/big') {
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         return res.end(Buffer.alloc(200_000, 7));

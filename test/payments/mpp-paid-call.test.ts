@@ -11,11 +11,18 @@ for (const provider of testProviders()) {
     const { chain, payTo, payerKey, served, paymentHeadersSeen, url, db } = await startPaidWorld(t, provider);
     const payer = privateKeyToAccount(payerKey);
     // mppx takes the token's EIP-712 domain from its own configuration (hub also sends it).
-    const mppx = Mppx.create({ methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })], polyfill: false });
+    const mppx = Mppx.create({
+      methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })],
+      polyfill: false,
+    });
 
     await t.test('the unmodified mppx client pays; billing headers and a receipt mppx accepts; tokens move', async (t) => {
       const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
-      const res = await mppx.fetch(url('/search?q=mpp'), { method: 'POST', body: '{"q":"mpp"}', headers: { 'content-type': 'application/json' } });
+      const res = await mppx.fetch(url('/search?q=mpp'), {
+        method: 'POST',
+        body: '{"q":"mpp"}',
+        headers: { 'content-type': 'application/json' },
+      });
       t.equal(res.status, 200);
       t.match(await res.json(), { results: ['a', 'b'], agent: /^agt_/ });
       const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
@@ -35,7 +42,11 @@ for (const provider of testProviders()) {
       t.equal(challenge.status, 402);
       const credential = (await mppx.createCredential(challenge)).slice('Payment '.length);
       const servedBefore = served.length;
-      const paid = await fetch(url('/search?q=carriers'), { method: 'POST', body: 'b', headers: { authorization: `Bearer ${credential}` } });
+      const paid = await fetch(url('/search?q=carriers'), {
+        method: 'POST',
+        body: 'b',
+        headers: { authorization: `Bearer ${credential}` },
+      });
       t.equal(paid.status, 200, 'Authorization: Bearer <credential>');
       t.ok(paid.headers.get('payment-receipt'));
       const again = await fetch(url('/search?q=carriers'), { method: 'POST', body: 'b', headers: { 'payment-authorization': credential } });

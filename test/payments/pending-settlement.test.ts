@@ -30,7 +30,11 @@ t.test('a settlement with an unknown outcome answers settling, is finished later
 
   const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=pending'));
   t.equal(res.status, 200, 'the seller’s response is delivered');
-  t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settling', remainderHandling: null, settleTransactionHash: null }, 'amounts are withheld while settling');
+  t.same(
+    JSON.parse(res.headers.get('hub-billing') ?? '{}'),
+    { status: 'settling', remainderHandling: null, settleTransactionHash: null },
+    'amounts are withheld while settling',
+  );
   t.equal(res.headers.get('hub-usage-error'), null, 'an unknown outcome is not a failure');
   const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=pending' } });
   t.equal(attempt.status, 'settling');

@@ -39,7 +39,7 @@ for (const provider of testProviders()) {
         zcRequestId: /^hubreq_/,
         serviceSlug: 'search',
         usage: [{ meterSlug: 'calls', quantity: 1 }],
-        plan: { id: 'pln_' + 's'.repeat(24), slug: 'per-call', billingMode: 'payg' },
+        plan: { id: `pln_${'s'.repeat(24)}`, slug: 'per-call', billingMode: 'payg' },
         payment: { id: /^apay_/, amountUsd: '0.010000' },
         protocols: {
           x402: { x402Version: 2, network: chain.network, scheme: 'exact', amount: '10000', asset: chain.token.address },
@@ -47,12 +47,23 @@ for (const provider of testProviders()) {
         },
         x402Version: 2,
         resource: { url: url('/search?q=1') },
-        accepts: [{ scheme: 'exact', network: chain.network, amount: '10000', payTo, extra: { name: chain.token.name, version: chain.token.version } }],
+        accepts: [
+          {
+            scheme: 'exact',
+            network: chain.network,
+            amount: '10000',
+            payTo,
+            extra: { name: chain.token.name, version: chain.token.version },
+          },
+        ],
       });
       t.notOk('rail' in (body.payment as object), 'rail and network are omitted on anonymous challenges');
       const header = fromB64(res.headers.get('payment-required'));
       t.match(header, { x402Version: 2, accepts: body.accepts });
-      t.match(res.headers.get('www-authenticate'), /^Payment id="[^"]+", realm="acme\.pay\.localhost", method="evm", intent="charge", request="/);
+      t.match(
+        res.headers.get('www-authenticate'),
+        /^Payment id="[^"]+", realm="acme\.pay\.localhost", method="evm", intent="charge", request="/,
+      );
     });
 
     await t.test('the unmodified x402 client pays; the seller’s response arrives with billing headers; tokens move', async (t) => {
@@ -61,8 +72,19 @@ for (const provider of testProviders()) {
       t.equal(res.status, 200);
       t.match(await res.json(), { results: ['a', 'b'], agent: /^agt_/ });
       const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
-      t.match(billing, { status: 'settled', authorizedUsd: '0.010000', chargedUsd: '0.010000', remainderUsd: '0.000000', settleTransactionHash: /^0x[0-9a-f]{64}$/ });
-      t.match(fromB64(res.headers.get('payment-response')), { success: true, transaction: billing.settleTransactionHash, network: chain.network, payer: payer.address.toLowerCase() });
+      t.match(billing, {
+        status: 'settled',
+        authorizedUsd: '0.010000',
+        chargedUsd: '0.010000',
+        remainderUsd: '0.000000',
+        settleTransactionHash: /^0x[0-9a-f]{64}$/,
+      });
+      t.match(fromB64(res.headers.get('payment-response')), {
+        success: true,
+        transaction: billing.settleTransactionHash,
+        network: chain.network,
+        payer: payer.address.toLowerCase(),
+      });
       t.equal(res.headers.get('hub-usage'), null);
       t.equal(await tokenBalance(chain, payer.address), before.payer - 10_000n, 'the payer paid 0.01');
       t.equal(await tokenBalance(chain, payTo), before.payTo + 10_000n, 'the seller was paid 0.01');
@@ -71,7 +93,11 @@ for (const provider of testProviders()) {
 
     await t.test('replay, mismatch and concurrency: exactly one forward and one settlement per payment', async (t) => {
       const { requirements } = await challenge('/search?q=race', { method: 'POST', body: '{"a":1}' });
-      const payment = await client.createPaymentPayload({ x402Version: 2, resource: { url: url('/search?q=race') }, accepts: [requirements] } as never);
+      const payment = await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/search?q=race') },
+        accepts: [requirements],
+      } as never);
       const mismatch = await paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":2}' });
       t.equal(mismatch.status, 409);
       t.same(await mismatch.json(), { error: 'payment_request_mismatch' });
@@ -80,7 +106,14 @@ for (const provider of testProviders()) {
 
       const before = await tokenBalance(chain, payTo);
       const servedBefore = served.length;
-      const answers = await Promise.all(Array.from({ length: 8 }, () => paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":1}' }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: string } }))));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":1}' }).then(async (r) => ({
+            status: r.status,
+            body: (await r.json()) as { error?: string },
+          })),
+        ),
+      );
       const ok = answers.filter((a) => a.status === 200);
       t.equal(ok.length, 1, 'exactly one retry is forwarded');
       for (const a of answers.filter((a) => a.status !== 200)) {
@@ -95,7 +128,11 @@ for (const provider of testProviders()) {
 
     await t.test('a payment signed for another challenge cannot pay this one (replay store)', async (t) => {
       const first = await challenge('/search?q=r1');
-      const payment = await client.createPaymentPayload({ x402Version: 2, resource: { url: url('/search?q=r1') }, accepts: [first.requirements] } as never);
+      const payment = await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/search?q=r1') },
+        accepts: [first.requirements],
+      } as never);
       t.equal((await paidRetry('/search?q=r1', payment)).status, 200);
       const second = await challenge('/search?q=r1');
       const replay = { ...payment, accepted: second.requirements };
@@ -111,7 +148,11 @@ for (const provider of testProviders()) {
         ['tampered nonce', (r) => signPayment(chain, payerKey, r, { tamper: { nonce: `0x${'11'.repeat(32)}` } }), 'invalid_signature'],
         ['underpaid', (r) => signPayment(chain, payerKey, r, { authorization: { value: 1n } }), 'amount_mismatch'],
         ['wrong payee', (r) => signPayment(chain, payerKey, r, { authorization: { to: payer.address } }), 'wrong_payee'],
-        ['expired', (r) => signPayment(chain, payerKey, r, { authorization: { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) } }), 'authorization_expired'],
+        [
+          'expired',
+          (r) => signPayment(chain, payerKey, r, { authorization: { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) } }),
+          'authorization_expired',
+        ],
       ];
       for (const [name, make, reason] of cases) {
         const { requirements } = await challenge('/search?q=bad');
@@ -124,13 +165,34 @@ for (const provider of testProviders()) {
     });
 
     await t.test('malformed payment headers are a clear 400, never a 500', async (t) => {
-      const headers = ['not base64 !!', b64json({ x402Version: 2 }), b64json({ x402Version: 2, accepted: { scheme: 'exact' }, payload: {} }), Buffer.from('{').toString('base64')];
+      const headers = [
+        'not base64 !!',
+        b64json({ x402Version: 2 }),
+        b64json({ x402Version: 2, accepted: { scheme: 'exact' }, payload: {} }),
+        Buffer.from('{').toString('base64'),
+      ];
       for (const header of headers) {
         const res = await fetch(url('/search'), { headers: { 'payment-signature': header } });
         t.equal(res.status, 400, String(header).slice(0, 20));
         t.match(await res.json(), { error: 'invalid_request', reason: /Malformed payment header/ });
       }
-      const unknown = await fetch(url('/search'), { headers: { 'x-payment': b64json({ x402Version: 2, accepted: { scheme: 'exact', network: chain.network, asset: chain.token.address, amount: '1', payTo, maxTimeoutSeconds: 60, extra: { paymentId: 'apay_' + 'z'.repeat(24) } }, payload: {} }) } });
+      const unknown = await fetch(url('/search'), {
+        headers: {
+          'x-payment': b64json({
+            x402Version: 2,
+            accepted: {
+              scheme: 'exact',
+              network: chain.network,
+              asset: chain.token.address,
+              amount: '1',
+              payTo,
+              maxTimeoutSeconds: 60,
+              extra: { paymentId: `apay_${'z'.repeat(24)}` },
+            },
+            payload: {},
+          }),
+        },
+      });
       t.equal(unknown.status, 402);
       t.match(await unknown.json(), { reason: 'settlement_failed', settlementReason: 'unknown_payment' });
     });
@@ -150,7 +212,9 @@ for (const provider of testProviders()) {
     await t.test('usage reported beyond the authorization settles at the cap and says so', async (t) => {
       const res = await payingFetch(url('/over'));
       t.equal(res.status, 200);
-      t.same(JSON.parse(res.headers.get('hub-usage-adjusted') ?? 'null'), [{ meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 }]);
+      t.same(JSON.parse(res.headers.get('hub-usage-adjusted') ?? 'null'), [
+        { meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 },
+      ]);
       t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settled', chargedUsd: '0.010000' });
     });
 

@@ -22,9 +22,11 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
     const res = await undiciRequest(`${hub.proxyUrl}/echo`, {
       method: 'POST',
       headers: { host: 'acme.pay.localhost' },
-      body: Readable.from((function* () {
-        for (let i = 0; i < 4; i++) yield Buffer.alloc(600, 1);
-      })()),
+      body: Readable.from(
+        (function* () {
+          for (let i = 0; i < 4; i++) yield Buffer.alloc(600, 1);
+        })(),
+      ),
     });
     t.equal(res.statusCode, 413, 'a chunked body without a declared length is cut off too');
     await res.body.dump();
@@ -42,7 +44,10 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
   await t.test('a body that stalls is cut off after the idle timeout', async (t) => {
     const res = await undiciRequest(`${hub.proxyUrl}/stall-body`, { headers: { host: 'acme.pay.localhost' } });
     t.equal(res.statusCode, 200, 'headers were already sent');
-    const outcome = await res.body.text().then(() => 'complete', () => 'aborted');
+    const outcome = await res.body.text().then(
+      () => 'complete',
+      () => 'aborted',
+    );
     t.equal(outcome, 'aborted', 'the agent sees the response end early, not a hang');
   });
 
@@ -87,10 +92,13 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
   await t.test('the proxy holds no per-request state once requests are done', async (t) => {
     const agent = await hub.agent();
     await hub.proxy.services.recorder.drain();
-    const anonymousCalls = async () => (await hub.cp.db.requestTally.aggregate({ _sum: { count: true }, where: { lifecycle: 'delivered' } }))._sum.count ?? 0;
+    const anonymousCalls = async () =>
+      (await hub.cp.db.requestTally.aggregate({ _sum: { count: true }, where: { lifecycle: 'delivered' } }))._sum.count ?? 0;
     const anonymousBefore = await anonymousCalls();
     await Promise.all(
-      Array.from({ length: 200 }, (_, i) => hub.pay('acme', `/echo?i=${i}`, i % 2 ? { headers: { authorization: `Bearer ${agent.token}` } } : {}).then((r) => r.arrayBuffer())),
+      Array.from({ length: 200 }, (_, i) =>
+        hub.pay('acme', `/echo?i=${i}`, i % 2 ? { headers: { authorization: `Bearer ${agent.token}` } } : {}).then((r) => r.arrayBuffer()),
+      ),
     );
     await hub.proxy.services.recorder.drain();
     const { catalog, agents, recorder, pools } = hub.proxy.services;
@@ -99,7 +107,11 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
     t.ok(catalog.size().hosts <= 4, `catalog holds hosts, not requests (${catalog.size().hosts})`);
     t.ok(agents.size() <= 2, `agent cache holds agents, not requests (${agents.size()})`);
     t.ok(pools.size() <= 4, 'one pool per upstream origin');
-    t.equal(await hub.cp.db.requestRecord.count({ where: { path: { startsWith: '/echo?i=' } } }), 100, 'every identified request has its record');
+    t.equal(
+      await hub.cp.db.requestRecord.count({ where: { path: { startsWith: '/echo?i=' } } }),
+      100,
+      'every identified request has its record',
+    );
     t.equal((await anonymousCalls()) - anonymousBefore, 100, 'every anonymous call was counted');
   });
 });

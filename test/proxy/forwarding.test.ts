@@ -25,7 +25,11 @@ for (const provider of testProviders()) {
       t.equal(res.status, 200);
       t.equal(res.headers.get('x-upstream'), 'yes');
       const seen = upstream.seen.at(-1)!;
-      t.equal(seen.url, '/echo/a%2Fb/../c?x=1&x=2&y=%20', 'path and query forwarded unnormalized (and the SDK verified the signature over them)');
+      t.equal(
+        seen.url,
+        '/echo/a%2Fb/../c?x=1&x=2&y=%20',
+        'path and query forwarded unnormalized (and the SDK verified the signature over them)',
+      );
       t.match(seen.headers['hub-request-id'], /^hubreq_[0-9A-Za-z]{24}$/);
       t.match(seen.headers['hub-signature'], new RegExp(`^t=\\d+,kid=${seller.kid},v1=[0-9a-f]{64}$`));
       for (const h of ['hub-agent-id', 'hub-anonymous-id', 'hub-buyer-id', 'hub-sandbox']) t.notOk(seen.headers[h], `no ${h}`);
@@ -87,7 +91,7 @@ for (const provider of testProviders()) {
       t.notOk(upstream.seen.at(-1)!.headers['hub-agent-id'], 'and is not an agent identity');
     });
 
-    await t.test('the seller\'s usage check finds an identified request while serving it', async (t) => {
+    await t.test("the seller's usage check finds an identified request while serving it", async (t) => {
       const agent = await hub.agent({ buyer: true });
       const checks: unknown[] = [];
       const hooked = await startTestUpstream(t, async (_req, identity) => {
@@ -107,10 +111,22 @@ for (const provider of testProviders()) {
         const res = await hub.pay('recorded', `/echo?i=${i}`, { headers: { authorization: `Bearer ${agent.token}` } });
         t.equal(res.status, 200);
       }
-      t.same(checks, Array.from({ length: 20 }, () => ({ allowed: true, reason: null })), 'every check found its request and the agent behind it');
+      t.same(
+        checks,
+        Array.from({ length: 20 }, () => ({ allowed: true, reason: null })),
+        'every check found its request and the agent behind it',
+      );
       await hub.proxy.services.recorder.drain();
       const id = hooked.seen[0]!.identity.requestId;
-      t.match(await hub.cp.db.requestRecord.findUnique({ where: { id } }), { sellerId: s.id, agentId: agent.agentId, buyerId: agent.buyerId, method: 'GET', path: '/echo?i=0', lifecycle: 'delivered', upstreamStatus: 200 });
+      t.match(await hub.cp.db.requestRecord.findUnique({ where: { id } }), {
+        sellerId: s.id,
+        agentId: agent.agentId,
+        buyerId: agent.buyerId,
+        method: 'GET',
+        path: '/echo?i=0',
+        lifecycle: 'delivered',
+        upstreamStatus: 200,
+      });
     });
 
     await t.test('hub-mode: free is recorded for agents and needs an agent credential', async (t) => {
@@ -124,7 +140,11 @@ for (const provider of testProviders()) {
       const other = await hub.pay('acme', '/echo?paid', { headers: { authorization: `Bearer ${agent.token}`, 'hub-mode': 'cheap' } });
       t.equal(other.status, 200);
       await hub.proxy.services.recorder.drain();
-      t.equal((await hub.cp.db.requestRecord.findUnique({ where: { id: upstream.seen.at(-1)!.identity.requestId } }))?.mode, 'paid', 'any other value is paid mode');
+      t.equal(
+        (await hub.cp.db.requestRecord.findUnique({ where: { id: upstream.seen.at(-1)!.identity.requestId } }))?.mode,
+        'paid',
+        'any other value is paid mode',
+      );
       const anonymous = await hub.pay('acme', '/echo', { headers: { 'hub-mode': 'free' } });
       t.equal(anonymous.status, 401);
       t.match(await anonymous.json(), { error: 'bearer_required', auth: { scheme: 'Bearer' } });
@@ -199,11 +219,47 @@ for (const provider of testProviders()) {
 
     await t.test('manifest.json lists the seller’s plans with their prices', async (t) => {
       const db = hub.cp.db;
-      const svc = await db.service.create({ data: { id: 'svc_' + 'm'.repeat(24), organizationId: hub.organizationId, sellerId: seller.id, name: 'Search', slug: 'search' } });
-      const meter = await db.meter.create({ data: { id: 'mtr_' + 'm'.repeat(24), organizationId: hub.organizationId, serviceId: svc.id, key: 'calls', unit: 'call' } });
-      const plan = await db.plan.create({ data: { id: 'pln_' + 'm'.repeat(24), organizationId: hub.organizationId, serviceId: svc.id, name: 'Per call', slug: 'payg', billingMode: 'payg', interval: 'none', verifiedEmailPolicy: 'off' } });
-      await db.planMeterPrice.create({ data: { id: 'pmp_' + 'm'.repeat(24), organizationId: hub.organizationId, planId: plan.id, meterId: meter.id, priceMicros: 10_000n, unitSize: 1 } });
-      await db.plan.create({ data: { id: 'pln_' + 'n'.repeat(24), organizationId: hub.organizationId, serviceId: svc.id, name: 'Credits', slug: 'credits', billingMode: 'credit', interval: 'none', minimumPurchaseMicros: 5_000_000n, verifiedEmailPolicy: 'off' } });
+      const svc = await db.service.create({
+        data: { id: `svc_${'m'.repeat(24)}`, organizationId: hub.organizationId, sellerId: seller.id, name: 'Search', slug: 'search' },
+      });
+      const meter = await db.meter.create({
+        data: { id: `mtr_${'m'.repeat(24)}`, organizationId: hub.organizationId, serviceId: svc.id, key: 'calls', unit: 'call' },
+      });
+      const plan = await db.plan.create({
+        data: {
+          id: `pln_${'m'.repeat(24)}`,
+          organizationId: hub.organizationId,
+          serviceId: svc.id,
+          name: 'Per call',
+          slug: 'payg',
+          billingMode: 'payg',
+          interval: 'none',
+          verifiedEmailPolicy: 'off',
+        },
+      });
+      await db.planMeterPrice.create({
+        data: {
+          id: `pmp_${'m'.repeat(24)}`,
+          organizationId: hub.organizationId,
+          planId: plan.id,
+          meterId: meter.id,
+          priceMicros: 10_000n,
+          unitSize: 1,
+        },
+      });
+      await db.plan.create({
+        data: {
+          id: `pln_${'n'.repeat(24)}`,
+          organizationId: hub.organizationId,
+          serviceId: svc.id,
+          name: 'Credits',
+          slug: 'credits',
+          billingMode: 'credit',
+          interval: 'none',
+          minimumPurchaseMicros: 5_000_000n,
+          verifiedEmailPolicy: 'off',
+        },
+      });
       await db.seller.update({ where: { id: seller.id }, data: { updatedAt: new Date() } });
       await new Promise((r) => setTimeout(r, 1_500)); // the proxy's change poll drops the cached manifest
       const res = await hub.pay('acme', '/manifest.json');
@@ -211,8 +267,22 @@ for (const provider of testProviders()) {
       const manifest = (await res.json()) as { seller: unknown; plans: unknown[] };
       t.match(manifest.seller, { id: seller.id, slug: 'acme' });
       t.match(manifest.plans, [
-        { id: 'pln_' + 'n'.repeat(24), slug: 'credits', billingMode: 'credit', purchasable: true, minimumPurchaseUsd: '5.000000', prices: [] },
-        { id: plan.id, slug: 'payg', billingMode: 'payg', purchasable: false, serviceSlug: 'search', prices: [{ meterSlug: 'calls', unit: 'call', priceUsd: '0.010000', unitSize: 1 }] },
+        {
+          id: `pln_${'n'.repeat(24)}`,
+          slug: 'credits',
+          billingMode: 'credit',
+          purchasable: true,
+          minimumPurchaseUsd: '5.000000',
+          prices: [],
+        },
+        {
+          id: plan.id,
+          slug: 'payg',
+          billingMode: 'payg',
+          purchasable: false,
+          serviceSlug: 'search',
+          prices: [{ meterSlug: 'calls', unit: 'call', priceUsd: '0.010000', unitSize: 1 }],
+        },
       ]);
     });
 
@@ -221,9 +291,25 @@ for (const provider of testProviders()) {
       // an agent's access to the `credits` plan, which prices `calls` at $0.001.
       const db = hub.cp.db;
       const agent = await hub.agent();
-      await db.planMeterPrice.create({ data: { id: 'pmp_' + 'n'.repeat(24), organizationId: hub.organizationId, planId: 'pln_' + 'n'.repeat(24), meterId: 'mtr_' + 'm'.repeat(24), priceMicros: 1_000n } });
+      await db.planMeterPrice.create({
+        data: {
+          id: `pmp_${'n'.repeat(24)}`,
+          organizationId: hub.organizationId,
+          planId: `pln_${'n'.repeat(24)}`,
+          meterId: `mtr_${'m'.repeat(24)}`,
+          priceMicros: 1_000n,
+        },
+      });
       const access = await db.access.create({
-        data: { id: 'hubacc_' + 'n'.repeat(24), sellerId: seller.id, planId: 'pln_' + 'n'.repeat(24), agentId: agent.agentId, status: 'active', creditGrantedMicros: 1_000_000n, balanceMicros: 1_000_000n },
+        data: {
+          id: `hubacc_${'n'.repeat(24)}`,
+          sellerId: seller.id,
+          planId: `pln_${'n'.repeat(24)}`,
+          agentId: agent.agentId,
+          status: 'active',
+          creditGrantedMicros: 1_000_000n,
+          balanceMicros: 1_000_000n,
+        },
       });
       const asAgent = { headers: { authorization: `Bearer ${agent.token}` } };
 
@@ -233,7 +319,13 @@ for (const provider of testProviders()) {
       t.equal(ok.headers.get('hub-usage-error'), null);
       const requestId = upstream.seen.at(-1)!.identity.requestId;
       const event = await hub.cp.db.usageEvent.findFirst({ where: { requestId }, include: { items: true } });
-      t.match(event, { source: 'header', organizationId: hub.organizationId, accessId: access.id, costMicros: 3_000n, idempotencyKey: `hub-usage:${requestId}:search` });
+      t.match(event, {
+        source: 'header',
+        organizationId: hub.organizationId,
+        accessId: access.id,
+        costMicros: 3_000n,
+        idempotencyKey: `hub-usage:${requestId}:search`,
+      });
       t.equal(event?.items[0]?.quantity, 3n, 'recorded against the request');
       t.equal((await db.access.findUniqueOrThrow({ where: { id: access.id } })).balanceMicros, 997_000n, 'and drawn from the access');
 
@@ -251,7 +343,11 @@ for (const provider of testProviders()) {
       t.equal(refused.status, 400);
       t.equal(refused.headers.get('hub-usage'), null, 'stripped from a 4xx too');
       t.equal(refused.headers.get('hub-usage-error'), null, 'and ignored there');
-      t.equal(await hub.cp.db.usageEvent.count({ where: { requestId: upstream.seen.at(-1)!.identity.requestId } }), 0, 'nothing recorded for a 4xx');
+      t.equal(
+        await hub.cp.db.usageEvent.count({ where: { requestId: upstream.seen.at(-1)!.identity.requestId } }),
+        0,
+        'nothing recorded for a 4xx',
+      );
 
       const unknown = await hub.pay('acme', '/usage/unknown-meter', asAgent);
       t.equal(unknown.status, 200);
@@ -269,9 +365,32 @@ async function grantAccess(hub: TestHub, sellerId: string, agentId: string): Pro
   const meterId = newId('meter');
   await db.meter.create({ data: { id: meterId, organizationId, serviceId, key: 'calls', unit: 'call' } });
   const planId = newId('plan');
-  await db.plan.create({ data: { id: planId, organizationId, serviceId, name: 'Credits', slug: 'credits', billingMode: 'credit', interval: 'none', verifiedEmailPolicy: 'off' } });
-  await db.planMeterPrice.create({ data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1_000n, unitSize: 1, includedUnits: 0 } });
+  await db.plan.create({
+    data: {
+      id: planId,
+      organizationId,
+      serviceId,
+      name: 'Credits',
+      slug: 'credits',
+      billingMode: 'credit',
+      interval: 'none',
+      verifiedEmailPolicy: 'off',
+    },
+  });
+  await db.planMeterPrice.create({
+    data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1_000n, unitSize: 1, includedUnits: 0 },
+  });
   await db.access.create({
-    data: { id: newId('access'), sellerId, planId, agentId, status: 'active', periodStart: new Date(Date.now() - 3_600_000), periodEnd: new Date(Date.now() + 86_400_000), creditGrantedMicros: 1_000_000n, balanceMicros: 1_000_000n },
+    data: {
+      id: newId('access'),
+      sellerId,
+      planId,
+      agentId,
+      status: 'active',
+      periodStart: new Date(Date.now() - 3_600_000),
+      periodEnd: new Date(Date.now() + 86_400_000),
+      creditGrantedMicros: 1_000_000n,
+      balanceMicros: 1_000_000n,
+    },
   });
 }

@@ -11,7 +11,8 @@ for (const provider of testProviders()) {
     const seller = await hub.seller({ slug: 'acme', upstreamBaseUrl: upstream.url });
     upstream.secrets.set(seller.kid, seller.secret);
     const wallet = privateKeyToAccount(generatePrivateKey());
-    const post = (path: string, body: unknown) => hub.pay('acme', path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const post = (path: string, body: unknown) =>
+      hub.pay('acme', path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
     const challengeRes = await post('/agents/challenge', { walletAddress: wallet.address });
     t.equal(challengeRes.status, 200);
@@ -21,7 +22,10 @@ for (const provider of testProviders()) {
     t.match(challenge.message, new RegExp(wallet.address.toLowerCase()));
 
     const stranger = privateKeyToAccount(generatePrivateKey());
-    const forged = await post('/agents/register', { challengeId: challenge.challengeId, signature: await stranger.signMessage({ message: challenge.message }) });
+    const forged = await post('/agents/register', {
+      challengeId: challenge.challengeId,
+      signature: await stranger.signMessage({ message: challenge.message }),
+    });
     t.equal(forged.status, 401, 'another wallet’s signature is refused');
     t.match(await forged.json(), { error: 'bearer_required', reason: 'invalid_signature' });
 
@@ -42,8 +46,13 @@ for (const provider of testProviders()) {
     t.not(stored?.tokenHash, agent.token, 'only the hash is stored');
 
     // Registering again issues a new token and revokes the old one.
-    const again = (await (await post('/agents/challenge', { walletAddress: wallet.address })).json()) as { challengeId: string; message: string };
-    const second = (await (await post('/agents/register', { challengeId: again.challengeId, signature: await wallet.signMessage({ message: again.message }) })).json()) as { agentId: string; token: string };
+    const again = (await (await post('/agents/challenge', { walletAddress: wallet.address })).json()) as {
+      challengeId: string;
+      message: string;
+    };
+    const second = (await (
+      await post('/agents/register', { challengeId: again.challengeId, signature: await wallet.signMessage({ message: again.message }) })
+    ).json()) as { agentId: string; token: string };
     t.equal(second.agentId, agent.agentId, 'same wallet, same agent');
     t.not(second.token, agent.token);
 
@@ -61,7 +70,7 @@ for (const provider of testProviders()) {
       t.same(await notJson.json(), { error: 'Body must be JSON.' });
       const wrongMethod = await hub.pay('acme', '/agents/challenge');
       t.equal(wrongMethod.status, 405);
-      const unknown = await post('/agents/register', { challengeId: 'regc_' + 'a'.repeat(24), signature: signature });
+      const unknown = await post('/agents/register', { challengeId: `regc_${'a'.repeat(24)}`, signature: signature });
       t.match(await unknown.json(), { error: 'bearer_required', reason: 'unknown_challenge' });
     });
   });

@@ -35,7 +35,17 @@ t.test('anonymous calls become one tally per seller, minute, sandbox flag and ou
   t.equal(recorder.pending(), 0);
   t.equal(batches.length, 1, 'one call for the lot');
   const tallies = batches[0]!.tallies.map((x) => [x.sellerId, x.sandbox, x.lifecycle, x.count]);
-  t.same(new Set(tallies.map(String)), new Set([[a, false, 'delivered', 500], [a, false, 'failed', 7], [a, true, 'delivered', 1], [b, false, 'delivered', 1]].map(String)));
+  t.same(
+    new Set(tallies.map(String)),
+    new Set(
+      [
+        [a, false, 'delivered', 500],
+        [a, false, 'failed', 7],
+        [a, true, 'delivered', 1],
+        [b, false, 'delivered', 1],
+      ].map(String),
+    ),
+  );
   const minute = Date.parse(batches[0]!.tallies[0]!.minute);
   t.equal(minute % 60_000, 0, 'counted in whole UTC minutes');
   t.ok(Date.now() - minute < 120_000);
@@ -54,14 +64,26 @@ t.test('counts survive failed flushes and go out with the next one; draining doe
   recorder.tally(sellerId, false, 'delivered');
   await recorder.drain();
   t.equal(batches.length, 1);
-  t.same(batches[0]!.tallies.map((x) => x.count), [4], 'nothing lost, nothing counted twice');
+  t.same(
+    batches[0]!.tallies.map((x) => x.count),
+    [4],
+    'nothing lost, nothing counted twice',
+  );
 });
 
 t.test('an awaited record is rejected when its batch cannot be stored, and not retried', async (t) => {
   const { recorder } = recorderWith(async () => {
     throw new Error('control-plane away');
   });
-  const record = { id: newId('request'), sellerId: newId('seller'), method: 'GET', path: '/', sandbox: false, lifecycle: 'forwarded' as const, createdAt: new Date().toISOString() };
+  const record = {
+    id: newId('request'),
+    sellerId: newId('seller'),
+    method: 'GET',
+    path: '/',
+    sandbox: false,
+    lifecycle: 'forwarded' as const,
+    createdAt: new Date().toISOString(),
+  };
   await t.rejects(recorder.create(record, { urgent: true }), /control-plane away/);
   t.equal(recorder.pending(), 0);
 });

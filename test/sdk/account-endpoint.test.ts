@@ -112,28 +112,67 @@ t.test('400: a malformed body, or one that disagrees with the signed headers', a
   const { accessId, agentId } = ids();
   const good = originalWrite({ accessId, agentId, stateVersion: 3 });
   const later = laterWrite({ accessId, agentId, stateVersion: 3, buyerId: newId('buyer'), buyerEmail: 'ann@example.com' });
-  const laterHeaders = { 'content-type': 'application/json', 'hub-buyer-id': later.buyerId as string, 'hub-buyer-email': 'ann@example.com' };
+  const laterHeaders = {
+    'content-type': 'application/json',
+    'hub-buyer-id': later.buyerId as string,
+    'hub-buyer-email': 'ann@example.com',
+  };
   const cases: [string, Body, Partial<SignedRequest>, RegExp][] = [
     ['not JSON', good, { body: '{"accessId":', signedBody: '{"accessId":' }, /not valid JSON/],
     ['an array', [] as unknown as Body, {}, /JSON object/],
     ['no agent field', { ...good, agent: undefined }, { agentId }, /exactly one of agent or agentId/],
     ['both agent and agentId', { ...good, agentId }, {}, /exactly one of agent or agentId/],
     ['a bad access id', { ...good, accessId: 'acc_1' }, {}, /^accessId: /],
-    ['a money field without six decimals', { ...good, state: { ...good.state, creditGrantedUsd: '10.00' } }, {}, /^state\.creditGrantedUsd: .*six decimals/],
+    [
+      'a money field without six decimals',
+      { ...good, state: { ...good.state, creditGrantedUsd: '10.00' } },
+      {},
+      /^state\.creditGrantedUsd: .*six decimals/,
+    ],
     ['a float for money', { ...good, state: { ...good.state, creditGrantedUsd: 10 } }, {}, /^state\.creditGrantedUsd: /],
     ['an unknown status', { ...good, state: { ...good.state, status: 'paused' } }, {}, /^state\.status: /],
     ['a payg plan', { ...good, plan: { ...good.plan, billingMode: 'payg' } }, {}, /^plan\.billingMode: /],
     ['a fractional stateVersion', { ...good, stateVersion: 3.5, idempotencyKey: `${accessId}:3.5` }, {}, /^stateVersion: /],
-    ['a period start that is not a timestamp', { ...good, state: { ...good.state, period: { start: 'yesterday', end: null } } }, {}, /^state\.period\.start: /],
+    [
+      'a period start that is not a timestamp',
+      { ...good, state: { ...good.state, period: { start: 'yesterday', end: null } } },
+      {},
+      /^state\.period\.start: /,
+    ],
     ['an agent other than the signed agent id', good, { agentId: newId('agent') }, /agent does not match the signed hub-agent-id/],
     ['no agent id header at all', good, { agentId: undefined }, /agent does not match the signed hub-agent-id/],
-    ['an idempotencyKey that is not accessId:stateVersion', { ...good, idempotencyKey: `${accessId}:4` }, {}, /idempotencyKey must be accessId:stateVersion/],
+    [
+      'an idempotencyKey that is not accessId:stateVersion',
+      { ...good, idempotencyKey: `${accessId}:4` },
+      {},
+      /idempotencyKey must be accessId:stateVersion/,
+    ],
     ['a request id other than the idempotencyKey', good, { requestId: `${accessId}:2` }, /does not match the signed hub-request-id/],
-    ['later variant: buyer id header differs', later, { headers: { ...laterHeaders, 'hub-buyer-id': newId('buyer') } }, /buyerId does not match the hub-buyer-id header/],
-    ['later variant: buyer id header missing', later, { headers: { 'content-type': 'application/json', 'hub-buyer-email': 'ann@example.com' } }, /buyerId does not match/],
-    ['later variant: buyer email header differs', later, { headers: { ...laterHeaders, 'hub-buyer-email': 'bob@example.com' } }, /buyerEmail does not match the hub-buyer-email header/],
+    [
+      'later variant: buyer id header differs',
+      later,
+      { headers: { ...laterHeaders, 'hub-buyer-id': newId('buyer') } },
+      /buyerId does not match the hub-buyer-id header/,
+    ],
+    [
+      'later variant: buyer id header missing',
+      later,
+      { headers: { 'content-type': 'application/json', 'hub-buyer-email': 'ann@example.com' } },
+      /buyerId does not match/,
+    ],
+    [
+      'later variant: buyer email header differs',
+      later,
+      { headers: { ...laterHeaders, 'hub-buyer-email': 'bob@example.com' } },
+      /buyerEmail does not match the hub-buyer-email header/,
+    ],
     ['later variant: a declared field left out', { ...later, buyerEmail: undefined }, { headers: laterHeaders }, /^buyerEmail: /],
-    ['later variant: lifetime totals left out', { ...later, state: { ...later.state, lifetimeCreditReversedUsd: undefined } }, { headers: laterHeaders }, /^state\.lifetimeCreditReversedUsd: /],
+    [
+      'later variant: lifetime totals left out',
+      { ...later, state: { ...later.state, lifetimeCreditReversedUsd: undefined } },
+      { headers: laterHeaders },
+      /^state\.lifetimeCreditReversedUsd: /,
+    ],
   ];
   for (const [what, body, extra, message] of cases) {
     const r = await deliver(body, { requestId: `${accessId}:3`, ...extra });
@@ -148,7 +187,8 @@ t.test('400: a malformed body, or one that disagrees with the signed headers', a
 
 t.test('writes net credit in micro-USD: credit, replay, out of order, debit clamped at zero, no credit dimension', async (t) => {
   const { accessId, agentId } = ids();
-  const w = (v: number, granted: bigint | null, reversed?: bigint) => deliver(originalWrite({ accessId, agentId, stateVersion: v, granted, reversed }));
+  const w = (v: number, granted: bigint | null, reversed?: bigint) =>
+    deliver(originalWrite({ accessId, agentId, stateVersion: v, granted, reversed }));
 
   t.match(await w(1, 10_000_000n, 0n), active);
   t.match(await account(accessId), { balanceMicros: 10_000_000n, creditGrantedMicros: 10_000_000n, stateVersion: 1 });
@@ -195,10 +235,21 @@ t.test('period renewal resets only the per-period counters', async (t) => {
   t.same((await account(accessId)).periodUsage, { calls: 42 }, 'same period: counters kept');
   t.match(events.at(-1), { periodRenewed: false });
 
-  await deliver(originalWrite({ accessId, agentId, stateVersion: 3, granted: 22_000_000n, reversed: 1_000_000n, periodStart: '2026-02-01T00:00:00Z' }));
+  await deliver(
+    originalWrite({ accessId, agentId, stateVersion: 3, granted: 22_000_000n, reversed: 1_000_000n, periodStart: '2026-02-01T00:00:00Z' }),
+  );
   const renewed = await account(accessId);
   t.same(renewed.periodUsage, {}, 'new period: counters reset');
-  t.match(renewed, { creditGrantedMicros: 22_000_000n, creditReversedMicros: 1_000_000n, balanceMicros: 21_000_000n, period: { start: '2026-02-01T00:00:00Z' } }, 'totals and balance kept');
+  t.match(
+    renewed,
+    {
+      creditGrantedMicros: 22_000_000n,
+      creditReversedMicros: 1_000_000n,
+      balanceMicros: 21_000_000n,
+      period: { start: '2026-02-01T00:00:00Z' },
+    },
+    'totals and balance kept',
+  );
   t.match(events.at(-1), { periodRenewed: true, outcome: 'credit' });
 });
 
@@ -226,7 +277,11 @@ t.test('write replies: provisioning with a capped hint, and 503 on handler failu
   lifecycleReply = { lifecycle: 'provisioning', retryAfterSeconds: 90 };
   t.same((await deliver(originalWrite({ accessId, agentId, stateVersion: 1 }))).json, { lifecycle: 'provisioning', retryAfterSeconds: 90 });
   lifecycleReply = { lifecycle: 'provisioning', retryAfterSeconds: 86_400 };
-  t.same((await deliver(originalWrite({ accessId, agentId, stateVersion: 1 }))).json, { lifecycle: 'provisioning', retryAfterSeconds: 1800 }, 'the resend (a replay) is asked again; hint capped at 30 minutes');
+  t.same(
+    (await deliver(originalWrite({ accessId, agentId, stateVersion: 1 }))).json,
+    { lifecycle: 'provisioning', retryAfterSeconds: 1800 },
+    'the resend (a replay) is asked again; hint capped at 30 minutes',
+  );
   lifecycleReply = { lifecycle: 'active' };
   t.match(await deliver(originalWrite({ accessId, agentId, stateVersion: 1 })), active, 'ready on a later resend');
 
@@ -238,7 +293,11 @@ t.test('write replies: provisioning with a capped hint, and 503 on handler failu
   t.match(errors, [{ message: 'disk full' }], 'the failure is reported to the seller');
 
   lifecycleReply = { lifecycle: 'later' } as unknown as WriteReply;
-  t.equal((await deliver(originalWrite({ accessId, agentId, stateVersion: 2 }))).status, 503, 'a reply off the contract is a failure, not a bad 200');
+  t.equal(
+    (await deliver(originalWrite({ accessId, agentId, stateVersion: 2 }))).status,
+    503,
+    'a reply off the contract is a failure, not a bad 200',
+  );
 
   const broken: AccountStore = Object.assign(Object.create(MemoryAccountStore.prototype), new MemoryAccountStore(), {
     update: async () => {
@@ -296,7 +355,10 @@ t.test('later variant: another agent of the buyer can mint, and that ties it to 
   const { accessId, agentId } = ids();
   const buyerId = newId('buyer');
   const buyerHeaders = { 'content-type': 'application/json', 'hub-buyer-id': buyerId, 'hub-buyer-email': 'ann@example.com' };
-  t.match(await deliver(laterWrite({ accessId, agentId, stateVersion: 1, buyerId, buyerEmail: 'ann@example.com' }), { headers: buyerHeaders }), active);
+  t.match(
+    await deliver(laterWrite({ accessId, agentId, stateVersion: 1, buyerId, buyerEmail: 'ann@example.com' }), { headers: buyerHeaders }),
+    active,
+  );
   t.match(await account(accessId), { buyerId, buyerEmail: 'ann@example.com', creditReversedMicros: 0n, balanceMicros: 10_000_000n });
   t.ok(await store.isLinked(agentId, buyerId), 'the signed write tied the agent to the buyer');
 
@@ -307,9 +369,17 @@ t.test('later variant: another agent of the buyer can mint, and that ties it to 
   t.ok(await store.isLinked(sibling, buyerId), 'the signed mint body tied the sibling to the buyer');
 
   const wrongBuyer = newId('buyer');
-  const other = await mint(accessId, { agentId: newId('agent'), buyerId: wrongBuyer, buyerEmail: null }, { headers: { 'content-type': 'application/json', 'hub-buyer-id': wrongBuyer } });
+  const other = await mint(
+    accessId,
+    { agentId: newId('agent'), buyerId: wrongBuyer, buyerEmail: null },
+    { headers: { 'content-type': 'application/json', 'hub-buyer-id': wrongBuyer } },
+  );
   t.same([other.status, other.json], [404, { unknown: true }], "another buyer's agent");
-  const mismatch = await mint(accessId, { agentId: sibling, buyerId, buyerEmail: 'ann@example.com' }, { headers: { 'content-type': 'application/json', 'hub-buyer-id': newId('buyer'), 'hub-buyer-email': 'ann@example.com' } });
+  const mismatch = await mint(
+    accessId,
+    { agentId: sibling, buyerId, buyerEmail: 'ann@example.com' },
+    { headers: { 'content-type': 'application/json', 'hub-buyer-id': newId('buyer'), 'hub-buyer-email': 'ann@example.com' } },
+  );
   t.equal(mismatch.status, 400, 'mint buyer id must match its header');
 });
 
@@ -328,7 +398,14 @@ t.test('routing: other methods get 405, other paths are left to the app, a custo
   t.teardown(() => closeServer(s, 100));
   const { accessId, agentId } = ids();
   const body = originalWrite({ accessId, agentId, stateVersion: 1 });
-  const ok = await send(p, { method: 'POST', path: '/hooks/hub', body: JSON.stringify(body), requestId: `${accessId}:1`, agentId, purpose: 'access.write' });
+  const ok = await send(p, {
+    method: 'POST',
+    path: '/hooks/hub',
+    body: JSON.stringify(body),
+    requestId: `${accessId}:1`,
+    agentId,
+    purpose: 'access.write',
+  });
   t.same(ok.json, { lifecycle: 'active' });
   const a: Account | undefined = await store.get(accessId);
   t.equal(a?.agentId, agentId);

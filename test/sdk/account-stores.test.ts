@@ -5,7 +5,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../../shared/ids.js';
-import { accountsFor, applyAccountWrite, MemoryAccountStore, parseAccountWrite, SqliteAccountStore, type Account, type AccountStore, type AccountWrite } from '../../sdk/index.js';
+import {
+  accountsFor,
+  applyAccountWrite,
+  MemoryAccountStore,
+  parseAccountWrite,
+  SqliteAccountStore,
+  type Account,
+  type AccountStore,
+  type AccountWrite,
+} from '../../sdk/index.js';
 import { ids, laterWrite, originalWrite } from './account-fixtures.js';
 
 // The store contract (sdk/account/store.ts) for both implementations; the buyer-id release rule of
@@ -40,10 +49,20 @@ for (const [name, open] of Object.entries(stores)) {
     t.test('update creates, changes and reports; get returns a copy', async (t) => {
       const { accessId, agentId } = ids();
       t.equal(await store.get(accessId), undefined);
-      t.equal(await apply(store, write(originalWrite({ accessId, agentId, stateVersion: 1, granted: 999_999_999_999_999_999n, reversed: 0n }))), 'credit');
+      t.equal(
+        await apply(store, write(originalWrite({ accessId, agentId, stateVersion: 1, granted: 999_999_999_999_999_999n, reversed: 0n }))),
+        'credit',
+      );
       const a = (await store.get(accessId))!;
       t.equal(a.balanceMicros, 999_999_999_999_999_999n, 'the largest amount round-trips exactly');
-      t.match(a, { accessId, agentId, stateVersion: 1, hasCredit: true, plan: { slug: 'pro', basePriceMicros: 10_000_000n, billingMode: 'credit' }, periodUsage: {} });
+      t.match(a, {
+        accessId,
+        agentId,
+        stateVersion: 1,
+        hasCredit: true,
+        plan: { slug: 'pro', basePriceMicros: 10_000_000n, billingMode: 'credit' },
+        periodUsage: {},
+      });
       a.balanceMicros = 0n;
       a.periodUsage.calls = 5;
       t.equal((await store.get(accessId))!.balanceMicros, 999_999_999_999_999_999n, 'changing a returned account changes nothing stored');
@@ -54,18 +73,28 @@ for (const [name, open] of Object.entries(stores)) {
     t.test('a change that throws saves nothing; an account under another id is refused', async (t) => {
       const { accessId, agentId } = ids();
       await apply(store, write(originalWrite({ accessId, agentId, stateVersion: 1 })));
-      await t.rejects(store.update(accessId, (a) => {
-        void withBalance(a!, 1n);
-        throw new Error('seller bug');
-      }), /seller bug/);
-      await t.rejects(store.update(accessId, (a) => ({ account: { ...a!, accessId: newId('access') }, result: null })), /returned account/);
+      await t.rejects(
+        store.update(accessId, (a) => {
+          void withBalance(a!, 1n);
+          throw new Error('seller bug');
+        }),
+        /seller bug/,
+      );
+      await t.rejects(
+        store.update(accessId, (a) => ({ account: { ...a!, accessId: newId('access') }, result: null })),
+        /returned account/,
+      );
       t.equal((await store.get(accessId))!.balanceMicros, 10_000_000n);
     });
 
     t.test('concurrent updates of one account all land', async (t) => {
       const { accessId, agentId } = ids();
       await apply(store, write(originalWrite({ accessId, agentId, stateVersion: 1, granted: 0n, reversed: 0n })));
-      await Promise.all(Array.from({ length: 50 }, () => store.update(accessId, (a) => ({ account: withBalance(a!, a!.balanceMicros + 1n), result: null }))));
+      await Promise.all(
+        Array.from({ length: 50 }, () =>
+          store.update(accessId, (a) => ({ account: withBalance(a!, a!.balanceMicros + 1n), result: null })),
+        ),
+      );
       t.equal((await store.get(accessId))!.balanceMicros, 50n);
     });
 
@@ -82,12 +111,20 @@ for (const [name, open] of Object.entries(stores)) {
 
       t.same(idsOf(await accountsFor(store, { agentId: undefined, buyerId })), [], 'no agent id: nothing, whatever buyer id');
       t.same(idsOf(await accountsFor(store, { agentId: sibling, buyerId: undefined })), [own], 'agent only: its own accounts');
-      t.same(idsOf(await accountsFor(store, { agentId: sibling, buyerId })), [own], 'a buyer id next to an agent nobody tied to it adds nothing');
+      t.same(
+        idsOf(await accountsFor(store, { agentId: sibling, buyerId })),
+        [own],
+        'a buyer id next to an agent nobody tied to it adds nothing',
+      );
       t.same(idsOf(await accountsFor(store, { agentId: owner, buyerId })), [buyers], 'the tied agent sees the buyer accounts');
       t.same(idsOf(await accountsFor(store, { agentId: owner, buyerId: newId('buyer') })), [buyers], 'another buyer id adds nothing');
       await store.linkAgent(sibling, buyerId);
       await store.linkAgent(sibling, buyerId);
-      t.same(idsOf(await accountsFor(store, { agentId: sibling, buyerId })), [buyers, own].sort(), 'once tied by a signed call, both, each once');
+      t.same(
+        idsOf(await accountsFor(store, { agentId: sibling, buyerId })),
+        [buyers, own].sort(),
+        'once tied by a signed call, both, each once',
+      );
       t.same(idsOf(await store.byBuyer(buyerId)), [buyers]);
     });
   });
@@ -103,8 +140,15 @@ t.test('sqlite: survives a reopen; two connections on one file stay consistent; 
     const s = i % 2 ? first : second;
     await s.update(accessId, (a) => ({ account: withBalance(a!, a!.balanceMicros + 3n), result: null }));
   }
-  t.equal(await apply(second, write(originalWrite({ accessId, agentId, stateVersion: 1 }))), 'replay', 'a write applied through one connection is a replay on the other');
-  await t.rejects(first.update(accessId, (a) => ({ account: withBalance(a!, -1n), result: null })), /CHECK/);
+  t.equal(
+    await apply(second, write(originalWrite({ accessId, agentId, stateVersion: 1 }))),
+    'replay',
+    'a write applied through one connection is a replay on the other',
+  );
+  await t.rejects(
+    first.update(accessId, (a) => ({ account: withBalance(a!, -1n), result: null })),
+    /CHECK/,
+  );
   await first.close();
   await second.close();
   const reopened = new SqliteAccountStore(file);
@@ -124,11 +168,28 @@ t.test('both stores agree on any write history (property)', async (t) => {
   t.teardown(() => sqlite.close());
   await fc.assert(
     fc.asyncProperty(
-      fc.array(fc.record({ v: fc.integer({ min: 0, max: 8 }), g: fc.option(fc.bigInt({ min: 0n, max: 10n ** 15n }), { nil: null }), r: fc.bigInt({ min: 0n, max: 10n ** 15n }), s: fc.boolean() }), { maxLength: 12 }),
+      fc.array(
+        fc.record({
+          v: fc.integer({ min: 0, max: 8 }),
+          g: fc.option(fc.bigInt({ min: 0n, max: 10n ** 15n }), { nil: null }),
+          r: fc.bigInt({ min: 0n, max: 10n ** 15n }),
+          s: fc.boolean(),
+        }),
+        { maxLength: 12 },
+      ),
       async (steps) => {
         const { accessId, agentId } = ids();
         for (const step of steps) {
-          const w = write(originalWrite({ accessId, agentId, stateVersion: step.v, granted: step.g, reversed: step.r, status: step.s ? 'active' : 'suspended' }));
+          const w = write(
+            originalWrite({
+              accessId,
+              agentId,
+              stateVersion: step.v,
+              granted: step.g,
+              reversed: step.r,
+              status: step.s ? 'active' : 'suspended',
+            }),
+          );
           const [a, b] = [await apply(memory, w), await apply(sqlite, w)];
           if (a !== b) return false;
         }

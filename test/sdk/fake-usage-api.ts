@@ -32,7 +32,12 @@ export async function startFakeUsageApi(apiKey: string) {
       const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
       if (req.headers.authorization !== `Bearer ${apiKey}`) return sendJson(res, 401, { error: 'invalid_token' });
-      const answer = req.method === 'POST' && req.url === '/v1/usage/check' ? api.check(body) : req.method === 'POST' && req.url === '/v1/usage' ? api.report(body) : { status: 404, body: { error: 'not_found' } };
+      const answer =
+        req.method === 'POST' && req.url === '/v1/usage/check'
+          ? api.check(body)
+          : req.method === 'POST' && req.url === '/v1/usage'
+            ? api.report(body)
+            : { status: 404, body: { error: 'not_found' } };
       if (answer === 'hang') return;
       if ('raw' in answer) {
         res.writeHead(answer.status, { 'content-type': 'text/html' });

@@ -1,15 +1,29 @@
 import t from 'tap';
 import { createServer } from 'node:http';
 import { closeServer } from '../../runtime/http-server.js';
-import { identityRequiredBody, MAX_USAGE_QUANTITY, parseUsageHeader, paymentRequiredBody, setUsageHeader, usageHeaderValue } from '../../sdk/index.js';
+import {
+  identityRequiredBody,
+  MAX_USAGE_QUANTITY,
+  parseUsageHeader,
+  paymentRequiredBody,
+  setUsageHeader,
+  usageHeaderValue,
+} from '../../sdk/index.js';
 import { onLoopback, send } from './signed-request.js';
 
 // spec: Bodies the seller's API returns to the service (402 payment_required); Headers on proxied
 // requests › hub-usage; Limits › Usage quantity.
 
 t.test('402 payment_required body', async (t) => {
-  t.same(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] }), { error: 'payment_required', serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] });
-  t.same(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'tokens', quantity: 0, extra: 1 } as never], planSlug: 'pro' }), { error: 'payment_required', serviceSlug: 'search', usage: [{ meterSlug: 'tokens', quantity: 0 }], planSlug: 'pro' });
+  t.same(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] }), {
+    error: 'payment_required',
+    serviceSlug: 'search',
+    usage: [{ meterSlug: 'calls', quantity: 1 }],
+  });
+  t.same(
+    paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'tokens', quantity: 0, extra: 1 } as never], planSlug: 'pro' }),
+    { error: 'payment_required', serviceSlug: 'search', usage: [{ meterSlug: 'tokens', quantity: 0 }], planSlug: 'pro' },
+  );
   t.same(identityRequiredBody('search'), { error: 'payment_required', serviceSlug: 'search', usage: [] }, 'identity challenge');
   t.throws(() => paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: -1 }] }), RangeError);
   t.throws(() => paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 2.5 }] }), RangeError);
@@ -18,7 +32,10 @@ t.test('402 payment_required body', async (t) => {
 });
 
 t.test('hub-usage header: integers 0 to 2,147,483,647 only', async (t) => {
-  const items = [{ serviceSlug: 'search', meterSlug: 'calls', quantity: 0 }, { serviceSlug: 'search', meterSlug: 'tokens', quantity: MAX_USAGE_QUANTITY }];
+  const items = [
+    { serviceSlug: 'search', meterSlug: 'calls', quantity: 0 },
+    { serviceSlug: 'search', meterSlug: 'tokens', quantity: MAX_USAGE_QUANTITY },
+  ];
   const value = usageHeaderValue(items);
   t.same(JSON.parse(value), items);
   t.same(parseUsageHeader(value), { ok: true, items });
@@ -27,7 +44,8 @@ t.test('hub-usage header: integers 0 to 2,147,483,647 only', async (t) => {
     t.same(parseUsageHeader(JSON.stringify([{ serviceSlug: 's', meterSlug: 'm', quantity }])), { ok: false });
   }
   t.throws(() => usageHeaderValue([{ serviceSlug: 's', meterSlug: '', quantity: 1 }]), TypeError);
-  for (const bad of [undefined, '', 'nope', '{}', '[1]', '[{"serviceSlug":"s"}]', '[null]']) t.same(parseUsageHeader(bad), { ok: false }, `parse refuses ${bad}`);
+  for (const bad of [undefined, '', 'nope', '{}', '[1]', '[{"serviceSlug":"s"}]', '[null]'])
+    t.same(parseUsageHeader(bad), { ok: false }, `parse refuses ${bad}`);
   t.same(parseUsageHeader('[]'), { ok: true, items: [] });
 });
 

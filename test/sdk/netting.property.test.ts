@@ -42,15 +42,16 @@ const history = fc
 
 /** Every write delivered at least once, some again, in any order. */
 const deliveries = history.chain((writes) =>
-  fc
-    .array(fc.nat(writes.length - 1), { maxLength: 15 })
-    .chain((extra) => {
-      const all = [...writes.keys(), ...extra];
-      return fc.array(fc.nat(), { minLength: all.length, maxLength: all.length }).map((keys) => ({
-        writes,
-        order: all.map((w, i) => ({ w, k: keys[i]! })).sort((a, b) => a.k - b.k).map((x) => x.w),
-      }));
-    }),
+  fc.array(fc.nat(writes.length - 1), { maxLength: 15 }).chain((extra) => {
+    const all = [...writes.keys(), ...extra];
+    return fc.array(fc.nat(), { minLength: all.length, maxLength: all.length }).map((keys) => ({
+      writes,
+      order: all
+        .map((w, i) => ({ w, k: keys[i]! }))
+        .sort((a, b) => a.k - b.k)
+        .map((x) => x.w),
+    }));
+  }),
 );
 
 function deliverAll(writes: AccountWrite[], order: number[]): Account {
@@ -65,7 +66,10 @@ t.test('any order, any repetition: the same account as applying the newest write
       const delivered = deliverAll(writes, order);
       const newestOnce = applyAccountWrite(undefined, writes.at(-1)!, AT).account;
       // Counters may differ only by what the seller counted, and nobody counted here.
-      return fc.stringify(delivered) === fc.stringify(newestOnce) && delivered.balanceMicros === newestOnce.creditGrantedMicros - newestOnce.creditReversedMicros;
+      return (
+        fc.stringify(delivered) === fc.stringify(newestOnce) &&
+        delivered.balanceMicros === newestOnce.creditGrantedMicros - newestOnce.creditReversedMicros
+      );
     }),
     { numRuns: 500 },
   );
@@ -75,14 +79,24 @@ t.test('any order, any repetition: the same account as applying the newest write
 t.test('the balance never goes negative, whatever arrives and whatever is spent', async (t) => {
   // Here totals may even fall and reversals exceed grants: hostile input, not hub's.
   const step = fc.oneof(
-    fc.record({ kind: fc.constant('write' as const), version: fc.integer({ min: 0, max: 20 }), granted: fc.option(fc.bigInt({ min: 0n, max: MAX_MICROS }), { nil: null }), reversed: fc.bigInt({ min: 0n, max: MAX_MICROS }) }),
+    fc.record({
+      kind: fc.constant('write' as const),
+      version: fc.integer({ min: 0, max: 20 }),
+      granted: fc.option(fc.bigInt({ min: 0n, max: MAX_MICROS }), { nil: null }),
+      reversed: fc.bigInt({ min: 0n, max: MAX_MICROS }),
+    }),
     fc.record({ kind: fc.constant('spend' as const), micros: fc.bigInt({ min: 0n, max: MAX_MICROS }) }),
   );
   fc.assert(
     fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), (steps) => {
       let account: Account | undefined;
       for (const s of steps) {
-        if (s.kind === 'write') account = applyAccountWrite(account, parsed(originalWrite({ accessId, agentId, stateVersion: s.version, granted: s.granted, reversed: s.reversed })), AT).account;
+        if (s.kind === 'write')
+          account = applyAccountWrite(
+            account,
+            parsed(originalWrite({ accessId, agentId, stateVersion: s.version, granted: s.granted, reversed: s.reversed })),
+            AT,
+          ).account;
         else if (account) account = spendCredit(account, s.micros).account;
         if (account && (typeof account.balanceMicros !== 'bigint' || account.balanceMicros < 0n)) return false;
       }
@@ -98,8 +112,16 @@ t.test('money never passes through a float: amounts past 2^53 micro-USD net exac
   fc.assert(
     fc.property(big, big, fc.bigInt({ min: 1n, max: 999n }), (a, b, c) => {
       const [low, high] = a < b ? [a, b] : [b, a];
-      const first = applyAccountWrite(undefined, parsed(laterWrite({ accessId, agentId, stateVersion: 1, granted: high, reversed: low, buyerId: null, buyerEmail: null })), AT).account;
-      const second = applyAccountWrite(first, parsed(originalWrite({ accessId, agentId, stateVersion: 2, granted: high, reversed: low + (high - low > c ? c : 0n) })), AT).account;
+      const first = applyAccountWrite(
+        undefined,
+        parsed(laterWrite({ accessId, agentId, stateVersion: 1, granted: high, reversed: low, buyerId: null, buyerEmail: null })),
+        AT,
+      ).account;
+      const second = applyAccountWrite(
+        first,
+        parsed(originalWrite({ accessId, agentId, stateVersion: 2, granted: high, reversed: low + (high - low > c ? c : 0n) })),
+        AT,
+      ).account;
       return first.balanceMicros === high - low && second.balanceMicros === high - low - (high - low > c ? c : 0n);
     }),
   );
@@ -109,19 +131,37 @@ t.test('money never passes through a float: amounts past 2^53 micro-USD net exac
 });
 
 t.test('each outcome, by example', async (t) => {
-  const w = (v: number, granted: bigint | null, reversed?: bigint) => parsed(originalWrite({ accessId, agentId, stateVersion: v, granted, reversed }));
+  const w = (v: number, granted: bigint | null, reversed?: bigint) =>
+    parsed(originalWrite({ accessId, agentId, stateVersion: v, granted, reversed }));
   const first = applyAccountWrite(undefined, w(1, 5_000_000n, 0n), AT);
   t.match(first, { outcome: 'credit', account: { balanceMicros: 5_000_000n } });
-  t.match(applyAccountWrite(first.account, w(1, 9_000_000n, 0n), AT), { outcome: 'replay', account: { balanceMicros: 5_000_000n } }, 'same version with other numbers is still a replay');
+  t.match(
+    applyAccountWrite(first.account, w(1, 9_000_000n, 0n), AT),
+    { outcome: 'replay', account: { balanceMicros: 5_000_000n } },
+    'same version with other numbers is still a replay',
+  );
   t.match(applyAccountWrite(first.account, w(0, 9_000_000n, 0n), AT), { outcome: 'replay' });
   t.match(applyAccountWrite(first.account, w(2, 5_000_000n, 7_000_000n), AT), { outcome: 'debit', account: { balanceMicros: 0n } });
   t.match(applyAccountWrite(first.account, w(2, null, 0n), AT), { outcome: 'no_credit_dimension', account: { balanceMicros: 5_000_000n } });
-  t.match(applyAccountWrite(first.account, w(2, 5_000_000n, 0n), AT), { outcome: 'credit', account: { balanceMicros: 5_000_000n } }, 'no change nets to a zero credit');
+  t.match(
+    applyAccountWrite(first.account, w(2, 5_000_000n, 0n), AT),
+    { outcome: 'credit', account: { balanceMicros: 5_000_000n } },
+    'no change nets to a zero credit',
+  );
 });
 
 t.test('the body parsers are total: any JSON value gives a result, never an exception', async (t) => {
   const json = fc.jsonValue();
-  const nearWrite = fc.record({ accessId: fc.oneof(fc.constant(accessId), fc.string()), agent: fc.oneof(fc.constant(agentId), fc.jsonValue()), stateVersion: fc.jsonValue(), plan: fc.jsonValue(), state: fc.jsonValue() }, { requiredKeys: [] });
+  const nearWrite = fc.record(
+    {
+      accessId: fc.oneof(fc.constant(accessId), fc.string()),
+      agent: fc.oneof(fc.constant(agentId), fc.jsonValue()),
+      stateVersion: fc.jsonValue(),
+      plan: fc.jsonValue(),
+      state: fc.jsonValue(),
+    },
+    { requiredKeys: [] },
+  );
   fc.assert(
     fc.property(fc.oneof(json, nearWrite), (body) => {
       const w = parseAccountWrite(body);
@@ -130,5 +170,8 @@ t.test('the body parsers are total: any JSON value gives a result, never an exce
     }),
     { numRuns: 2000 },
   );
-  t.same(parseAccountWrite(JSON.parse('{"__proto__":{"agent":"x"}}')), { ok: false, message: 'the account write body must name its agent in exactly one of agent or agentId' });
+  t.same(parseAccountWrite(JSON.parse('{"__proto__":{"agent":"x"}}')), {
+    ok: false,
+    message: 'the account write body must name its agent in exactly one of agent or agentId',
+  });
 });

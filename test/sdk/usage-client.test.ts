@@ -13,14 +13,38 @@ const zcRequestId = newId('request');
 
 t.test('check sends the spec body with the bearer key and reads { allowed, reason }', async (t) => {
   hub.check = () => ({ status: 200, body: { allowed: true, reason: null } });
-  t.same(await client.check({ zcRequestId, serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', maxQuantity: 4000 }] }), { allowed: true, reason: null });
+  t.same(
+    await client.check({
+      zcRequestId,
+      serviceSlug: 'search',
+      usage: [
+        { meterSlug: 'calls', quantity: 1 },
+        { meterSlug: 'tokens', maxQuantity: 4000 },
+      ],
+    }),
+    { allowed: true, reason: null },
+  );
   const sent = hub.requests.at(-1)!;
-  t.match(sent, { method: 'POST', path: '/v1/usage/check', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' } });
-  t.same(sent.body, { zcRequestId, serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }, { meterSlug: 'tokens', maxQuantity: 4000 }] });
+  t.match(sent, {
+    method: 'POST',
+    path: '/v1/usage/check',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+  });
+  t.same(sent.body, {
+    zcRequestId,
+    serviceSlug: 'search',
+    usage: [
+      { meterSlug: 'calls', quantity: 1 },
+      { meterSlug: 'tokens', maxQuantity: 4000 },
+    ],
+  });
 
   for (const reason of ['access_not_found', 'usage_exhausted', 'plan_expired']) {
     hub.check = () => ({ status: 200, body: { allowed: false, reason } });
-    t.same(await client.check({ zcRequestId, serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] }), { allowed: false, reason });
+    t.same(await client.check({ zcRequestId, serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] }), {
+      allowed: false,
+      reason,
+    });
   }
 });
 
@@ -30,7 +54,11 @@ t.test('report returns the record, flags duplicates, and hands back 402/404/409 
   t.same(await client.report(request), { ok: true, id: 'use_1', duplicate: false, settledUsd: '0.010000' }, 'extra fields are kept');
   t.same(hub.requests.at(-1)!.body, request);
   t.match(await client.report({ ...request, idempotencyKey: 'seen' }), { ok: true, duplicate: true });
-  for (const [status, error] of [[402, 'usage_exhausted'], [404, 'access_not_found'], [409, 'meter_not_priced']] as const) {
+  for (const [status, error] of [
+    [402, 'usage_exhausted'],
+    [404, 'access_not_found'],
+    [409, 'meter_not_priced'],
+  ] as const) {
     hub.report = () => ({ status, body: { error, reason: 'because' } });
     t.same(await client.report(request), { ok: false, status, error, reason: 'because' });
   }
@@ -47,7 +75,11 @@ t.test('anything off the contract is a UsageApiError with the status and body', 
   hub.report = () => ({ status: 500, body: { error: 'Internal server error' } });
   await t.rejects(client.report({ ...request, idempotencyKey: 'x' }), { name: 'UsageApiError', status: 500 });
   hub.report = () => ({ status: 409, body: { nope: true } });
-  await t.rejects(client.report({ ...request, idempotencyKey: 'x' }), { name: 'UsageApiError', status: 409 }, 'a refusal without the envelope');
+  await t.rejects(
+    client.report({ ...request, idempotencyKey: 'x' }),
+    { name: 'UsageApiError', status: 409 },
+    'a refusal without the envelope',
+  );
   hub.check = () => 'hang';
   await t.rejects(client.check(request), { name: 'UsageApiError', status: 0 }, 'a timeout');
   const nowhere = createUsageClient({ baseUrl: 'http://127.0.0.1:1', apiKey });
@@ -60,14 +92,31 @@ t.test('bad quantities are refused before anything is sent', async (t) => {
   const bad = [-1, 1.5, 2_147_483_648, Number.NaN];
   for (const quantity of bad) {
     await t.rejects(client.check({ zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', quantity }] }), RangeError);
-    await t.rejects(client.report({ idempotencyKey: 'k', zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', quantity }] }), RangeError);
+    await t.rejects(
+      client.report({ idempotencyKey: 'k', zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', quantity }] }),
+      RangeError,
+    );
   }
   await t.rejects(client.check({ zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', maxQuantity: -2 }] }), RangeError);
-  await t.rejects(client.report({ idempotencyKey: 'k', zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls' } as never] }), TypeError);
+  await t.rejects(
+    client.report({ idempotencyKey: 'k', zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls' } as never] }),
+    TypeError,
+  );
   await t.rejects(client.check({ zcRequestId, serviceSlug: 's', usage: [{ meterSlug: '', quantity: 1 }] }), TypeError);
   t.equal(hub.requests.length, before);
   hub.check = () => ({ status: 200, body: { allowed: true, reason: null } });
-  t.match(await client.check({ zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', quantity: 2_147_483_647 }, { meterSlug: 'x', quantity: 0 }] }), { allowed: true }, 'the bounds themselves are fine');
+  t.match(
+    await client.check({
+      zcRequestId,
+      serviceSlug: 's',
+      usage: [
+        { meterSlug: 'calls', quantity: 2_147_483_647 },
+        { meterSlug: 'x', quantity: 0 },
+      ],
+    }),
+    { allowed: true },
+    'the bounds themselves are fine',
+  );
 });
 
 t.test('a base URL with a path prefix keeps it', async (t) => {

@@ -50,7 +50,11 @@ const bindings: Record<string, () => Promise<{ port: number; close: () => Promis
     app.all('/*', async (request) => {
       handled++;
       // Fastify still parses JSON after the hook: the hook hands it the same bytes.
-      return { identity: hubIdentity(request), body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? ''), handled: true };
+      return {
+        identity: hubIdentity(request),
+        body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? ''),
+        handled: true,
+      };
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { port: (app.server.address() as { port: number }).port, close: () => app.close(), handled: () => handled };
@@ -67,7 +71,15 @@ for (const [name, start] of Object.entries(bindings)) {
     t.test('a signed request reaches the handler with its identity and body', async (t) => {
       const requestId = newId('request');
       const body = JSON.stringify({ q: 'Zoë ☕' });
-      const r = await send(app.port, { method: 'POST', path: `${prefix}/v1/search?q=a%20b&&x`, body, requestId, agentId, buyerId, headers: { 'content-type': 'application/json' } });
+      const r = await send(app.port, {
+        method: 'POST',
+        path: `${prefix}/v1/search?q=a%20b&&x`,
+        body,
+        requestId,
+        agentId,
+        buyerId,
+        headers: { 'content-type': 'application/json' },
+      });
       t.equal(r.status, 200, r.text);
       t.match(r.json.identity, { requestId, agentId, buyerId, sandbox: false, kid });
       t.equal(r.json.body, body);
@@ -97,7 +109,10 @@ for (const [name, start] of Object.entries(bindings)) {
       ['a timestamp from the future', { path: `${prefix}/x`, timestamp: nowSeconds() + 3600 }],
       ['an unknown kid', { path: `${prefix}/x`, signWith: { kid: newId('signingSecret'), secret: newToken('signingSecret') } }],
       ['the right kid with another secret', { path: `${prefix}/x`, signWith: { kid, secret: newToken('signingSecret') } }],
-      ['a body other than the one signed', { method: 'POST', path: `${prefix}/x`, body: '{"a":2}', signedBody: '{"a":1}', headers: { 'content-type': 'application/json' } }],
+      [
+        'a body other than the one signed',
+        { method: 'POST', path: `${prefix}/x`, body: '{"a":2}', signedBody: '{"a":1}', headers: { 'content-type': 'application/json' } },
+      ],
       ['a path other than the one signed', { path: `${prefix}/x?b=1&a=2`, signedPath: `${prefix}/x?a=2&b=1` }],
       ['an agent id other than the one signed', { path: `${prefix}/x`, agentId, signedAgentId: newId('agent') }],
       ['an agent id added to a signed anonymous probe', { path: `${prefix}/x`, agentId, signedAgentId: '' }],
@@ -115,7 +130,12 @@ for (const [name, start] of Object.entries(bindings)) {
     }
 
     t.test('a body over the limit is refused with 413 before verification', async (t) => {
-      const r = await send(app.port, { method: 'POST', path: `${prefix}/x`, body: 'x'.repeat(2048), headers: { 'content-type': 'text/plain' } });
+      const r = await send(app.port, {
+        method: 'POST',
+        path: `${prefix}/x`,
+        body: 'x'.repeat(2048),
+        headers: { 'content-type': 'text/plain' },
+      });
       t.equal(r.status, 413);
       t.same(r.json, { error: 'payload_too_large' });
     });

@@ -44,17 +44,33 @@ t.test('a valid payload parses', async (t) => {
 });
 
 t.test('arbitrary values never throw', async () => {
-  fc.assert(fc.property(fc.anything(), fc.anything(), (a, b) => void parseAndCheck(a, b)), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.anything(), fc.anything(), (a, b) => void parseAndCheck(a, b)),
+    { numRuns: 500 },
+  );
 });
 
 t.test('a valid payload with any one field replaced never throws', async () => {
   const paths = [
-    ['x402Version'], ['accepted'], ['accepted', 'network'], ['accepted', 'asset'], ['payload'], ['payload', 'signature'],
-    ['payload', 'authorization'], ['payload', 'authorization', 'from'], ['payload', 'authorization', 'to'],
-    ['payload', 'authorization', 'value'], ['payload', 'authorization', 'validAfter'], ['payload', 'authorization', 'validBefore'],
+    ['x402Version'],
+    ['accepted'],
+    ['accepted', 'network'],
+    ['accepted', 'asset'],
+    ['payload'],
+    ['payload', 'signature'],
+    ['payload', 'authorization'],
+    ['payload', 'authorization', 'from'],
+    ['payload', 'authorization', 'to'],
+    ['payload', 'authorization', 'value'],
+    ['payload', 'authorization', 'validAfter'],
+    ['payload', 'authorization', 'validBefore'],
     ['payload', 'authorization', 'nonce'],
   ];
-  const hostile = fc.oneof(fc.anything(), fc.string(), fc.constantFrom('1.5', '-1', '0x', '1e400', '9'.repeat(100), 'eip155:', ':', '__proto__'));
+  const hostile = fc.oneof(
+    fc.anything(),
+    fc.string(),
+    fc.constantFrom('1.5', '-1', '0x', '1e400', '9'.repeat(100), 'eip155:', ':', '__proto__'),
+  );
   fc.assert(
     fc.property(fc.constantFrom(...paths), hostile, fc.boolean(), (path, value, inRequirements) => {
       const payload = structuredClone(valid) as Record<string, unknown>;

@@ -20,7 +20,9 @@ export function startFacilitatorServer(t: Tap, handle: Handler): Promise<string>
     if (answer === 'hang') return;
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
     if (res.destroyed) return;
-    const body = answer.raw ? String(answer.body) : JSON.stringify(answer.body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    const body = answer.raw
+      ? String(answer.body)
+      : JSON.stringify(answer.body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
     res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body);
   });
 }

@@ -30,12 +30,19 @@ function client(url: string, options: Partial<ConstructorParameters<typeof HttpF
 type Body = { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
 
 t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and balances move', async (t) => {
-  const viemChain = defineChain({ id: chain.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl] } } });
+  const viemChain = defineChain({
+    id: chain.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
   const settler = privateKeyToAccount(chain.settler.privateKey);
   const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
   const official = new x402Facilitator().register(
     chain.network,
-    new ExactEvmFacilitatorScheme(toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0])),
+    new ExactEvmFacilitatorScheme(
+      toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]),
+    ),
   );
   const url = await startFacilitatorServer(t, async (route, body) => {
     if (route === 'supported') return { status: 200, body: official.getSupported() };
@@ -57,7 +64,11 @@ t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and ba
   t.equal(await tokenBalance(chain, payee), before + 4_321n);
 
   const tampered = await signPayment(chain, payerKey, requirements, { authorization: { value: 1n } });
-  t.match(await facilitator.verify(tampered, requirements), { isValid: false, reason: 'amount_mismatch', payer }, 'x402’s reason, in hub’s words');
+  t.match(
+    await facilitator.verify(tampered, requirements),
+    { isValid: false, reason: 'amount_mismatch', payer },
+    'x402’s reason, in hub’s words',
+  );
   t.match(await facilitator.settle(tampered, requirements), { status: 'failed', reason: 'amount_mismatch' });
 });
 
@@ -85,7 +96,11 @@ t.test('faults: what throws, what is pending, what failed', async (t) => {
     seen.push(headers);
     return script.get(route) ?? { status: 404, body: 'no script', raw: true };
   });
-  const facilitator = client(url, { timeoutMs: 300, settleTimeoutMs: 300, headers: (operation) => ({ authorization: `Bearer test-${operation}` }) });
+  const facilitator = client(url, {
+    timeoutMs: 300,
+    settleTimeoutMs: 300,
+    headers: (operation) => ({ authorization: `Bearer test-${operation}` }),
+  });
   const requirements = requirementsFor(chain, payee);
   const payment = await signPayment(chain, payerKey, requirements);
   const tx = `0x${'cd'.repeat(32)}`;
@@ -93,10 +108,17 @@ t.test('faults: what throws, what is pending, what failed', async (t) => {
   script.set('verify', { status: 500, body: 'Internal Server Error', raw: true });
   script.set('settle', { status: 500, body: 'Internal Server Error', raw: true });
   await t.rejects(facilitator.verify(payment, requirements), { name: 'FacilitatorUnavailableError', kind: 'http_status', status: 500 });
-  t.match(await facilitator.settle(payment, requirements), { status: 'pending', transaction: undefined }, 'a 500 on settle may have settled');
+  t.match(
+    await facilitator.settle(payment, requirements),
+    { status: 'pending', transaction: undefined },
+    'a 500 on settle may have settled',
+  );
   t.equal(seen.at(-1)?.authorization, 'Bearer test-settle', 'sends the configured headers per operation');
 
-  script.set('settle', { status: 500, body: { success: false, errorReason: 'settlement_pending', transaction: tx, network: chain.network } });
+  script.set('settle', {
+    status: 500,
+    body: { success: false, errorReason: 'settlement_pending', transaction: tx, network: chain.network },
+  });
   t.match(await facilitator.settle(payment, requirements), { status: 'pending', transaction: tx });
 
   script.set('verify', { status: 200, body: '{"isValid": tru', raw: true });
@@ -105,7 +127,11 @@ t.test('faults: what throws, what is pending, what failed', async (t) => {
   t.match(await facilitator.settle(payment, requirements), { status: 'pending' }, 'malformed JSON on settle is an unknown outcome');
 
   script.set('verify', { status: 200, body: { hello: 'world' } });
-  await t.rejects(facilitator.verify(payment, requirements), { name: 'FacilitatorUnavailableError', kind: 'malformed_response' }, 'JSON that is not a verify response');
+  await t.rejects(
+    facilitator.verify(payment, requirements),
+    { name: 'FacilitatorUnavailableError', kind: 'malformed_response' },
+    'JSON that is not a verify response',
+  );
 
   script.set('verify', { status: 200, body: { isValid: true }, delayMs: 1_000 });
   script.set('settle', 'hang');
@@ -126,6 +152,10 @@ t.test('a facilitator that cannot be reached: verify throws, settle failed witho
   const requirements = requirementsFor(chain, payee);
   const payment = await signPayment(chain, payerKey, requirements);
   await t.rejects(facilitator.verify(payment, requirements), { name: 'FacilitatorUnavailableError', kind: 'network' });
-  t.match(await facilitator.settle(payment, requirements), { status: 'failed', reason: 'facilitator_unavailable', message: /ECONNREFUSED/ });
+  t.match(await facilitator.settle(payment, requirements), {
+    status: 'failed',
+    reason: 'facilitator_unavailable',
+    message: /ECONNREFUSED/,
+  });
   await t.rejects(facilitator.supported(), { name: 'FacilitatorUnavailableError', kind: 'network' });
 });

@@ -58,50 +58,123 @@ t.test('refuses what does not match the requirements, before touching the chain'
   const requirements = requirementsFor(chain, payee);
   const stranger = privateKeyToAccount(generatePrivateKey()).address;
   const cases: [string, () => Promise<[unknown, unknown]>, string][] = [
-    ['tampered amount', async () => {
-      const payment = await signPayment(chain, payerKey, requirementsFor(chain, payee, { amount: '20000' }), { tamper: { value: '10000' } });
-      return [payment, requirements];
-    }, 'invalid_signature'],
-    ['signed for less than the price', async () => [await signPayment(chain, payerKey, requirements, { authorization: { value: 5_000n } }), requirements], 'amount_mismatch'],
-    ['pays someone else', async () => [await signPayment(chain, payerKey, requirements, { authorization: { to: stranger } }), requirements], 'wrong_payee'],
-    ['tampered payee', async () => [await signPayment(chain, payerKey, requirementsFor(chain, stranger), { tamper: { to: payee } }), requirements], 'invalid_signature'],
-    ['expired', async () => [await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now() - 1n } }), requirements], 'authorization_expired'],
-    ['expires within the settlement margin', async () => [await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now() + 3n } }), requirements], 'authorization_expired'],
-    ['not yet valid', async () => [await signPayment(chain, payerKey, requirements, { authorization: { validAfter: now() + 3600n, validBefore: now() + 7200n } }), requirements], 'authorization_not_yet_valid'],
-    ['signed under another domain version', async () => [await signPayment(chain, payerKey, requirements, { domain: { version: '2' } }), requirements], 'invalid_signature'],
-    ['signed for another chain', async () => [await signPayment(chain, payerKey, requirements, { domain: { chainId: 1 } }), requirements], 'invalid_signature'],
-    ['signed by someone else', async () => {
-      const payment = await signPayment(chain, generatePrivateKey(), requirements);
-      (payment.payload as { authorization: { from: string } }).authorization.from = payer;
-      return [payment, requirements];
-    }, 'invalid_signature'],
-    ['requirements on another network', async () => {
-      const other = requirementsFor(chain, payee, { network: 'eip155:1' });
-      return [await signPayment(chain, payerKey, other), other];
-    }, 'wrong_network'],
-    ['accepted on another network than required', async () => {
-      const payment = await signPayment(chain, payerKey, requirements);
-      return [{ ...payment, accepted: { ...requirements, network: 'eip155:8453' } }, requirements];
-    }, 'wrong_network'],
-    ['another token', async () => {
-      const other = requirementsFor(chain, payee, { asset: stranger });
-      return [await signPayment(chain, payerKey, other), other];
-    }, 'wrong_asset'],
-    ['a contract-wallet signature', async () => {
-      const payment = await signPayment(chain, payerKey, requirements);
-      (payment.payload as { signature: string }).signature = `0x${'11'.repeat(100)}`;
-      return [payment, requirements];
-    }, 'invalid_signature'],
-    ['a payload that is not exact-EVM', async () => {
-      const payment = await signPayment(chain, payerKey, requirements);
-      return [{ ...payment, payload: { signature: '0x12' } }, requirements];
-    }, 'invalid_payload'],
-    ['x402 version 1', async () => [{ ...(await signPayment(chain, payerKey, requirements)), x402Version: 1 }, requirements], 'invalid_payload'],
+    [
+      'tampered amount',
+      async () => {
+        const payment = await signPayment(chain, payerKey, requirementsFor(chain, payee, { amount: '20000' }), {
+          tamper: { value: '10000' },
+        });
+        return [payment, requirements];
+      },
+      'invalid_signature',
+    ],
+    [
+      'signed for less than the price',
+      async () => [await signPayment(chain, payerKey, requirements, { authorization: { value: 5_000n } }), requirements],
+      'amount_mismatch',
+    ],
+    [
+      'pays someone else',
+      async () => [await signPayment(chain, payerKey, requirements, { authorization: { to: stranger } }), requirements],
+      'wrong_payee',
+    ],
+    [
+      'tampered payee',
+      async () => [await signPayment(chain, payerKey, requirementsFor(chain, stranger), { tamper: { to: payee } }), requirements],
+      'invalid_signature',
+    ],
+    [
+      'expired',
+      async () => [await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now() - 1n } }), requirements],
+      'authorization_expired',
+    ],
+    [
+      'expires within the settlement margin',
+      async () => [await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now() + 3n } }), requirements],
+      'authorization_expired',
+    ],
+    [
+      'not yet valid',
+      async () => [
+        await signPayment(chain, payerKey, requirements, { authorization: { validAfter: now() + 3600n, validBefore: now() + 7200n } }),
+        requirements,
+      ],
+      'authorization_not_yet_valid',
+    ],
+    [
+      'signed under another domain version',
+      async () => [await signPayment(chain, payerKey, requirements, { domain: { version: '2' } }), requirements],
+      'invalid_signature',
+    ],
+    [
+      'signed for another chain',
+      async () => [await signPayment(chain, payerKey, requirements, { domain: { chainId: 1 } }), requirements],
+      'invalid_signature',
+    ],
+    [
+      'signed by someone else',
+      async () => {
+        const payment = await signPayment(chain, generatePrivateKey(), requirements);
+        (payment.payload as { authorization: { from: string } }).authorization.from = payer;
+        return [payment, requirements];
+      },
+      'invalid_signature',
+    ],
+    [
+      'requirements on another network',
+      async () => {
+        const other = requirementsFor(chain, payee, { network: 'eip155:1' });
+        return [await signPayment(chain, payerKey, other), other];
+      },
+      'wrong_network',
+    ],
+    [
+      'accepted on another network than required',
+      async () => {
+        const payment = await signPayment(chain, payerKey, requirements);
+        return [{ ...payment, accepted: { ...requirements, network: 'eip155:8453' } }, requirements];
+      },
+      'wrong_network',
+    ],
+    [
+      'another token',
+      async () => {
+        const other = requirementsFor(chain, payee, { asset: stranger });
+        return [await signPayment(chain, payerKey, other), other];
+      },
+      'wrong_asset',
+    ],
+    [
+      'a contract-wallet signature',
+      async () => {
+        const payment = await signPayment(chain, payerKey, requirements);
+        (payment.payload as { signature: string }).signature = `0x${'11'.repeat(100)}`;
+        return [payment, requirements];
+      },
+      'invalid_signature',
+    ],
+    [
+      'a payload that is not exact-EVM',
+      async () => {
+        const payment = await signPayment(chain, payerKey, requirements);
+        return [{ ...payment, payload: { signature: '0x12' } }, requirements];
+      },
+      'invalid_payload',
+    ],
+    [
+      'x402 version 1',
+      async () => [{ ...(await signPayment(chain, payerKey, requirements)), x402Version: 1 }, requirements],
+      'invalid_payload',
+    ],
     ['not even an object', async () => ['garbage', requirements], 'invalid_payload'],
-    ['the upto scheme', async () => {
-      const upto = { ...requirements, scheme: 'upto' };
-      return [{ ...(await signPayment(chain, payerKey, requirements)), accepted: upto }, upto];
-    }, 'unsupported_scheme'],
+    [
+      'the upto scheme',
+      async () => {
+        const upto = { ...requirements, scheme: 'upto' };
+        return [{ ...(await signPayment(chain, payerKey, requirements)), accepted: upto }, upto];
+      },
+      'unsupported_scheme',
+    ],
   ];
   const payeeBefore = await tokenBalance(chain, payee);
   for (const [name, build, reason] of cases) {
@@ -119,7 +192,12 @@ t.test('a payer without the funds is refused by verify and by settle', async (t)
   const requirements = requirementsFor(chain, payee);
   const payment = await signPayment(chain, poorKey, requirements);
   const poor = privateKeyToAccount(poorKey).address;
-  t.same(await facilitator.verify(payment, requirements), { isValid: false, reason: 'insufficient_funds', message: 'The payer’s token balance is below the amount.', payer: poor });
+  t.same(await facilitator.verify(payment, requirements), {
+    isValid: false,
+    reason: 'insufficient_funds',
+    message: 'The payer’s token balance is below the amount.',
+    payer: poor,
+  });
   t.match(await facilitator.settle(payment, requirements), { status: 'failed', reason: 'insufficient_funds', payer: poor });
 });
 
@@ -145,7 +223,10 @@ t.test('many payments from one settler key settle concurrently without nonce cla
   const payments = await Promise.all(Array.from({ length: 9 }, (_, i) => signPayment(chain, payers[i % 3]!.privateKey, requirements)));
   const before = await tokenBalance(chain, payee);
   const results = await Promise.all(payments.map((p) => facilitator.settle(p, requirements)));
-  t.same(results.map((r) => r.status), Array(9).fill('settled'));
+  t.same(
+    results.map((r) => r.status),
+    Array(9).fill('settled'),
+  );
   t.equal(new Set(results.map((r) => (r.status === 'settled' ? r.transaction : ''))).size, 9, 'nine transactions');
   t.equal(await tokenBalance(chain, payee), before + 900n);
 });

@@ -7,7 +7,10 @@ type Tap = { teardown: (fn: () => unknown) => void };
  * A node:http server on 127.0.0.1 for one test, handed each request with its body read. Closed at
  * teardown, hanging connections included, so a test that leaves a request unanswered still ends.
  */
-export async function serveOnLoopback(t: Tap, handle: (req: IncomingMessage, res: ServerResponse, body: string) => unknown): Promise<string> {
+export async function serveOnLoopback(
+  t: Tap,
+  handle: (req: IncomingMessage, res: ServerResponse, body: string) => unknown,
+): Promise<string> {
   const server = createServer(async (req, res) => handle(req, res, await readBody(req)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(

@@ -34,7 +34,11 @@ export async function signPayment(
   chain: LocalChain,
   payerKey: Hex,
   requirements: PaymentRequirements,
-  options: { authorization?: Partial<AuthorizationFields>; domain?: Partial<Eip712Domain>; tamper?: Partial<Record<keyof AuthorizationFields, string>> } = {},
+  options: {
+    authorization?: Partial<AuthorizationFields>;
+    domain?: Partial<Eip712Domain>;
+    tamper?: Partial<Record<keyof AuthorizationFields, string>>;
+  } = {},
 ): Promise<PaymentPayload> {
   const payer = privateKeyToAccount(payerKey);
   const now = BigInt(Math.floor(Date.now() / 1000));

@@ -2,11 +2,20 @@ import t from 'tap';
 import fc from 'fast-check';
 import { hashTypedData, parseSignature, serializeSignature, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { transferAuthorizationDigest, transferWithAuthorizationTypes, type Eip712Domain, type TransferAuthorization } from '../../control-plane/settlement/authorization-digest.js';
+import {
+  transferAuthorizationDigest,
+  transferWithAuthorizationTypes,
+  type Eip712Domain,
+  type TransferAuthorization,
+} from '../../control-plane/settlement/authorization-digest.js';
 import { createRecoverPool } from '../../control-plane/settlement/recover-pool.js';
 import { defaultRecoverer, loadRecoverer } from '../../control-plane/settlement/recoverer.js';
 import { parseRecoverableSignature } from '../../control-plane/settlement/signature.js';
-import { inlineSignerRecovery, recoverAuthorizationSigner, type SignedAuthorization } from '../../control-plane/settlement/signer-recovery.js';
+import {
+  inlineSignerRecovery,
+  recoverAuthorizationSigner,
+  type SignedAuthorization,
+} from '../../control-plane/settlement/signer-recovery.js';
 import { defaultSignerRecovery } from '../../control-plane/settlement/default-signer-recovery.js';
 
 t.setTimeout(60_000);
@@ -31,7 +40,12 @@ const authorizationArb = fc.record({
 
 async function signed(overrides: Partial<TransferAuthorization> = {}): Promise<SignedAuthorization & { signer: Address }> {
   const account = privateKeyToAccount(generatePrivateKey());
-  const domain: Eip712Domain = { name: 'Hub USD', version: '1', chainId: 31337, verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3' };
+  const domain: Eip712Domain = {
+    name: 'Hub USD',
+    version: '1',
+    chainId: 31337,
+    verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+  };
   const authorization: TransferAuthorization = {
     from: account.address,
     to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
@@ -41,7 +55,12 @@ async function signed(overrides: Partial<TransferAuthorization> = {}): Promise<S
     nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
     ...overrides,
   };
-  const signature = await account.signTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: authorization });
+  const signature = await account.signTypedData({
+    domain,
+    types: transferWithAuthorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  });
   return { domain, authorization, signature, signer: account.address };
 }
 
@@ -49,7 +68,12 @@ t.test('the hand-written digest is viem’s EIP-712 hash for any domain and auth
   const outOfRange = { ...(await signed()).authorization, value: 2n ** 256n };
   fc.assert(
     fc.property(domainArb, authorizationArb, (domain, authorization) => {
-      const expected = hashTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: authorization });
+      const expected = hashTypedData({
+        domain,
+        types: transferWithAuthorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: authorization,
+      });
       return toHex(transferAuthorizationDigest(domain, authorization)) === expected;
     }),
     { numRuns: 200 },
@@ -98,7 +122,11 @@ t.test('the worker pool recovers the same signers, with either backend', async (
     const pool = createRecoverPool({ threads: 1, backend });
     t.teardown(() => pool.close());
     const recovered = await Promise.all(items.map((item) => pool.recoverSigner(item)));
-    t.same(recovered, items.map((item) => item.signer.toLowerCase()), `${backend} in a worker`);
+    t.same(
+      recovered,
+      items.map((item) => item.signer.toLowerCase()),
+      `${backend} in a worker`,
+    );
     t.equal(await pool.recoverSigner({ ...items[0]!, signature: '0x00' }), undefined);
   }
   const inline = await inlineSignerRecovery();

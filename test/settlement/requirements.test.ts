@@ -22,7 +22,11 @@ t.test('exact requirements carry the price in token units and the token’s EIP-
   });
   t.ok(paymentRequirementsSchema.safeParse(requirements).success);
   t.equal(exactRequirements({ ...requirements, priceMicros: 1n, token: { ...token, decimals: 18 } }).amount, '1000000000000');
-  t.equal(exactRequirements({ ...requirements, priceMicros: 1n, token: { ...token, decimals: 2 } }).amount, '1', 'rounds up for tokens coarser than micro-USD');
+  t.equal(
+    exactRequirements({ ...requirements, priceMicros: 1n, token: { ...token, decimals: 2 } }).amount,
+    '1',
+    'rounds up for tokens coarser than micro-USD',
+  );
 });
 
 t.test('the wire schema refuses amounts that are not uint256 decimal strings', async (t) => {

@@ -83,7 +83,10 @@ t.test('a broadcast that never arrived is sent again by the next settle of the s
   t.equal(await tokenBalance(chain, payee), before, 'nothing reached the chain');
 
   proxy.faults.clear();
-  t.match(await facilitator.settle(payment, requirements), { status: 'settled', transaction: pending.status === 'pending' ? pending.transaction : '' });
+  t.match(await facilitator.settle(payment, requirements), {
+    status: 'settled',
+    transaction: pending.status === 'pending' ? pending.transaction : '',
+  });
   t.equal(await tokenBalance(chain, payee), before + 10_000n, 'paid once');
 });
 

@@ -1,5 +1,11 @@
 import t from 'tap';
-import { fromSettleResponse, fromVerifyResponse, payerOf, toSettleResponse, toVerifyResponse } from '../../control-plane/settlement/wire-results.js';
+import {
+  fromSettleResponse,
+  fromVerifyResponse,
+  payerOf,
+  toSettleResponse,
+  toVerifyResponse,
+} from '../../control-plane/settlement/wire-results.js';
 import { settleFailureReasons, verifyFailureReasons } from '../../control-plane/settlement/reasons.js';
 import type { SettleResult } from '../../control-plane/settlement/results.js';
 
@@ -21,20 +27,37 @@ t.test('x402 facilitators’ reasons map onto hub’s, unknown ones keep their t
     ['nonce_already_used', 'nonce_already_used'],
   ];
   for (const [wire, ours] of cases) {
-    t.match(fromVerifyResponse({ isValid: false, invalidReason: wire, payer: '0xp' }), { isValid: false, reason: ours, payer: '0xp' }, wire);
+    t.match(
+      fromVerifyResponse({ isValid: false, invalidReason: wire, payer: '0xp' }),
+      { isValid: false, reason: ours, payer: '0xp' },
+      wire,
+    );
   }
   t.match(fromVerifyResponse({ isValid: false, invalidReason: 'something_new', invalidMessage: 'details' }), {
     reason: 'facilitator_rejected',
     message: 'something_new: details',
   });
-  t.match(fromVerifyResponse({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_failed' }), { reason: 'facilitator_rejected' }, 'a settle-only reason is not a verify reason');
+  t.match(
+    fromVerifyResponse({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_failed' }),
+    { reason: 'facilitator_rejected' },
+    'a settle-only reason is not a verify reason',
+  );
   t.same(fromVerifyResponse({ isValid: true }, '0xfrom'), { isValid: true, payer: '0xfrom' });
 });
 
 t.test('a settle response is settled only with a transaction hash; pending stays pending', async (t) => {
-  t.same(fromSettleResponse({ success: true, transaction: tx, network }, fallback), { status: 'settled', transaction: tx, network, payer: '0xpayer', amount: '10000' });
+  t.same(fromSettleResponse({ success: true, transaction: tx, network }, fallback), {
+    status: 'settled',
+    transaction: tx,
+    network,
+    payer: '0xpayer',
+    amount: '10000',
+  });
   t.match(fromSettleResponse({ success: true, transaction: '', network }, fallback), { status: 'pending', transaction: undefined });
-  t.match(fromSettleResponse({ success: false, errorReason: 'settlement_pending', transaction: tx, network }, fallback), { status: 'pending', transaction: tx });
+  t.match(fromSettleResponse({ success: false, errorReason: 'settlement_pending', transaction: tx, network }, fallback), {
+    status: 'pending',
+    transaction: tx,
+  });
   t.match(fromSettleResponse({ success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: tx, network }, fallback), {
     status: 'failed',
     reason: 'transaction_reverted',

@@ -34,7 +34,11 @@ t.test('a payment from the official x402 client settles through LocalFacilitator
   client.setSpendControls({ allowedAssets: true });
   const required = paymentRequired('25000');
   const payment = await client.createPaymentPayload(required);
-  t.match(payment, { x402Version: 2, accepted: required.accepts[0], payload: { authorization: { from: payerAccount.address, to: payee, value: '25000' } } });
+  t.match(payment, {
+    x402Version: 2,
+    accepted: required.accepts[0],
+    payload: { authorization: { from: payerAccount.address, to: payee, value: '25000' } },
+  });
 
   const facilitator = localFacilitatorFor(t, chain);
   const before = await tokenBalance(chain, payee);
@@ -46,13 +50,21 @@ t.test('a payment from the official x402 client settles through LocalFacilitator
 });
 
 t.test('x402’s own exact-EVM facilitator verifies and settles on HubUSD', async (t) => {
-  const viemChain = defineChain({ id: chain.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl] } } });
+  const viemChain = defineChain({
+    id: chain.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
   const settler = privateKeyToAccount(chain.settler.privateKey);
   const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
-  const facilitator = new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(
+  const facilitator = new x402Facilitator().register(
+    chain.network,
+    new ExactEvmFacilitatorScheme(
       // As x402's own examples build it, from a viem wallet client with public actions.
       toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]),
-    ));
+    ),
+  );
 
   const requirements = requirementsFor(chain, payee, { amount: '777' });
   const payment = await signPayment(chain, chain.accounts[2]!.privateKey, requirements);

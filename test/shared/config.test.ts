@@ -16,8 +16,13 @@ t.test('defaults: SQLite under ./data, ports 8400/8402, pay.localhost', async (t
 t.test('reads every setting', async (t) => {
   const key = 'ab'.repeat(32);
   const c = loadConfig({
-    HUB_CONTROL_PLANE_PORT: '9000', HUB_PROXY_PORT: '9002', DATABASE_URL: 'postgresql://u@db:5432/hub',
-    HUB_PAY_DOMAIN: 'Pay.Example.com', HUB_MASTER_KEY: key, HUB_LOG_LEVEL: 'debug', HUB_ENV: 'production',
+    HUB_CONTROL_PLANE_PORT: '9000',
+    HUB_PROXY_PORT: '9002',
+    DATABASE_URL: 'postgresql://u@db:5432/hub',
+    HUB_PAY_DOMAIN: 'Pay.Example.com',
+    HUB_MASTER_KEY: key,
+    HUB_LOG_LEVEL: 'debug',
+    HUB_ENV: 'production',
     HUB_CONTROL_PLANE_URL: 'http://cp:9000/',
   });
   t.equal(c.controlPlane.port, 9000);
@@ -51,6 +56,10 @@ t.test('bad values fail with one line naming the variable', async (t) => {
 });
 
 t.test('database URLs', async (t) => {
-  t.same(parseDatabaseUrl('file:/var/lib/hub/hub.db'), { provider: 'sqlite', url: 'file:/var/lib/hub/hub.db', file: '/var/lib/hub/hub.db' });
+  t.same(parseDatabaseUrl('file:/var/lib/hub/hub.db'), {
+    provider: 'sqlite',
+    url: 'file:/var/lib/hub/hub.db',
+    file: '/var/lib/hub/hub.db',
+  });
   t.equal(parseDatabaseUrl('postgres://u@h/db').provider, 'postgresql');
 });

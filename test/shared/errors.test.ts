@@ -3,19 +3,52 @@ import { ApiError, errorCodes, errorResponse, INTERNAL_ERROR_MESSAGE } from '../
 
 // Every code the spec's Errors section names, with its status.
 const specCodes: Record<string, number> = {
-  missing_bearer_token: 401, invalid_token: 401, auth_type_not_allowed: 403, insufficient_scope: 403,
-  organization_required: 403, organization_permission_required: 403, seller_not_found: 404,
-  service_not_found: 404, meter_not_found: 404, plan_not_found: 404, plan_meter_price_not_found: 404,
-  signing_secret_not_found: 404, duplicate_slug: 409, duplicate_key: 409, duplicate_plan_meter_price: 409,
-  payg_price_not_whole_cents: 422, checkout_incomplete: 409,
-  access_inactive: 402, plan_expired: 402, usage_exhausted: 402, meter_not_priced: 409, access_not_found: 404,
-  invalid_zeroclick_signature: 401, allowance_unavailable: 503,
-  invalid_request: 400, amount_required: 400, payg_not_purchasable: 400, amount_not_cent_increment: 400,
-  amount_below_minimum: 400, encryption_not_configured: 400, invalid_compact_jwe: 400, unsupported_jwe_suite: 400,
-  jwe_kid_required: 400, unknown_jwe_kid: 400, private_reply_jwk: 400, invalid_reply_jwk: 400, bearer_required: 401,
-  payment_required: 402, signing_secret_required: 409, payment_request_mismatch: 409,
-  payment_request_already_completed: 409, payment_request_in_flight: 409, payment_amount_mismatch: 409,
-  usage_not_priced: 409, entitlements_not_available: 501, capped_pricing_unavailable: 503,
+  missing_bearer_token: 401,
+  invalid_token: 401,
+  auth_type_not_allowed: 403,
+  insufficient_scope: 403,
+  organization_required: 403,
+  organization_permission_required: 403,
+  seller_not_found: 404,
+  service_not_found: 404,
+  meter_not_found: 404,
+  plan_not_found: 404,
+  plan_meter_price_not_found: 404,
+  signing_secret_not_found: 404,
+  duplicate_slug: 409,
+  duplicate_key: 409,
+  duplicate_plan_meter_price: 409,
+  payg_price_not_whole_cents: 422,
+  checkout_incomplete: 409,
+  access_inactive: 402,
+  plan_expired: 402,
+  usage_exhausted: 402,
+  meter_not_priced: 409,
+  access_not_found: 404,
+  invalid_zeroclick_signature: 401,
+  allowance_unavailable: 503,
+  invalid_request: 400,
+  amount_required: 400,
+  payg_not_purchasable: 400,
+  amount_not_cent_increment: 400,
+  amount_below_minimum: 400,
+  encryption_not_configured: 400,
+  invalid_compact_jwe: 400,
+  unsupported_jwe_suite: 400,
+  jwe_kid_required: 400,
+  unknown_jwe_kid: 400,
+  private_reply_jwk: 400,
+  invalid_reply_jwk: 400,
+  bearer_required: 401,
+  payment_required: 402,
+  signing_secret_required: 409,
+  payment_request_mismatch: 409,
+  payment_request_already_completed: 409,
+  payment_request_in_flight: 409,
+  payment_amount_mismatch: 409,
+  usage_not_priced: 409,
+  entitlements_not_available: 501,
+  capped_pricing_unavailable: 503,
 };
 
 t.test('the table holds every spec code with the spec status', async (t) => {
@@ -26,7 +59,11 @@ t.test('the table holds every spec code with the spec status', async (t) => {
 
 t.test('ApiError renders the envelope', async (t) => {
   t.same(new ApiError('seller_not_found').toBody(), { error: 'seller_not_found' });
-  t.same(new ApiError('payment_required', 'absent', { zcRequestId: 'hubreq_x' }).toBody(), { error: 'payment_required', reason: 'absent', zcRequestId: 'hubreq_x' });
+  t.same(new ApiError('payment_required', 'absent', { zcRequestId: 'hubreq_x' }).toBody(), {
+    error: 'payment_required',
+    reason: 'absent',
+    zcRequestId: 'hubreq_x',
+  });
   const amount = new ApiError('amount_below_minimum', undefined, { minimumPurchaseUsd: '5.000000' });
   t.same(errorResponse(amount), { status: 400, body: { error: 'amount_below_minimum', minimumPurchaseUsd: '5.000000' } });
 });

@@ -3,7 +3,21 @@ import { idPrefixes, isId, newId, randomBase62 } from '../../shared/ids.js';
 import { hashToken, newToken, safeEqual, tokenKind } from '../../shared/tokens.js';
 
 t.test('ids carry the spec prefixes and 24 base62 characters', async (t) => {
-  const spec = { seller: 'sel_', service: 'svc_', meter: 'mtr_', plan: 'pln_', planMeterPrice: 'pmp_', apiKey: 'ak_', signingSecret: 'hsec_', agent: 'agt_', buyer: 'byr_', request: 'hubreq_', usageEvent: 'use_', access: 'hubacc_', paymentAttempt: 'apay_' } as const;
+  const spec = {
+    seller: 'sel_',
+    service: 'svc_',
+    meter: 'mtr_',
+    plan: 'pln_',
+    planMeterPrice: 'pmp_',
+    apiKey: 'ak_',
+    signingSecret: 'hsec_',
+    agent: 'agt_',
+    buyer: 'byr_',
+    request: 'hubreq_',
+    usageEvent: 'use_',
+    access: 'hubacc_',
+    paymentAttempt: 'apay_',
+  } as const;
   for (const [kind, prefix] of Object.entries(spec)) {
     const id = newId(kind as keyof typeof spec);
     t.ok(id.startsWith(prefix), `${kind} → ${prefix}`);
@@ -16,9 +30,9 @@ t.test('ids carry the spec prefixes and 24 base62 characters', async (t) => {
 t.test('isId rejects garbage and other kinds', async (t) => {
   t.notOk(isId('seller', newId('service')));
   t.notOk(isId('seller', 'sel_short'));
-  t.notOk(isId('seller', 'sel_' + 'a'.repeat(23) + '!'));
+  t.notOk(isId('seller', `sel_${'a'.repeat(23)}!`));
   t.notOk(isId('seller', 42));
-  t.notOk(isId('request', 'hubreq_' + 'a'.repeat(25)));
+  t.notOk(isId('request', `hubreq_${'a'.repeat(25)}`));
 });
 
 t.test('randomness is unbiased enough to use every character', async (t) => {

@@ -1,6 +1,16 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { costOf, formatUsd, isWholeCents, MAX_MICROS, microsToTokenUnits, mulDivCeil, parseUsd, tokenUnitsToMicros, usdToMicros } from '../../shared/money.js';
+import {
+  costOf,
+  formatUsd,
+  isWholeCents,
+  MAX_MICROS,
+  microsToTokenUnits,
+  mulDivCeil,
+  parseUsd,
+  tokenUnitsToMicros,
+  usdToMicros,
+} from '../../shared/money.js';
 
 t.test('parses six-decimal USD strings to micro-USD exactly', async (t) => {
   t.equal(usdToMicros('0'), 0n);
@@ -46,11 +56,16 @@ t.test('costs round up to whole unit blocks and never go below the exact price (
   t.equal(costOf(11n, 10_000n, 10n), 20_000n);
   t.equal(costOf(0n, 10_000n, 10n), 0n);
   fc.assert(
-    fc.property(fc.bigInt({ min: 0n, max: 2_147_483_647n }), fc.bigInt({ min: 0n, max: 10_000_000n }), fc.bigInt({ min: 1n, max: 1_000_000n }), (q, price, unit) => {
-      const cost = costOf(q, price, unit);
-      // exact cost is q*price/unit; ours is at least that and less than one block more
-      return cost * unit >= q * price && (cost - price) * unit < q * price + (price === 0n ? 1n : 0n) * unit;
-    }),
+    fc.property(
+      fc.bigInt({ min: 0n, max: 2_147_483_647n }),
+      fc.bigInt({ min: 0n, max: 10_000_000n }),
+      fc.bigInt({ min: 1n, max: 1_000_000n }),
+      (q, price, unit) => {
+        const cost = costOf(q, price, unit);
+        // exact cost is q*price/unit; ours is at least that and less than one block more
+        return cost * unit >= q * price && (cost - price) * unit < q * price + (price === 0n ? 1n : 0n) * unit;
+      },
+    ),
   );
   t.equal(mulDivCeil(7n, 3n, 2n), 11n);
   t.throws(() => mulDivCeil(1n, 1n, 0n));

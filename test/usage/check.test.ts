@@ -24,7 +24,13 @@ for (const provider of testProviders()) {
     await t.test('an agent with an active access is allowed what its access covers', async (t) => {
       t.same(await ask(requestId, requests(1)), allowed);
       t.same(await ask(requestId, []), allowed, 'no items: the request is backed');
-      t.same(await ask(requestId, [{ meterSlug: 'tokens', quantity: 1_500 }, { meterSlug: 'requests', quantity: 3 }]), allowed);
+      t.same(
+        await ask(requestId, [
+          { meterSlug: 'tokens', quantity: 1_500 },
+          { meterSlug: 'requests', quantity: 3 },
+        ]),
+        allowed,
+      );
       t.same(await ask(requestId, requests(1_010)), allowed, '10 included + 1,000 × $0.001 = the whole $1');
       t.same(await ask(requestId, requests(1_011)), denied('usage_exhausted'), 'one request more than the credit');
     });
@@ -42,9 +48,21 @@ for (const provider of testProviders()) {
       t.same(await ask(await w.request(), requests(1)), denied('access_not_found'), 'anonymous request (unpaid probe)');
       t.same(await ask(await w.request({ agentId: await w.agent() }), requests(1)), denied('access_not_found'), 'an agent without access');
       // The same slug under another seller of the organization: the request's seller decides.
-      const otherSeller = 'sel_' + 'o'.repeat(24);
-      await w.db.seller.create({ data: { id: otherSeller, organizationId: w.organizationId, name: 'Other', slug: `other-${Date.now()}`, upstreamBaseUrl: 'http://127.0.0.1:9' } });
-      t.same(await ask(await w.request({ agentId, sellerId: otherSeller }), requests(1)), denied('access_not_found'), 'a request to a seller without this service');
+      const otherSeller = `sel_${'o'.repeat(24)}`;
+      await w.db.seller.create({
+        data: {
+          id: otherSeller,
+          organizationId: w.organizationId,
+          name: 'Other',
+          slug: `other-${Date.now()}`,
+          upstreamBaseUrl: 'http://127.0.0.1:9',
+        },
+      });
+      t.same(
+        await ask(await w.request({ agentId, sellerId: otherSeller }), requests(1)),
+        denied('access_not_found'),
+        'a request to a seller without this service',
+      );
     });
 
     await t.test('access_inactive: canceled, suspended, pending, or not started', async (t) => {
@@ -68,9 +86,21 @@ for (const provider of testProviders()) {
 
     await t.test('meter_not_found and meter_not_priced', async (t) => {
       t.same(await ask(requestId, [{ meterSlug: 'nope', quantity: 1 }]), denied('meter_not_found'));
-      t.same(await ask(requestId, [{ meterSlug: 'unpriced', quantity: 1 }]), denied('meter_not_priced'), 'the plan does not price the meter');
-      t.same(await ask(requestId, [{ meterSlug: 'requests' }]), denied('meter_not_priced'), 'no quantity, and the price has no defaultMaxQuantity');
-      t.same(await ask(requestId, [{ meterSlug: 'requests', quantity: null, maxQuantity: null }]), denied('meter_not_priced'), 'nulls are no quantity');
+      t.same(
+        await ask(requestId, [{ meterSlug: 'unpriced', quantity: 1 }]),
+        denied('meter_not_priced'),
+        'the plan does not price the meter',
+      );
+      t.same(
+        await ask(requestId, [{ meterSlug: 'requests' }]),
+        denied('meter_not_priced'),
+        'no quantity, and the price has no defaultMaxQuantity',
+      );
+      t.same(
+        await ask(requestId, [{ meterSlug: 'requests', quantity: null, maxQuantity: null }]),
+        denied('meter_not_priced'),
+        'nulls are no quantity',
+      );
     });
 
     await t.test('maxQuantity, or the price’s defaultMaxQuantity, is what must fit', async (t) => {
@@ -79,8 +109,19 @@ for (const provider of testProviders()) {
       const id = await w.request({ agentId: holder });
       t.same(await ask(id, [{ meterSlug: 'tokens' }]), allowed, 'tokens default to 50: one block of 1,000, $0.002');
       t.same(await ask(id, [{ meterSlug: 'tokens', maxQuantity: 1_000 }]), allowed);
-      t.same(await ask(id, [{ meterSlug: 'tokens', quantity: 10, maxQuantity: 1_001 }]), denied('usage_exhausted'), 'maxQuantity counts, not quantity');
-      t.same(await ask(id, [{ meterSlug: 'tokens', quantity: 600 }, { meterSlug: 'tokens', quantity: 600 }]), denied('usage_exhausted'), 'items of one meter add up');
+      t.same(
+        await ask(id, [{ meterSlug: 'tokens', quantity: 10, maxQuantity: 1_001 }]),
+        denied('usage_exhausted'),
+        'maxQuantity counts, not quantity',
+      );
+      t.same(
+        await ask(id, [
+          { meterSlug: 'tokens', quantity: 600 },
+          { meterSlug: 'tokens', quantity: 600 },
+        ]),
+        denied('usage_exhausted'),
+        'items of one meter add up',
+      );
     });
 
     await t.test('the order of precedence', async (t) => {
@@ -88,15 +129,37 @@ for (const provider of testProviders()) {
       const canceled = await w.request({ agentId: holder });
       await w.access({ agentId: holder, status: 'canceled' });
       t.same(await ask(canceled, [{ meterSlug: 'nope', quantity: 1 }], 'nope'), denied('service_not_found'), 'service before access');
-      t.same(await ask('hubreq_a00000000000000000000000', [{ meterSlug: 'nope', quantity: 1 }]), denied('access_not_found'), 'access before meter');
+      t.same(
+        await ask('hubreq_a00000000000000000000000', [{ meterSlug: 'nope', quantity: 1 }]),
+        denied('access_not_found'),
+        'access before meter',
+      );
       t.same(await ask(canceled, [{ meterSlug: 'nope', quantity: 1 }]), denied('access_inactive'), 'access state before meter');
 
       const expiredHolder = await w.agent();
       await w.access({ agentId: expiredHolder, periodEnd: new Date(Date.now() - 1) });
-      t.same(await ask(await w.request({ agentId: expiredHolder }), [{ meterSlug: 'nope', quantity: 1 }]), denied('plan_expired'), 'period before meter');
+      t.same(
+        await ask(await w.request({ agentId: expiredHolder }), [{ meterSlug: 'nope', quantity: 1 }]),
+        denied('plan_expired'),
+        'period before meter',
+      );
 
-      t.same(await ask(requestId, [{ meterSlug: 'unpriced', quantity: 1 }, { meterSlug: 'nope', quantity: 1 }]), denied('meter_not_found'), 'meter before price');
-      t.same(await ask(requestId, [{ meterSlug: 'requests', quantity: 1_000_000 }, { meterSlug: 'unpriced', quantity: 1 }]), denied('meter_not_priced'), 'price before allowance');
+      t.same(
+        await ask(requestId, [
+          { meterSlug: 'unpriced', quantity: 1 },
+          { meterSlug: 'nope', quantity: 1 },
+        ]),
+        denied('meter_not_found'),
+        'meter before price',
+      );
+      t.same(
+        await ask(requestId, [
+          { meterSlug: 'requests', quantity: 1_000_000 },
+          { meterSlug: 'unpriced', quantity: 1 },
+        ]),
+        denied('meter_not_priced'),
+        'price before allowance',
+      );
     });
 
     await t.test('several accesses: any one that fits allows; else the one that came closest answers', async (t) => {
@@ -127,10 +190,18 @@ for (const provider of testProviders()) {
       t.same(await ask(await w.request({ agentId: sibling, buyerId: owner }), requests(1)), allowed, 'another agent of the same buyer');
 
       const stranger = await w.agent();
-      t.same(await ask(await w.request({ agentId: stranger, buyerId: owner }), requests(1)), denied('access_not_found'), 'an agent that does not belong to the buyer');
+      t.same(
+        await ask(await w.request({ agentId: stranger, buyerId: owner }), requests(1)),
+        denied('access_not_found'),
+        'an agent that does not belong to the buyer',
+      );
       t.same(await ask(await w.request({ buyerId: owner }), requests(1)), denied('access_not_found'), 'a buyer id without an agent');
       const moved = await w.agent({ buyerId: await w.buyer() });
-      t.same(await ask(await w.request({ agentId: moved, buyerId: owner }), requests(1)), denied('access_not_found'), 'an agent that belongs to another buyer');
+      t.same(
+        await ask(await w.request({ agentId: moved, buyerId: owner }), requests(1)),
+        denied('access_not_found'),
+        'an agent that belongs to another buyer',
+      );
     });
 
     await t.test('a per-call payment covers the usage it was challenged for', async (t) => {
@@ -139,17 +210,21 @@ for (const provider of testProviders()) {
       await w.payment(id, [{ meterSlug: 'requests', quantity: 2 }]);
       t.same(await ask(id, requests(2)), allowed);
       t.same(await ask(id, requests(3)), denied('usage_exhausted'), 'more than was paid for');
-      t.same(await ask(id, [{ meterSlug: 'tokens', quantity: 1 }]), denied('meter_not_priced'), 'the pay-as-you-go plan does not price tokens');
+      t.same(
+        await ask(id, [{ meterSlug: 'tokens', quantity: 1 }]),
+        denied('meter_not_priced'),
+        'the pay-as-you-go plan does not price tokens',
+      );
       t.same(await ask(id, [{ meterSlug: 'nope', quantity: 1 }]), denied('meter_not_found'));
       t.same(await ask(id, [{ meterSlug: 'requests' }]), denied('meter_not_priced'), 'no quantity and no default');
 
-      const anonymous = 'hubreq_' + 'p'.repeat(24);
+      const anonymous = `hubreq_${'p'.repeat(24)}`;
       await w.payment(anonymous, [{ meterSlug: 'requests', quantity: 1 }]);
       t.same(await ask(anonymous, requests(1)), allowed, 'a paid request needs no agent or request record');
-      const done = 'hubreq_' + 'q'.repeat(24);
+      const done = `hubreq_${'q'.repeat(24)}`;
       await w.payment(done, [{ meterSlug: 'requests', quantity: 1 }], 'delivered');
       t.same(await ask(done, requests(1)), denied('access_not_found'), 'a payment stands behind its request only while in flight');
-      const challenged = 'hubreq_' + 'r'.repeat(24);
+      const challenged = `hubreq_${'r'.repeat(24)}`;
       await w.payment(challenged, [{ meterSlug: 'requests', quantity: 1 }], 'challenge_created');
       t.same(await ask(challenged, requests(1)), denied('access_not_found'), 'an unpaid challenge is not a payment');
     });
@@ -163,12 +238,28 @@ for (const provider of testProviders()) {
       t.same(await ask(free, [{ meterSlug: 'tokens', quantity: 1 }]), denied('meter_not_priced'));
 
       const unclaimed = await w.agent({ buyerId: owner, claimed: false });
-      t.same(await ask(await w.request({ agentId: unclaimed, buyerId: owner, mode: 'free' }), requests(1)), denied('access_not_found'), 'unclaimed agent');
+      t.same(
+        await ask(await w.request({ agentId: unclaimed, buyerId: owner, mode: 'free' }), requests(1)),
+        denied('access_not_found'),
+        'unclaimed agent',
+      );
       const unverified = await w.buyer({ verified: false });
       const ofUnverified = await w.agent({ buyerId: unverified });
-      t.same(await ask(await w.request({ agentId: ofUnverified, buyerId: unverified, mode: 'free' }), requests(1)), denied('access_not_found'), 'unverified email');
-      t.same(await ask(await w.request({ agentId: await w.agent(), mode: 'free' }), requests(1)), denied('access_not_found'), 'agent without a buyer');
-      t.same(await ask(await w.request({ agentId, mode: 'free' }), requests(1)), denied('access_not_found'), 'free mode ignores plan accesses');
+      t.same(
+        await ask(await w.request({ agentId: ofUnverified, buyerId: unverified, mode: 'free' }), requests(1)),
+        denied('access_not_found'),
+        'unverified email',
+      );
+      t.same(
+        await ask(await w.request({ agentId: await w.agent(), mode: 'free' }), requests(1)),
+        denied('access_not_found'),
+        'agent without a buyer',
+      );
+      t.same(
+        await ask(await w.request({ agentId, mode: 'free' }), requests(1)),
+        denied('access_not_found'),
+        'free mode ignores plan accesses',
+      );
     });
 
     await t.test('checking records nothing and burns nothing', async (t) => {

@@ -7,7 +7,8 @@ for (const [provider, binding] of bindingsAndProviders()) {
   t.test(`usage under concurrency on ${provider}, ${binding} binding`, async (t) => {
     const w = await usageWorld(t, provider, binding);
     const requests = (quantity: number) => [{ meterSlug: 'requests', quantity }];
-    const statuses = (replies: { status: number }[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
+    const statuses = (replies: { status: number }[]) =>
+      replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
     await t.test('100 parallel reports racing for the last credit: exactly the affordable number succeed', async (t) => {
       // 10 included requests, then $0.001 each from $0.027: 37 one-request reports fit.
@@ -15,7 +16,9 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const accessId = await w.access({ agentId, balanceMicros: 27_000n });
       const requestId = await w.request({ agentId });
       const replies = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => w.report({ idempotencyKey: `race-${i}`, zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) })),
+        Array.from({ length: 100 }, (_, i) =>
+          w.report({ idempotencyKey: `race-${i}`, zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) }),
+        ),
       );
       t.same(statuses(replies), { 200: 37, 402: 63 });
       t.ok(replies.filter((r) => r.status === 402).every((r) => r.body.error === 'usage_exhausted'));
@@ -42,8 +45,12 @@ for (const [provider, binding] of bindingsAndProviders()) {
     await t.test('parallel free-mode reports of one buyer’s agents share its pool exactly', async (t) => {
       const owner = await w.buyer();
       const agents = [await w.agent({ buyerId: owner }), await w.agent({ buyerId: owner })];
-      const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => w.request({ agentId: agents[i % 2]!, buyerId: owner, mode: 'free' })));
-      const replies = await Promise.all(ids.map((zcRequestId, i) => w.report({ idempotencyKey: `free-${i}`, zcRequestId, serviceSlug: 'forecast', usage: requests(1) })));
+      const ids = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => w.request({ agentId: agents[i % 2]!, buyerId: owner, mode: 'free' })),
+      );
+      const replies = await Promise.all(
+        ids.map((zcRequestId, i) => w.report({ idempotencyKey: `free-${i}`, zcRequestId, serviceSlug: 'forecast', usage: requests(1) })),
+      );
       t.same(statuses(replies), { 200: 5, 402: 15 });
       t.match(await w.db.includedUnitsUsage.findMany({ where: { buyerId: owner } }), [{ unitsUsed: 5n }]);
     });
@@ -55,7 +62,9 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const shared = await w.access({ agentId: await w.agent({ buyerId: owner }), buyerId: owner, balanceMicros: 5_000n });
       const requestId = await w.request({ agentId, buyerId: owner });
       const replies = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => w.report({ idempotencyKey: `two-${i}`, zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) })),
+        Array.from({ length: 60 }, (_, i) =>
+          w.report({ idempotencyKey: `two-${i}`, zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) }),
+        ),
       );
       t.same(statuses(replies), { 200: 30, 402: 30 }, '15 + 15 fit');
       t.equal(await w.balance(own), 0n);

@@ -13,7 +13,8 @@ for (const [provider, binding] of bindingsAndProviders()) {
     const agentId = await w.agent();
     const accessId = await w.access({ agentId });
     const zcRequestId = await w.request({ agentId });
-    const keyWith = async (scopes: Scope[]) => (await createApiKey(w.db, { organizationId: w.organizationId, name: scopes.join(' ') || 'none', scopes })).key;
+    const keyWith = async (scopes: Scope[]) =>
+      (await createApiKey(w.db, { organizationId: w.organizationId, name: scopes.join(' ') || 'none', scopes })).key;
     const revoked = await createApiKey(w.db, { organizationId: w.organizationId, name: 'revoked', scopes: ['usage:read', 'usage:write'] });
     await w.db.apiKey.update({ where: { id: revoked.apiKey.id }, data: { revokedAt: new Date() } });
     const session = (await createSession(w.db, w.boot.userId, w.organizationId)).token;
@@ -28,7 +29,11 @@ for (const [provider, binding] of bindingsAndProviders()) {
       ['an unknown API key', `hub_${'x'.repeat(40)}`, { check: [401, 'invalid_token'], report: [401, 'invalid_token'] }],
       ['a revoked API key', revoked.key, { check: [401, 'invalid_token'], report: [401, 'invalid_token'] }],
       ['a dashboard session', session, { check: [403, 'auth_type_not_allowed'], report: [403, 'auth_type_not_allowed'] }],
-      ['a key with admin scopes only', await keyWith(['admin:read', 'admin:write']), { check: [403, 'insufficient_scope'], report: [403, 'insufficient_scope'] }],
+      [
+        'a key with admin scopes only',
+        await keyWith(['admin:read', 'admin:write']),
+        { check: [403, 'insufficient_scope'], report: [403, 'insufficient_scope'] },
+      ],
       ['a key with usage:read', await keyWith(['usage:read']), { check: [200], report: [403, 'insufficient_scope'] }],
       ['a key with usage:write', await keyWith(['usage:write']), { check: [403, 'insufficient_scope'], report: [200] }],
     ];
@@ -78,6 +83,10 @@ for (const [provider] of bindingsAndProviders().filter(([, binding]) => binding 
     await t.rejects(cache.authenticate(headers, 1_001), { code: 'invalid_token' }, 'a refused key is not remembered');
     await t.rejects(cache.authenticate({}, 0), { code: 'missing_bearer_token' });
     const session = (await createSession(w.db, w.boot.userId, w.organizationId)).token;
-    t.match(await cache.authenticate({ authorization: `Bearer ${session}` }, 0), { kind: 'session' }, 'sessions pass through (the route refuses them)');
+    t.match(
+      await cache.authenticate({ authorization: `Bearer ${session}` }, 0),
+      { kind: 'session' },
+      'sessions pass through (the route refuses them)',
+    );
   });
 }

@@ -11,11 +11,17 @@ for (const provider of testProviders()) {
     const accessId = await w.access({ agentId: await w.agent(), balanceMicros: 10n });
     // One statement per write here, so a group is several statements in one transaction.
     const group = new GroupCommit<bigint>(w.db, (db, debits) =>
-      debits.map((micros) => db.$executeRaw`UPDATE "Access" SET "balanceMicros" = CASE WHEN "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END WHERE "id" = ${accessId}`),
+      debits.map(
+        (micros) =>
+          db.$executeRaw`UPDATE "Access" SET "balanceMicros" = CASE WHEN "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END WHERE "id" = ${accessId}`,
+      ),
     );
 
     const outcomes = await Promise.allSettled([1n, 2n, 100n, 3n, 4n].map((micros) => group.commit(micros)));
-    t.same(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    t.same(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    );
     t.equal(violatedConstraint((outcomes[2] as PromiseRejectedResult).reason), 'not_null', 'the refused write gets its own error');
     t.equal(await w.balance(accessId), 0n, 'the others all committed, once');
 

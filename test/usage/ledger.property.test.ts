@@ -31,7 +31,10 @@ for (const provider of testProviders()) {
           const included = q < REQUESTS.included - used ? q : REQUESTS.included - used;
           const cost = (q - included) * REQUESTS.priceMicros + ceilDiv(BigInt(tokens), TOKENS.unitSize) * TOKENS.priceMicros;
           const fits = cost <= balance;
-          const usage = [{ meterSlug: 'requests', quantity: requests }, { meterSlug: 'tokens', quantity: tokens }];
+          const usage = [
+            { meterSlug: 'requests', quantity: requests },
+            { meterSlug: 'tokens', quantity: tokens },
+          ];
 
           const check = await w.check({ zcRequestId, serviceSlug: 'forecast', usage });
           if (check.body.allowed !== fits) return false;

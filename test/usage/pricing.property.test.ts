@@ -36,8 +36,16 @@ t.test('rule 2: the rest costs the price of every started unit block, exactly', 
       return billed === 0n ? blocks === 0n : blocks * price.unitSize >= billed && (blocks - 1n) * price.unitSize < billed;
     }),
   );
-  t.equal(costItem(3n, { priceMicros: 10_000n, unitSize: 10n, includedUnits: 0n }, 0n).costMicros, 10_000n, '3 calls at $0.01 per 10 cost $0.01');
-  t.equal(costItem(1_001n, { priceMicros: 2_000n, unitSize: 1_000n, includedUnits: 0n }, 0n).costMicros, 4_000n, '1,001 tokens are two blocks');
+  t.equal(
+    costItem(3n, { priceMicros: 10_000n, unitSize: 10n, includedUnits: 0n }, 0n).costMicros,
+    10_000n,
+    '3 calls at $0.01 per 10 cost $0.01',
+  );
+  t.equal(
+    costItem(1_001n, { priceMicros: 2_000n, unitSize: 1_000n, includedUnits: 0n }, 0n).costMicros,
+    4_000n,
+    '1,001 tokens are two blocks',
+  );
   t.equal(costItem(12n, { priceMicros: 1_000n, unitSize: 1n, includedUnits: 10n }, 0n).costMicros, 2_000n, 'two beyond the ten included');
 });
 
@@ -46,7 +54,10 @@ t.test('costs never fall when more is used, and never rise when more is included
     fc.property(quantity, quantity, terms, quantity, (a, b, price, used) => {
       const [less, more] = a <= b ? [a, b] : [b, a];
       const moreIncluded = { ...price, includedUnits: price.includedUnits + 1n };
-      return costItem(less, price, used).costMicros <= costItem(more, price, used).costMicros && costItem(more, moreIncluded, used).costMicros <= costItem(more, price, used).costMicros;
+      return (
+        costItem(less, price, used).costMicros <= costItem(more, price, used).costMicros &&
+        costItem(more, moreIncluded, used).costMicros <= costItem(more, price, used).costMicros
+      );
     }),
   );
   t.pass('holds');
@@ -84,7 +95,10 @@ t.test('a bill is the sum of its items; items of one meter merge into their sum'
     fc.property(fc.array(item, { maxLength: 20 }), (items) => {
       const merged = mergeItems(items);
       const total = (list: typeof items, slug: string) => list.filter((i) => i.meterSlug === slug).reduce((s, i) => s + i.quantity, 0n);
-      return new Set(merged.map((i) => i.meterSlug)).size === merged.length && ['a', 'b', 'c'].every((slug) => total(items, slug) === total(merged, slug));
+      return (
+        new Set(merged.map((i) => i.meterSlug)).size === merged.length &&
+        ['a', 'b', 'c'].every((slug) => total(items, slug) === total(merged, slug))
+      );
     }),
   );
   fc.assert(

@@ -24,11 +24,21 @@ for (const [provider, binding] of bindingsAndProviders()) {
       t.same(second.body.costUsd, '0.003000', '2 included, 3 × $0.001');
       t.equal(await w.balance(accessId), 7_000n);
 
-      const tokens = await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: [{ meterSlug: 'tokens', quantity: 1_001 }] });
+      const tokens = await w.report({
+        idempotencyKey: key(),
+        zcRequestId: requestId,
+        serviceSlug: 'forecast',
+        usage: [{ meterSlug: 'tokens', quantity: 1_001 }],
+      });
       t.same(tokens.body.costUsd, '0.004000', '1,001 tokens are two started blocks of 1,000 at $0.002');
       t.equal(await w.balance(accessId), 3_000n);
 
-      const zero = await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: [{ meterSlug: 'tokens', quantity: 0 }] });
+      const zero = await w.report({
+        idempotencyKey: key(),
+        zcRequestId: requestId,
+        serviceSlug: 'forecast',
+        usage: [{ meterSlug: 'tokens', quantity: 0 }],
+      });
       t.same(zero.body.costUsd, '0.000000', 'quantity 0 records a capped meter at zero');
 
       const events = await w.events(requestId);
@@ -44,7 +54,12 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const agentId = await w.agent();
       const accessId = await w.access({ agentId, balanceMicros: 100_000n });
       const requestId = await w.request({ agentId });
-      const body = { idempotencyKey: 'same', zcRequestId: requestId, serviceSlug: 'forecast', usage: [...requests(20), { meterSlug: 'tokens', quantity: 10 }] };
+      const body = {
+        idempotencyKey: 'same',
+        zcRequestId: requestId,
+        serviceSlug: 'forecast',
+        usage: [...requests(20), { meterSlug: 'tokens', quantity: 10 }],
+      };
       const first = await w.report(body);
       t.same(first.body, { id: first.body.id, duplicate: false, costUsd: '0.012000' });
       const balance = await w.balance(accessId);
@@ -77,10 +92,30 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const cases: [string, Record<string, unknown>, number, string][] = [
         ['service_not_found', { zcRequestId: live, serviceSlug: 'nope', usage: requests(1) }, 404, 'service_not_found'],
         ['access_not_found', { zcRequestId: await w.request(), serviceSlug: 'forecast', usage: requests(1) }, 404, 'access_not_found'],
-        ['access_inactive', { zcRequestId: await w.request({ agentId: canceled }), serviceSlug: 'forecast', usage: requests(1) }, 402, 'access_inactive'],
-        ['plan_expired', { zcRequestId: await w.request({ agentId: expired }), serviceSlug: 'forecast', usage: requests(1) }, 402, 'plan_expired'],
-        ['meter_not_found', { zcRequestId: live, serviceSlug: 'forecast', usage: [{ meterSlug: 'nope', quantity: 1 }] }, 404, 'meter_not_found'],
-        ['meter_not_priced', { zcRequestId: live, serviceSlug: 'forecast', usage: [{ meterSlug: 'unpriced', quantity: 1 }] }, 409, 'meter_not_priced'],
+        [
+          'access_inactive',
+          { zcRequestId: await w.request({ agentId: canceled }), serviceSlug: 'forecast', usage: requests(1) },
+          402,
+          'access_inactive',
+        ],
+        [
+          'plan_expired',
+          { zcRequestId: await w.request({ agentId: expired }), serviceSlug: 'forecast', usage: requests(1) },
+          402,
+          'plan_expired',
+        ],
+        [
+          'meter_not_found',
+          { zcRequestId: live, serviceSlug: 'forecast', usage: [{ meterSlug: 'nope', quantity: 1 }] },
+          404,
+          'meter_not_found',
+        ],
+        [
+          'meter_not_priced',
+          { zcRequestId: live, serviceSlug: 'forecast', usage: [{ meterSlug: 'unpriced', quantity: 1 }] },
+          409,
+          'meter_not_priced',
+        ],
         ['usage_exhausted', { zcRequestId: live, serviceSlug: 'forecast', usage: requests(11) }, 402, 'usage_exhausted'],
       ];
       for (const [label, body, status, error] of cases) {
@@ -89,9 +124,18 @@ for (const [provider, binding] of bindingsAndProviders()) {
         t.equal(reply.body.error, error, `${label}: code`);
       }
       t.equal(await w.db.usageEvent.count({ where: { requestId: live } }), 0);
-      t.equal(await w.db.accessMeterUsage.count({ where: { access: { agentId: holder } } }), 0, 'a failed multi-item report draws nothing, not even its included units');
+      t.equal(
+        await w.db.accessMeterUsage.count({ where: { access: { agentId: holder } } }),
+        0,
+        'a failed multi-item report draws nothing, not even its included units',
+      );
 
-      const partial = await w.report({ idempotencyKey: 'partial', zcRequestId: live, serviceSlug: 'forecast', usage: [...requests(10), { meterSlug: 'tokens', quantity: 1 }] });
+      const partial = await w.report({
+        idempotencyKey: 'partial',
+        zcRequestId: live,
+        serviceSlug: 'forecast',
+        usage: [...requests(10), { meterSlug: 'tokens', quantity: 1 }],
+      });
       t.equal(partial.status, 402, 'included requests fit, the tokens do not: all or nothing');
       t.equal(await w.db.accessMeterUsage.count({ where: { access: { agentId: holder } } }), 0);
       const retried = await w.report({ idempotencyKey: 'partial', zcRequestId: live, serviceSlug: 'forecast', usage: requests(10) });
@@ -103,7 +147,10 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const accessId = await w.access({ agentId, planId: w.plans.subscription, credit: false });
       const requestId = await w.request({ agentId });
       t.equal((await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(2) })).status, 200);
-      t.equal((await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(2) })).body.error, 'usage_exhausted');
+      t.equal(
+        (await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(2) })).body.error,
+        'usage_exhausted',
+      );
       t.equal((await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) })).status, 200);
       t.equal(await w.balance(accessId), 0n);
     });
@@ -114,7 +161,8 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const shared = await w.access({ agentId: await w.agent({ buyerId: owner }), buyerId: owner, balanceMicros: 5_000n });
       const own = await w.access({ agentId, balanceMicros: 1_000n, periodStart: null, periodEnd: null });
       const requestId = await w.request({ agentId, buyerId: owner });
-      const spend = (quantity: number) => w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(quantity) });
+      const spend = (quantity: number) =>
+        w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(quantity) });
       t.equal((await spend(11)).status, 200);
       t.equal(await w.balance(own), 0n, 'the agent’s own access first');
       t.equal((await spend(2)).status, 200);
@@ -131,17 +179,37 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const reply = await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(3) });
       t.equal(reply.status, 200, 'beyond the payment is recorded; settlement caps it at what was authorized');
       t.equal(reply.body.costUsd, '0.030000');
-      t.match(await w.events(requestId), [{ paymentAttemptId, accessId: null, costMicros: 30_000n, items: [{ quantity: 3n, includedUnits: 0n, costMicros: 30_000n }] }]);
+      t.match(await w.events(requestId), [
+        { paymentAttemptId, accessId: null, costMicros: 30_000n, items: [{ quantity: 3n, includedUnits: 0n, costMicros: 30_000n }] },
+      ]);
       t.equal(await w.balance(accessId), 1_000_000n, 'the plan is untouched');
       t.equal(await w.db.accessMeterUsage.count({ where: { accessId } }), 0);
 
-      const delivered = 'hubreq_' + 'd'.repeat(24);
+      const delivered = `hubreq_${'d'.repeat(24)}`;
       await w.payment(delivered, [{ meterSlug: 'requests', quantity: 1 }], 'delivered');
-      t.equal((await w.report({ idempotencyKey: key(), zcRequestId: delivered, serviceSlug: 'forecast', usage: requests(1) })).status, 200, 'reports are taken after delivery too');
-      t.equal((await w.report({ idempotencyKey: key(), zcRequestId: delivered, serviceSlug: 'forecast', usage: [{ meterSlug: 'tokens', quantity: 1 }] })).body.error, 'meter_not_priced');
-      const settled = 'hubreq_' + 's'.repeat(24);
+      t.equal(
+        (await w.report({ idempotencyKey: key(), zcRequestId: delivered, serviceSlug: 'forecast', usage: requests(1) })).status,
+        200,
+        'reports are taken after delivery too',
+      );
+      t.equal(
+        (
+          await w.report({
+            idempotencyKey: key(),
+            zcRequestId: delivered,
+            serviceSlug: 'forecast',
+            usage: [{ meterSlug: 'tokens', quantity: 1 }],
+          })
+        ).body.error,
+        'meter_not_priced',
+      );
+      const settled = `hubreq_${'s'.repeat(24)}`;
       await w.payment(settled, [{ meterSlug: 'requests', quantity: 1 }], 'settled');
-      t.equal((await w.report({ idempotencyKey: key(), zcRequestId: settled, serviceSlug: 'forecast', usage: requests(1) })).body.error, 'access_not_found', 'not once settled');
+      t.equal(
+        (await w.report({ idempotencyKey: key(), zcRequestId: settled, serviceSlug: 'forecast', usage: requests(1) })).body.error,
+        'access_not_found',
+        'not once settled',
+      );
     });
 
     await t.test('free mode draws the buyer’s pool, shared by its agents, this month', async (t) => {
@@ -149,7 +217,12 @@ for (const [provider, binding] of bindingsAndProviders()) {
       const one = await w.agent({ buyerId: owner });
       const two = await w.agent({ buyerId: owner });
       const free = async (agentId: string, quantity: number) =>
-        w.report({ idempotencyKey: key(), zcRequestId: await w.request({ agentId, buyerId: owner, mode: 'free' }), serviceSlug: 'forecast', usage: requests(quantity) });
+        w.report({
+          idempotencyKey: key(),
+          zcRequestId: await w.request({ agentId, buyerId: owner, mode: 'free' }),
+          serviceSlug: 'forecast',
+          usage: requests(quantity),
+        });
       t.same((await free(one, 3)).body.costUsd, '0.000000');
       t.equal((await free(two, 3)).body.error, 'usage_exhausted', '3 + 3 is more than the 5 a month');
       t.equal((await free(two, 2)).status, 200);
@@ -194,7 +267,11 @@ for (const [provider, binding] of bindingsAndProviders()) {
         const reply = await w.api.call('POST', '/v1/usage', { token: w.boot.apiKey, rawBody, headers: { 'content-type': contentType } });
         t.equal(reply.status, 400, label);
       }
-      const check = await w.check({ zcRequestId, serviceSlug: 'forecast', usage: [{ meterSlug: 'requests', quantity: 2, maxQuantity: 1 }] });
+      const check = await w.check({
+        zcRequestId,
+        serviceSlug: 'forecast',
+        usage: [{ meterSlug: 'requests', quantity: 2, maxQuantity: 1 }],
+      });
       t.equal(check.status, 400, 'a check whose quantity exceeds its maxQuantity');
       t.equal((await w.check({ zcRequestId, serviceSlug: 'forecast' })).status, 400, 'a check without usage');
       t.equal(await w.db.usageEvent.count({ where: { requestId: zcRequestId } }), 0);

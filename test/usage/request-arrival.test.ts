@@ -15,20 +15,42 @@ for (const [provider, binding] of bindingsAndProviders()) {
     const store = (id: string) =>
       recordRequests(
         w.db,
-        { created: [{ id, sellerId: w.sellerId, agentId, method: 'GET', path: '/forecast', sandbox: false, lifecycle: 'forwarded', createdAt: new Date().toISOString() }], completed: [], tallies: [] },
+        {
+          created: [
+            {
+              id,
+              sellerId: w.sellerId,
+              agentId,
+              method: 'GET',
+              path: '/forecast',
+              sandbox: false,
+              lifecycle: 'forwarded',
+              createdAt: new Date().toISOString(),
+            },
+          ],
+          completed: [],
+          tallies: [],
+        },
         provider,
       );
-    const later = (ms: number, fn: () => Promise<unknown>) => new Promise((resolve, reject) => setTimeout(() => fn().then(resolve, reject), ms));
+    const later = (ms: number, fn: () => Promise<unknown>) =>
+      new Promise((resolve, reject) => setTimeout(() => fn().then(resolve, reject), ms));
 
     await t.test('a check that comes first is answered once the record is stored', async (t) => {
       const id = newRequestId(true);
-      const [reply] = await Promise.all([w.check({ zcRequestId: id, serviceSlug: 'forecast', usage: requests }), later(200, () => store(id))]);
+      const [reply] = await Promise.all([
+        w.check({ zcRequestId: id, serviceSlug: 'forecast', usage: requests }),
+        later(200, () => store(id)),
+      ]);
       t.same(reply.body, { allowed: true, reason: null });
     });
 
     await t.test('so is a report, which then draws on the access', async (t) => {
       const id = newRequestId(true);
-      const [reply] = await Promise.all([w.report({ idempotencyKey: `k-${id}`, zcRequestId: id, serviceSlug: 'forecast', usage: requests }), later(200, () => store(id))]);
+      const [reply] = await Promise.all([
+        w.report({ idempotencyKey: `k-${id}`, zcRequestId: id, serviceSlug: 'forecast', usage: requests }),
+        later(200, () => store(id)),
+      ]);
       t.equal(reply.status, 200, JSON.stringify(reply.body));
       t.equal((await w.events(id)).length, 1);
     });
@@ -41,7 +63,10 @@ for (const [provider, binding] of bindingsAndProviders()) {
     await t.test('an id of an unrecorded (anonymous) call is not waited for', async (t) => {
       const id = newRequestId(false);
       // Stored a second later: a check that waited would find it and allow the call.
-      const [reply] = await Promise.all([w.check({ zcRequestId: id, serviceSlug: 'forecast', usage: requests }), later(1_000, () => store(id))]);
+      const [reply] = await Promise.all([
+        w.check({ zcRequestId: id, serviceSlug: 'forecast', usage: requests }),
+        later(1_000, () => store(id)),
+      ]);
       t.same(reply.body, { allowed: false, reason: 'access_not_found' });
     });
   });

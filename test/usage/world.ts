@@ -33,19 +33,49 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
   const organizationId = boot.organizationId;
 
   const sellerId = newId('seller');
-  await db.seller.create({ data: { id: sellerId, organizationId, name: 'Acme', slug: `acme-${randomBytes(3).toString('hex')}`, upstreamBaseUrl: 'http://127.0.0.1:9' } });
+  await db.seller.create({
+    data: {
+      id: sellerId,
+      organizationId,
+      name: 'Acme',
+      slug: `acme-${randomBytes(3).toString('hex')}`,
+      upstreamBaseUrl: 'http://127.0.0.1:9',
+    },
+  });
   const serviceId = newId('service');
   await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Forecast', slug: 'forecast' } });
-  const meter = async (key: string) => (await db.meter.create({ data: { id: newId('meter'), organizationId, serviceId, key, unit: key } })).id;
+  const meter = async (key: string) =>
+    (await db.meter.create({ data: { id: newId('meter'), organizationId, serviceId, key, unit: key } })).id;
   const meters = { requests: await meter('requests'), tokens: await meter('tokens'), unpriced: await meter('unpriced') };
 
   const plan = async (slug: string, billingMode: string, interval = 'none') =>
-    (await db.plan.create({ data: { id: newId('plan'), organizationId, serviceId, name: slug, slug, billingMode, interval, verifiedEmailPolicy: 'off' } })).id;
-  const price = (planId: string, meterId: string, terms: { priceMicros: bigint; unitSize?: number; includedUnits?: number; defaultMaxQuantity?: number | null }) =>
+    (
+      await db.plan.create({
+        data: { id: newId('plan'), organizationId, serviceId, name: slug, slug, billingMode, interval, verifiedEmailPolicy: 'off' },
+      })
+    ).id;
+  const price = (
+    planId: string,
+    meterId: string,
+    terms: { priceMicros: bigint; unitSize?: number; includedUnits?: number; defaultMaxQuantity?: number | null },
+  ) =>
     db.planMeterPrice.create({
-      data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: terms.priceMicros, unitSize: terms.unitSize ?? 1, includedUnits: terms.includedUnits ?? 0, defaultMaxQuantity: terms.defaultMaxQuantity ?? null },
+      data: {
+        id: newId('planMeterPrice'),
+        organizationId,
+        planId,
+        meterId,
+        priceMicros: terms.priceMicros,
+        unitSize: terms.unitSize ?? 1,
+        includedUnits: terms.includedUnits ?? 0,
+        defaultMaxQuantity: terms.defaultMaxQuantity ?? null,
+      },
     });
-  const plans = { payg: await plan('per-call', 'payg', 'month'), credit: await plan('credits', 'credit'), subscription: await plan('monthly', 'subscription', 'month') };
+  const plans = {
+    payg: await plan('per-call', 'payg', 'month'),
+    credit: await plan('credits', 'credit'),
+    subscription: await plan('monthly', 'subscription', 'month'),
+  };
   // Pay as you go: $0.01 a request, 5 free requests a month in free mode.
   await price(plans.payg, meters.requests, { priceMicros: 10_000n, includedUnits: 5 });
   // Credit: $0.001 a request after 10 included, $0.002 per started 1,000 tokens; checks default to 50 tokens.
@@ -55,16 +85,38 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
   await price(plans.subscription, meters.requests, { priceMicros: 1_000n, includedUnits: 3 });
 
   const buyer = async (options: { verified?: boolean } = {}) =>
-    (await db.buyer.create({ data: { id: newId('buyer'), email: `${newId('buyer').toLowerCase()}@example.com`, emailVerifiedAt: options.verified === false ? null : new Date() } })).id;
+    (
+      await db.buyer.create({
+        data: {
+          id: newId('buyer'),
+          email: `${newId('buyer').toLowerCase()}@example.com`,
+          emailVerifiedAt: options.verified === false ? null : new Date(),
+        },
+      })
+    ).id;
   const agent = async (options: { buyerId?: string | null; claimed?: boolean } = {}) =>
     (
       await db.agent.create({
-        data: { id: newId('agent'), walletAddress: `0x${randomBytes(20).toString('hex')}`, buyerId: options.buyerId ?? null, claimedAt: options.claimed === false || !options.buyerId ? null : new Date() },
+        data: {
+          id: newId('agent'),
+          walletAddress: `0x${randomBytes(20).toString('hex')}`,
+          buyerId: options.buyerId ?? null,
+          claimedAt: options.claimed === false || !options.buyerId ? null : new Date(),
+        },
       })
     ).id;
 
   const hour = 3_600_000;
-  const access = async (options: { agentId: string; buyerId?: string | null; planId?: string; status?: string; balanceMicros?: bigint; credit?: boolean; periodStart?: Date | null; periodEnd?: Date | null }) =>
+  const access = async (options: {
+    agentId: string;
+    buyerId?: string | null;
+    planId?: string;
+    status?: string;
+    balanceMicros?: bigint;
+    credit?: boolean;
+    periodStart?: Date | null;
+    periodEnd?: Date | null;
+  }) =>
     (
       await db.access.create({
         data: {
@@ -86,7 +138,16 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
   const request = async (options: { agentId?: string | null; buyerId?: string | null; mode?: 'paid' | 'free'; sellerId?: string } = {}) => {
     const id = newId('request');
     await db.requestRecord.create({
-      data: { id, sellerId: options.sellerId ?? sellerId, agentId: options.agentId ?? null, buyerId: options.buyerId ?? null, method: 'GET', path: '/forecast', lifecycle: 'forwarded', mode: options.mode ?? 'paid' },
+      data: {
+        id,
+        sellerId: options.sellerId ?? sellerId,
+        agentId: options.agentId ?? null,
+        buyerId: options.buyerId ?? null,
+        method: 'GET',
+        path: '/forecast',
+        lifecycle: 'forwarded',
+        mode: options.mode ?? 'paid',
+      },
     });
     return id;
   };
@@ -115,12 +176,36 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
 
   const key = boot.apiKey;
   /** With the all-scopes key, or `token` (null: no Authorization header). */
-  const check = (body: unknown, token: string | null = key): Promise<Reply> => api.call('POST', '/v1/usage/check', { token: token ?? undefined, body });
-  const report = (body: unknown, token: string | null = key): Promise<Reply> => api.call('POST', '/v1/usage', { token: token ?? undefined, body });
+  const check = (body: unknown, token: string | null = key): Promise<Reply> =>
+    api.call('POST', '/v1/usage/check', { token: token ?? undefined, body });
+  const report = (body: unknown, token: string | null = key): Promise<Reply> =>
+    api.call('POST', '/v1/usage', { token: token ?? undefined, body });
   const balance = async (accessId: string) => (await db.access.findUniqueOrThrow({ where: { id: accessId } })).balanceMicros;
   const events = (requestId: string) => db.usageEvent.findMany({ where: { requestId }, include: { items: true } });
 
-  return { cp, api, db, boot, organizationId, sellerId, serviceId, meters, plans, price, plan, buyer, agent, access, request, payment, check, report, balance, events, hour };
+  return {
+    cp,
+    api,
+    db,
+    boot,
+    organizationId,
+    sellerId,
+    serviceId,
+    meters,
+    plans,
+    price,
+    plan,
+    buyer,
+    agent,
+    access,
+    request,
+    payment,
+    check,
+    report,
+    balance,
+    events,
+    hour,
+  };
 }
 
 export type UsageWorld = Awaited<ReturnType<typeof usageWorld>>;

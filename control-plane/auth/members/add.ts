@@ -17,14 +17,17 @@ export const addMember = adminProcedure
     successStatus: 201,
     errors: ['duplicate_member'],
   })
-  .input(z.strictObject({ email, role: z.enum(ROLES), name: z.string().trim().min(1).max(200).optional(), password: newPassword.optional() }))
+  .input(
+    z.strictObject({ email, role: z.enum(ROLES), name: z.string().trim().min(1).max(200).optional(), password: newPassword.optional() }),
+  )
   .output(z.object({ member }))
   .mutation(async ({ ctx, input }) => {
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     const row = await withUniqueCodes({ Membership: 'duplicate_member' }, () =>
       ctx.db.$transaction(async (tx) => {
         const existing = await tx.user.findUnique({ where: { email: input.email } });
-        const user = existing ?? (await tx.user.create({ data: { id: newId('user'), email: input.email, name: input.name ?? null, passwordHash } }));
+        const user =
+          existing ?? (await tx.user.create({ data: { id: newId('user'), email: input.email, name: input.name ?? null, passwordHash } }));
         return tx.membership.create({
           data: { id: newId('membership'), organizationId: ctx.member.organizationId, userId: user.id, role: input.role },
           include: { user: true },

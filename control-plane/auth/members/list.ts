@@ -4,7 +4,14 @@ import { memberProcedure } from '../../trpc/procedures.js';
 import { toMemberWire } from './wire.js';
 
 export const listMembers = memberProcedure
-  .meta({ openapi: { method: 'GET', path: '/v1/organizations/current/members', tags: ['Organizations'], summary: 'Members of the current organization' } })
+  .meta({
+    openapi: {
+      method: 'GET',
+      path: '/v1/organizations/current/members',
+      tags: ['Organizations'],
+      summary: 'Members of the current organization',
+    },
+  })
   .input(z.object({}))
   .output(z.object({ members: z.array(member) }))
   .query(async ({ ctx }) => {

@@ -10,7 +10,12 @@ import { ownedMembership } from './owned-membership.js';
  */
 export const removeMember = adminProcedure
   .meta({
-    openapi: { method: 'DELETE', path: '/v1/organizations/current/members/{membershipId}', tags: ['Organizations'], summary: 'Remove a member (admins only)' },
+    openapi: {
+      method: 'DELETE',
+      path: '/v1/organizations/current/members/{membershipId}',
+      tags: ['Organizations'],
+      summary: 'Remove a member (admins only)',
+    },
     successStatus: 204,
     errors: ['membership_not_found', 'last_admin'],
   })

@@ -8,7 +8,12 @@ import { toMemberWire } from './wire.js';
 
 export const updateMember = adminProcedure
   .meta({
-    openapi: { method: 'PATCH', path: '/v1/organizations/current/members/{membershipId}', tags: ['Organizations'], summary: "Change a member's role (admins only)" },
+    openapi: {
+      method: 'PATCH',
+      path: '/v1/organizations/current/members/{membershipId}',
+      tags: ['Organizations'],
+      summary: "Change a member's role (admins only)",
+    },
     errors: ['membership_not_found', 'last_admin'],
   })
   .input(z.strictObject({ membershipId: idSchema('membership'), role: z.enum(ROLES) }))

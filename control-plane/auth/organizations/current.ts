@@ -5,7 +5,9 @@ import { organization, type Role } from '../../../shared/schemas/organizations.j
 import { memberProcedure, sessionProcedure } from '../../trpc/procedures.js';
 
 export const getCurrentOrganization = memberProcedure
-  .meta({ openapi: { method: 'GET', path: '/v1/organizations/current', tags: ['Organizations'], summary: "The session's current organization" } })
+  .meta({
+    openapi: { method: 'GET', path: '/v1/organizations/current', tags: ['Organizations'], summary: "The session's current organization" },
+  })
   .input(z.object({}))
   .output(z.object({ organization }))
   .query(async ({ ctx }) => {
@@ -19,7 +21,12 @@ export const getCurrentOrganization = memberProcedure
  */
 export const switchOrganization = sessionProcedure
   .meta({
-    openapi: { method: 'PUT', path: '/v1/organizations/current', tags: ['Organizations'], summary: 'Switch the session to another organization' },
+    openapi: {
+      method: 'PUT',
+      path: '/v1/organizations/current',
+      tags: ['Organizations'],
+      summary: 'Switch the session to another organization',
+    },
     errors: ['organization_not_found'],
   })
   .input(z.strictObject({ organizationId: idSchema('organization') }))
@@ -31,5 +38,7 @@ export const switchOrganization = sessionProcedure
     });
     if (!membership) throw new ApiError('organization_not_found');
     await ctx.db.session.update({ where: { id: ctx.session.id }, data: { currentOrganizationId: membership.organizationId } });
-    return { organization: { id: membership.organization.id, name: membership.organization.name, role: membership.role as Role, current: true } };
+    return {
+      organization: { id: membership.organization.id, name: membership.organization.name, role: membership.role as Role, current: true },
+    };
   });

@@ -28,7 +28,13 @@ async function checkPassword(db: Db, address: string, password: string) {
  */
 export const signIn = anonymousProcedure
   .meta({
-    openapi: { method: 'POST', path: '/v1/auth/sign-in', tags: ['Dashboard sessions'], summary: 'Sign in with email and password', protect: false },
+    openapi: {
+      method: 'POST',
+      path: '/v1/auth/sign-in',
+      tags: ['Dashboard sessions'],
+      summary: 'Sign in with email and password',
+      protect: false,
+    },
     errors: ['invalid_credentials'],
   })
   .input(z.strictObject({ email, password: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters') }))

@@ -22,7 +22,8 @@ export const createMeter = catalogWriteProcedure
       changeCatalog(ctx.db, service.sellerId, (tx) =>
         tx.meter.create({
           data: { id: newId('meter'), organizationId, serviceId: service.id, key: input.key, unit: input.unit, name: input.name ?? null },
-        })),
+        }),
+      ),
     );
     return { meter: toMeterWire(row) };
   });

@@ -18,8 +18,7 @@ export const updateMeter = catalogWriteProcedure
     const existing = await ownedMeter(ctx.db, ctx.actor.organizationId, id);
     const { service } = existing;
     const row = await withUniqueCodes({ Meter: 'duplicate_key' }, () =>
-      changeCatalog(ctx.db, service.sellerId, (tx) =>
-        tx.meter.update({ where: { id }, data: fields })),
+      changeCatalog(ctx.db, service.sellerId, (tx) => tx.meter.update({ where: { id }, data: fields })),
     );
     return { meter: toMeterWire(row) };
   });

@@ -38,7 +38,8 @@ export const createPlanMeterPrice = catalogWriteProcedure
             defaultMaxQuantity: input.defaultMaxQuantity ?? null,
           },
           include: { meter: true },
-        })),
+        }),
+      ),
     );
     return { planMeterPrice: toPlanMeterPriceWire(row) };
   });

@@ -6,7 +6,12 @@ import { changeCatalog } from '../change-catalog.js';
 
 export const deletePlanMeterPrice = catalogWriteProcedure
   .meta({
-    openapi: { method: 'DELETE', path: '/v1/plan-meter-prices/{planMeterPriceId}', tags: ['Plan meter prices'], summary: 'Delete a plan meter price' },
+    openapi: {
+      method: 'DELETE',
+      path: '/v1/plan-meter-prices/{planMeterPriceId}',
+      tags: ['Plan meter prices'],
+      summary: 'Delete a plan meter price',
+    },
     successStatus: 204,
     errors: ['plan_meter_price_not_found'],
   })

@@ -6,7 +6,12 @@ import { toPlanMeterPriceWire } from './wire.js';
 
 export const getPlanMeterPrice = catalogReadProcedure
   .meta({
-    openapi: { method: 'GET', path: '/v1/plan-meter-prices/{planMeterPriceId}', tags: ['Plan meter prices'], summary: 'Read a plan meter price' },
+    openapi: {
+      method: 'GET',
+      path: '/v1/plan-meter-prices/{planMeterPriceId}',
+      tags: ['Plan meter prices'],
+      summary: 'Read a plan meter price',
+    },
     errors: ['plan_meter_price_not_found'],
   })
   .input(z.object({ planMeterPriceId }))

@@ -8,7 +8,12 @@ import { toPlanMeterPriceWire } from './wire.js';
 
 export const updatePlanMeterPrice = catalogWriteProcedure
   .meta({
-    openapi: { method: 'PATCH', path: '/v1/plan-meter-prices/{planMeterPriceId}', tags: ['Plan meter prices'], summary: 'Update a plan meter price' },
+    openapi: {
+      method: 'PATCH',
+      path: '/v1/plan-meter-prices/{planMeterPriceId}',
+      tags: ['Plan meter prices'],
+      summary: 'Update a plan meter price',
+    },
     errors: ['plan_meter_price_not_found', 'payg_price_not_whole_cents'],
   })
   .input(updatePlanMeterPriceInput)
@@ -27,6 +32,7 @@ export const updatePlanMeterPrice = catalogWriteProcedure
           defaultMaxQuantity: input.defaultMaxQuantity,
         },
         include: { meter: true },
-      }));
+      }),
+    );
     return { planMeterPrice: toPlanMeterPriceWire(row) };
   });

@@ -39,8 +39,7 @@ export const createPlan = catalogWriteProcedure
     };
     checkPlanShape(data);
     const row = await withUniqueCodes({ Plan: 'duplicate_slug' }, () =>
-      changeCatalog(ctx.db, service.sellerId, (tx) =>
-        tx.plan.create({ data })),
+      changeCatalog(ctx.db, service.sellerId, (tx) => tx.plan.create({ data })),
     );
     return { plan: toPlanWire(row) };
   });

@@ -37,8 +37,7 @@ export const updatePlan = catalogWriteProcedure
       basePriceMicros: data.basePriceMicros ?? existing.basePriceMicros,
     });
     const row = await withUniqueCodes({ Plan: 'duplicate_slug' }, () =>
-      changeCatalog(ctx.db, service.sellerId, (tx) =>
-        tx.plan.update({ where: { id: existing.id }, data })),
+      changeCatalog(ctx.db, service.sellerId, (tx) => tx.plan.update({ where: { id: existing.id }, data })),
     );
     return { plan: toPlanWire(row) };
   });

@@ -9,7 +9,8 @@ type Tx = Pick<Db, 'sellerHostname'>;
  */
 export function refuseHostnamesUnderPayDomain(hostnames: readonly string[], payDomain: string): void {
   const clash = hostnames.find((host) => host === payDomain || host.endsWith(`.${payDomain}`));
-  if (clash) throw ApiError.validation(`hostnames: ${clash} is under the pay domain ${payDomain}; the seller's slug already names its host there`);
+  if (clash)
+    throw ApiError.validation(`hostnames: ${clash} is under the pay domain ${payDomain}; the seller's slug already names its host there`);
 }
 
 /** Makes `hostnames` the seller's whole set. A hostname serving another seller is `duplicate_hostname`. */

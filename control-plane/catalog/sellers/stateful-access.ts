@@ -20,7 +20,12 @@ function toWire(seller: Seller): z.infer<typeof statefulAccess> {
 
 export const getStatefulAccess = catalogReadProcedure
   .meta({
-    openapi: { method: 'GET', path: '/v1/sellers/{sellerId}/stateful-access', tags: ['Sellers'], summary: "Read the seller's account endpoint and flags" },
+    openapi: {
+      method: 'GET',
+      path: '/v1/sellers/{sellerId}/stateful-access',
+      tags: ['Sellers'],
+      summary: "Read the seller's account endpoint and flags",
+    },
     errors: ['seller_not_found'],
   })
   .input(z.object({ sellerId }))
@@ -29,7 +34,12 @@ export const getStatefulAccess = catalogReadProcedure
 
 export const putStatefulAccess = catalogWriteProcedure
   .meta({
-    openapi: { method: 'PUT', path: '/v1/sellers/{sellerId}/stateful-access', tags: ['Sellers'], summary: "Override the seller's account endpoint" },
+    openapi: {
+      method: 'PUT',
+      path: '/v1/sellers/{sellerId}/stateful-access',
+      tags: ['Sellers'],
+      summary: "Override the seller's account endpoint",
+    },
     errors: ['seller_not_found'],
   })
   .input(putStatefulAccessInput)

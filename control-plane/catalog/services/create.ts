@@ -21,8 +21,16 @@ export const createService = catalogWriteProcedure
     const row = await withUniqueCodes({ Service: 'duplicate_slug' }, () =>
       changeCatalog(ctx.db, input.sellerId, (tx) =>
         tx.service.create({
-          data: { id: newId('service'), organizationId, sellerId: input.sellerId, name: input.name, slug: input.slug, description: input.description ?? null },
-        })),
+          data: {
+            id: newId('service'),
+            organizationId,
+            sellerId: input.sellerId,
+            name: input.name,
+            slug: input.slug,
+            description: input.description ?? null,
+          },
+        }),
+      ),
     );
     return { service: toServiceWire(row) };
   });

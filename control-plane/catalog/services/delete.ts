@@ -8,7 +8,12 @@ import { changeCatalog } from '../change-catalog.js';
 /** Deletes a service with its meters, plans and prices, unless buyers hold accounts on its plans. */
 export const deleteService = catalogWriteProcedure
   .meta({
-    openapi: { method: 'DELETE', path: '/v1/services/{serviceId}', tags: ['Services'], summary: 'Delete a service with its meters, plans and prices' },
+    openapi: {
+      method: 'DELETE',
+      path: '/v1/services/{serviceId}',
+      tags: ['Services'],
+      summary: 'Delete a service with its meters, plans and prices',
+    },
     successStatus: 204,
     errors: ['service_not_found', 'resource_in_use'],
   })

@@ -5,4 +5,10 @@ import { getService } from './get.js';
 import { listServices } from './list.js';
 import { updateService } from './update.js';
 
-export const servicesRouter = router({ create: createService, get: getService, list: listServices, update: updateService, delete: deleteService });
+export const servicesRouter = router({
+  create: createService,
+  get: getService,
+  list: listServices,
+  update: updateService,
+  delete: deleteService,
+});

@@ -17,8 +17,7 @@ export const updateService = catalogWriteProcedure
     const { serviceId: id, ...fields } = input;
     const existing = await ownedService(ctx.db, ctx.actor.organizationId, id);
     const row = await withUniqueCodes({ Service: 'duplicate_slug' }, () =>
-      changeCatalog(ctx.db, existing.sellerId, (tx) =>
-        tx.service.update({ where: { id }, data: fields })),
+      changeCatalog(ctx.db, existing.sellerId, (tx) => tx.service.update({ where: { id }, data: fields })),
     );
     return { service: toServiceWire(row) };
   });

@@ -11,7 +11,12 @@ import { issueSigningSecret } from './issue.js';
  */
 export const createSigningSecret = catalogWriteProcedure
   .meta({
-    openapi: { method: 'POST', path: '/v1/sellers/{sellerId}/signing-secrets', tags: ['Signing secrets'], summary: 'Create a signing secret (value shown once)' },
+    openapi: {
+      method: 'POST',
+      path: '/v1/sellers/{sellerId}/signing-secrets',
+      tags: ['Signing secrets'],
+      summary: 'Create a signing secret (value shown once)',
+    },
     successStatus: 201,
     errors: ['seller_not_found'],
   })

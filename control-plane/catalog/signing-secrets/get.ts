@@ -8,7 +8,12 @@ import { toSigningSecretWire } from './wire.js';
 
 export const getSigningSecret = catalogReadProcedure
   .meta({
-    openapi: { method: 'GET', path: '/v1/sellers/{sellerId}/signing-secrets/{signingSecretId}', tags: ['Signing secrets'], summary: 'Read a signing secret (never its value)' },
+    openapi: {
+      method: 'GET',
+      path: '/v1/sellers/{sellerId}/signing-secrets/{signingSecretId}',
+      tags: ['Signing secrets'],
+      summary: 'Read a signing secret (never its value)',
+    },
     errors: ['seller_not_found', 'signing_secret_not_found'],
   })
   .input(z.object({ sellerId, signingSecretId }))

@@ -8,7 +8,12 @@ import { newestFirst, toSigningSecretWire } from './wire.js';
 /** Every secret of the seller, active and retired, newest first. Values are never shown again. */
 export const listSigningSecrets = catalogReadProcedure
   .meta({
-    openapi: { method: 'GET', path: '/v1/sellers/{sellerId}/signing-secrets', tags: ['Signing secrets'], summary: "List a seller's signing secrets" },
+    openapi: {
+      method: 'GET',
+      path: '/v1/sellers/{sellerId}/signing-secrets',
+      tags: ['Signing secrets'],
+      summary: "List a seller's signing secrets",
+    },
     errors: ['seller_not_found'],
   })
   .input(z.object({ sellerId }))

@@ -27,17 +27,41 @@ export function prismaReader(db: Db): UsageReader {
       });
       if (!row) return undefined;
       const { agent, ...request } = row;
-      return { ...request, agent: agent && { buyerId: agent.buyerId, claimed: agent.claimedAt !== null, ownerEmailVerified: Boolean(agent.buyer?.emailVerifiedAt) } };
+      return {
+        ...request,
+        agent: agent && {
+          buyerId: agent.buyerId,
+          claimed: agent.claimedAt !== null,
+          ownerEmailVerified: Boolean(agent.buyer?.emailVerifiedAt),
+        },
+      };
     },
 
     paygPlan: async (serviceId) =>
-      (await db.plan.findFirst({ where: { serviceId, billingMode: 'payg' }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: { id: true, interval: true } })) ?? undefined,
+      (await db.plan.findFirst({
+        where: { serviceId, billingMode: 'payg' },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: { id: true, interval: true },
+      })) ?? undefined,
 
     accesses: (service, agentId, ownerId) =>
       db.access.findMany({
-        where: { sellerId: service.sellerId, plan: { serviceId: service.id }, OR: ownerId ? [{ agentId }, { buyerId: ownerId }] : [{ agentId }] },
+        where: {
+          sellerId: service.sellerId,
+          plan: { serviceId: service.id },
+          OR: ownerId ? [{ agentId }, { buyerId: ownerId }] : [{ agentId }],
+        },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        select: { id: true, agentId: true, planId: true, status: true, periodStart: true, periodEnd: true, creditGrantedMicros: true, balanceMicros: true },
+        select: {
+          id: true,
+          agentId: true,
+          planId: true,
+          status: true,
+          periodStart: true,
+          periodEnd: true,
+          creditGrantedMicros: true,
+          balanceMicros: true,
+        },
       }),
 
     meters: async (serviceId, keys) => {
@@ -65,11 +89,17 @@ export function prismaReader(db: Db): UsageReader {
       }),
 
     freePoolUsage: (buyerId, periodStart, meterIds) =>
-      db.includedUnitsUsage.findMany({ where: { buyerId, periodStart, meterId: { in: [...meterIds] } }, select: { meterId: true, unitsUsed: true } }),
+      db.includedUnitsUsage.findMany({
+        where: { buyerId, periodStart, meterId: { in: [...meterIds] } },
+        select: { meterId: true, unitsUsed: true },
+      }),
 
     usageEvent: async (organizationId, idempotencyKey) =>
       // findFirst, not findUnique: the client batches concurrent findUniques into one query,
       // which a burst of reports would push past SQLite's limit on bound parameters.
-      (await db.usageEvent.findFirst({ where: { organizationId, idempotencyKey }, select: { id: true, bodyDigest: true, costMicros: true } })) ?? undefined,
+      (await db.usageEvent.findFirst({
+        where: { organizationId, idempotencyKey },
+        select: { id: true, bodyDigest: true, costMicros: true },
+      })) ?? undefined,
   };
 }

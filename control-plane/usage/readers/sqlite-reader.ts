@@ -48,7 +48,9 @@ export function sqliteReader(file: string): UsageReader {
      FROM "RequestRecord" r LEFT JOIN "Agent" a ON a."id" = r."agentId" LEFT JOIN "Buyer" b ON b."id" = a."buyerId"
      WHERE r."id" = ?`,
   );
-  const paygPlan = statement(`SELECT "id", "interval" FROM "Plan" WHERE "serviceId" = ? AND "billingMode" = 'payg' ORDER BY "createdAt", "id" LIMIT 1`);
+  const paygPlan = statement(
+    `SELECT "id", "interval" FROM "Plan" WHERE "serviceId" = ? AND "billingMode" = 'payg' ORDER BY "createdAt", "id" LIMIT 1`,
+  );
   // The unary `+` keeps SQLite off the seller's index: a seller has thousands of accesses, an
   // agent or a buyer a handful, and without statistics the planner cannot tell.
   const accesses = statement(
@@ -69,10 +71,13 @@ export function sqliteReader(file: string): UsageReader {
   const freePoolUsage = statement(
     `SELECT "meterId", "unitsUsed" FROM "IncludedUnitsUsage" WHERE "buyerId" = ? AND "periodStart" = ? AND "meterId" IN (SELECT value FROM json_each(?))`,
   );
-  const usageEvent = statement('SELECT "id", "bodyDigest", "costMicros" FROM "UsageEvent" WHERE "organizationId" = ? AND "idempotencyKey" = ?');
+  const usageEvent = statement(
+    'SELECT "id", "bodyDigest", "costMicros" FROM "UsageEvent" WHERE "organizationId" = ? AND "idempotencyKey" = ?',
+  );
 
   return {
-    servicesNamed: async (organizationId, slug) => servicesNamed.all(organizationId, slug).map((r) => ({ id: text(r.id), sellerId: text(r.sellerId) })),
+    servicesNamed: async (organizationId, slug) =>
+      servicesNamed.all(organizationId, slug).map((r) => ({ id: text(r.id), sellerId: text(r.sellerId) })),
 
     callPayment: async (organizationId, requestId, statuses) => {
       const r = callPayment.get(requestId, organizationId, list(statuses));
@@ -88,7 +93,14 @@ export function sqliteReader(file: string): UsageReader {
         agentId: optionalText(r.agentId),
         buyerId: optionalText(r.buyerId),
         mode: text(r.mode),
-        agent: r.agentFound === null ? null : { buyerId: optionalText(r.agentBuyerId), claimed: r.agentClaimedAt !== null, ownerEmailVerified: r.ownerEmailVerifiedAt !== null },
+        agent:
+          r.agentFound === null
+            ? null
+            : {
+                buyerId: optionalText(r.agentBuyerId),
+                claimed: r.agentClaimedAt !== null,
+                ownerEmailVerified: r.ownerEmailVerifiedAt !== null,
+              },
       };
     },
 
@@ -120,7 +132,9 @@ export function sqliteReader(file: string): UsageReader {
       })),
 
     freePoolUsage: async (buyerId, periodStart, meterIds) =>
-      freePoolUsage.all(buyerId, sqliteTimestamp(periodStart), list(meterIds)).map((r) => ({ meterId: text(r.meterId), unitsUsed: r.unitsUsed as bigint })),
+      freePoolUsage
+        .all(buyerId, sqliteTimestamp(periodStart), list(meterIds))
+        .map((r) => ({ meterId: text(r.meterId), unitsUsed: r.unitsUsed as bigint })),
 
     usageEvent: async (organizationId, idempotencyKey) => {
       const r = usageEvent.get(organizationId, idempotencyKey);

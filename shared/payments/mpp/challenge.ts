@@ -77,10 +77,12 @@ export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challen
   const bad = (detail: string) => failed('malformed_challenge', detail);
   const { id, realm, method, intent, request } = wire;
   if (typeof id !== 'string' || id.length === 0 || id.length > 256) return bad('id must be a non-empty string');
-  if (typeof realm !== 'string' || realm.length === 0 || realm.length > 256 || !SLOT_TEXT.test(realm)) return bad('realm must be printable ASCII without "|"');
+  if (typeof realm !== 'string' || realm.length === 0 || realm.length > 256 || !SLOT_TEXT.test(realm))
+    return bad('realm must be printable ASCII without "|"');
   if (typeof method !== 'string' || !LOWER_TOKEN.test(method)) return bad('method must be a lowercase token');
   if (typeof intent !== 'string' || !LOWER_TOKEN.test(intent)) return bad('intent must be a lowercase token');
-  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH) return bad('request must be base64url text of at most 16 KiB');
+  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH)
+    return bad('request must be base64url text of at most 16 KiB');
   const decoded = decodeBase64urlJson(request);
   if (!isPlainObject(decoded) || encodeRequest(decoded) === undefined) return bad('request must encode a JSON object');
 
@@ -98,7 +100,13 @@ export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challen
 export function challengeToWire(challenge: Challenge): Record<string, string> {
   const request = encodeRequest(challenge.request);
   if (request === undefined) throw new TypeError('challenge request is not JSON data');
-  const wire: Record<string, string> = { id: challenge.id, realm: challenge.realm, method: challenge.method, intent: challenge.intent, request };
+  const wire: Record<string, string> = {
+    id: challenge.id,
+    realm: challenge.realm,
+    method: challenge.method,
+    intent: challenge.intent,
+    request,
+  };
   for (const name of Object.keys(optionalChecks) as (keyof typeof optionalChecks)[]) {
     const value = challenge[name];
     if (value !== undefined) wire[name] = value;

@@ -63,7 +63,8 @@ export function serializeCredential(credential: Credential): string {
 /** The base64url part alone: what follows `Payment ` (or `Bearer `). */
 export function decodeCredential(token: unknown): Parsed<Credential, CredentialFailure> {
   if (typeof token !== 'string') return failed('invalid_encoding', 'the credential is not text');
-  if (token.length > MAX_CREDENTIAL_LENGTH) return failed('credential_too_large', `the credential is longer than ${MAX_CREDENTIAL_LENGTH} characters`);
+  if (token.length > MAX_CREDENTIAL_LENGTH)
+    return failed('credential_too_large', `the credential is longer than ${MAX_CREDENTIAL_LENGTH} characters`);
   const json = decodeBase64urlJson(token.trim());
   if (json === undefined) return failed('invalid_encoding', 'the credential is not base64url of UTF-8 JSON');
   if (!isPlainObject(json) || !isPlainObject(json.challenge) || !('payload' in json)) {
@@ -114,7 +115,8 @@ function fromAuthorization(raw: string): string[] {
 }
 
 function lookup(carrier: CredentialCarrier, tokens: string[]): CredentialLookup {
-  if (new Set(tokens).size > 1) return { status: 'invalid', carrier, reason: 'multiple_credentials', detail: 'more than one Payment credential' };
+  if (new Set(tokens).size > 1)
+    return { status: 'invalid', carrier, reason: 'multiple_credentials', detail: 'more than one Payment credential' };
   const result = decodeCredential(tokens[0]);
   if (!result.ok) return { status: 'invalid', carrier, reason: result.reason, detail: result.detail };
   return { status: 'present', carrier, credential: result.value };
@@ -127,8 +129,15 @@ function lookup(carrier: CredentialCarrier, tokens: string[]): CredentialLookup 
 export function readCredential(headers: IncomingHeaders): CredentialLookup {
   const paymentAuthorization = single(headers[PAYMENT_AUTHORIZATION_HEADER]);
   const authorization = single(headers[AUTHORIZATION_HEADER]);
-  if (paymentAuthorization === null) return { status: 'invalid', carrier: 'payment-authorization', reason: 'multiple_credentials', detail: 'Payment-Authorization is repeated' };
-  if (authorization === null) return { status: 'invalid', carrier: 'authorization-payment', reason: 'multiple_credentials', detail: 'Authorization is repeated' };
+  if (paymentAuthorization === null)
+    return {
+      status: 'invalid',
+      carrier: 'payment-authorization',
+      reason: 'multiple_credentials',
+      detail: 'Payment-Authorization is repeated',
+    };
+  if (authorization === null)
+    return { status: 'invalid', carrier: 'authorization-payment', reason: 'multiple_credentials', detail: 'Authorization is repeated' };
 
   const found: { carrier: CredentialCarrier; tokens: string[] }[] = [];
   if (paymentAuthorization !== undefined) {

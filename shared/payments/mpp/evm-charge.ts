@@ -87,7 +87,8 @@ export function evmChargeRequest(terms: EvmChargeTerms): EvmChargeRequest {
   const { priceMicros, chainId, token } = terms;
   if (priceMicros < 0n) throw new RangeError('a price cannot be negative');
   if (!isChainId(chainId)) throw new RangeError(`not a chain id: ${chainId}`);
-  if (!Number.isInteger(token.decimals) || token.decimals < 0 || token.decimals > 77) throw new RangeError(`not token decimals: ${token.decimals}`);
+  if (!Number.isInteger(token.decimals) || token.decimals < 0 || token.decimals > 77)
+    throw new RangeError(`not token decimals: ${token.decimals}`);
   if (!isDomainText(token.name) || !isDomainText(token.version)) throw new TypeError('the token needs an EIP-712 name and version');
   return {
     amount: microsToTokenUnits(priceMicros, token.decimals).toString(),
@@ -116,8 +117,10 @@ export function parseEvmChargeRequest(request: unknown): Parsed<EvmChargeRequest
   if (!isPlainObject(details)) return bad('methodDetails must be an object');
   const { chainId, credentialTypes, decimals, authorization, splits } = details;
   if (!isChainId(chainId)) return bad('methodDetails.chainId must be a positive integer');
-  if (!Array.isArray(credentialTypes) || !credentialTypes.includes('authorization')) return bad('methodDetails.credentialTypes must include "authorization"');
-  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 77) return bad('methodDetails.decimals must be an integer');
+  if (!Array.isArray(credentialTypes) || !credentialTypes.includes('authorization'))
+    return bad('methodDetails.credentialTypes must include "authorization"');
+  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 77)
+    return bad('methodDetails.decimals must be an integer');
   if (!isPlainObject(authorization) || !isDomainText(authorization.name) || !isDomainText(authorization.version)) {
     return bad('methodDetails.authorization must name the token domain');
   }
@@ -128,7 +131,12 @@ export function parseEvmChargeRequest(request: unknown): Parsed<EvmChargeRequest
     recipient: getAddress(recipient),
     ...(description !== undefined ? { description } : {}),
     ...(externalId !== undefined ? { externalId } : {}),
-    methodDetails: { chainId, credentialTypes: ['authorization'], decimals, authorization: { name: authorization.name, version: authorization.version } },
+    methodDetails: {
+      chainId,
+      credentialTypes: ['authorization'],
+      decimals,
+      authorization: { name: authorization.name, version: authorization.version },
+    },
   });
 }
 
@@ -140,7 +148,8 @@ export function parseEvmAuthorizationPayload(payload: unknown): Parsed<EvmAuthor
   if (type !== 'authorization') return bad('payload.type must be "authorization"');
   if (typeof from !== 'string' || !isAddress(from, { strict: false })) return bad('payload.from must be an address');
   if (typeof to !== 'string' || !isAddress(to, { strict: false })) return bad('payload.to must be an address');
-  if (!isUint256(value) || !isUint256(validAfter) || !isUint256(validBefore)) return bad('value, validAfter and validBefore must be uint256 decimal strings');
+  if (!isUint256(value) || !isUint256(validAfter) || !isUint256(validBefore))
+    return bad('value, validAfter and validBefore must be uint256 decimal strings');
   if (typeof nonce !== 'string' || !BYTES32.test(nonce)) return bad('payload.nonce must be 32 bytes of hex');
   if (typeof signature !== 'string' || !SIGNATURE_65.test(signature)) return bad('payload.signature must be 65 bytes of hex');
   return parsed({

@@ -15,7 +15,10 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * The facilitator's `(paymentPayload, paymentRequirements)` for a verified charge. Everything comes
  * from the HMAC-bound challenge, so the requirements are hub's own terms, not the payer's claim.
  */
-export function toExactPayment(charge: VerifiedEvmCharge, nowMs: number = Date.now()): { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements } {
+export function toExactPayment(
+  charge: VerifiedEvmCharge,
+  nowMs: number = Date.now(),
+): { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements } {
   const { request, payload } = charge;
   const remaining = charge.signed.authorization.validBefore - BigInt(Math.floor(nowMs / 1000));
   const requirements: PaymentRequirements = {

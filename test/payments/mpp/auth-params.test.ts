@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { formatAuthParam, parseAuthChallenges, MAX_AUTH_HEADER_LENGTH } from '../../../shared/payments/mpp/auth-params.js';
 
 t.test('a list of challenges, with params, token68 and bare schemes', async (t) => {
-  const parsed = parseAuthChallenges('Bearer realm="api", error="invalid_token", Basic dXNlcjpwYXNz==, Payment id="a", REALM = b, Negotiate');
+  const parsed = parseAuthChallenges(
+    'Bearer realm="api", error="invalid_token", Basic dXNlcjpwYXNz==, Payment id="a", REALM = b, Negotiate',
+  );
   t.same(
     parsed?.map((c) => ({ scheme: c.scheme, params: { ...c.params }, token68: c.token68 })),
     [
@@ -34,12 +36,12 @@ t.test('refuses what breaks the grammar', async (t) => {
   ]) {
     t.equal(parseAuthChallenges(bad), undefined, JSON.stringify(bad));
   }
-  t.equal(parseAuthChallenges('Payment id="' + 'a'.repeat(MAX_AUTH_HEADER_LENGTH) + '"'), undefined, 'too long');
+  t.equal(parseAuthChallenges(`Payment id="${'a'.repeat(MAX_AUTH_HEADER_LENGTH)}"`), undefined, 'too long');
   t.equal(parseAuthChallenges(42), undefined);
   t.same(parseAuthChallenges(''), []);
 });
 
-t.test('any value survives formatting and parsing, and the header stays printable ASCII', async (t) => {
+t.test('any value survives formatting and parsing, and the header stays printable ASCII', async (_t) => {
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 40 }), (a, b) => {
       const header = `Payment ${formatAuthParam('a', a)}, ${formatAuthParam('b', b)}`;
@@ -52,7 +54,16 @@ t.test('any value survives formatting and parsing, and the header stays printabl
 
 t.test('fuzz: never throws, whatever the input', async () => {
   const alphabet = fc.constantFrom('Payment', 'Bearer', ' ', ',', '=', '"', '\\', 'u', '00e9', 'id', 'a', '\t', '\n', 'é');
-  fc.assert(fc.property(fc.array(alphabet, { maxLength: 40 }), (parts) => void parseAuthChallenges(parts.join(''))), { numRuns: 2000 });
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (s) => void parseAuthChallenges(s)), { numRuns: 2000 });
-  fc.assert(fc.property(fc.anything(), (v) => void parseAuthChallenges(v)), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.array(alphabet, { maxLength: 40 }), (parts) => void parseAuthChallenges(parts.join(''))),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (s) => void parseAuthChallenges(s)),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.anything(), (v) => void parseAuthChallenges(v)),
+    { numRuns: 300 },
+  );
 });

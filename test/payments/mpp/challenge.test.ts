@@ -18,7 +18,10 @@ const plain = (c: object) => JSON.parse(JSON.stringify(c)) as Record<string, unk
 t.test('a challenge survives serializing and parsing, and its id verifies', async (t) => {
   const { challenge } = issueChallenge({ description: 'One call to /search — $0.01' });
   const header = serializeChallenge(challenge);
-  t.match(header, /^Payment id="[A-Za-z0-9_-]{43}", realm="acme\.pay\.localhost", method="evm", intent="charge", request="[A-Za-z0-9_-]+", /);
+  t.match(
+    header,
+    /^Payment id="[A-Za-z0-9_-]{43}", realm="acme\.pay\.localhost", method="evm", intent="charge", request="[A-Za-z0-9_-]+", /,
+  );
   t.match(header, /digest="sha-256=:[A-Za-z0-9+/]+=*:"/);
   t.ok(/^[\x20-\x7e]*$/.test(header), 'non-ASCII description is escaped');
   const parsed = parseChallenge(header);
@@ -35,7 +38,7 @@ t.test('mppx reads our challenges and accepts our ids', async (t) => {
   t.ok(MppxChallenge.verify(theirs, { secretKey: SECRET }), 'an mppx server with our secret would accept it');
 });
 
-t.test('our ids equal mppx ids for any fields, so either side verifies the other', async (t) => {
+t.test('our ids equal mppx ids for any fields, so either side verifies the other', async (_t) => {
   const fields = fc.record(
     {
       realm: fc.stringMatching(/^[a-z0-9.-]{1,30}$/),
@@ -57,7 +60,11 @@ t.test('our ids equal mppx ids for any fields, so either side verifies the other
       const theirs = MppxChallenge.from({ ...input, secretKey: secret } as never);
       if (ours.id !== theirs.id) return false;
       const back = parseChallenge(MppxChallenge.serialize(theirs));
-      return back.ok && verifyChallengeId(back.value, secret) && MppxChallenge.verify(MppxChallenge.deserialize(serializeChallenge(ours)), { secretKey: secret });
+      return (
+        back.ok &&
+        verifyChallengeId(back.value, secret) &&
+        MppxChallenge.verify(MppxChallenge.deserialize(serializeChallenge(ours)), { secretKey: secret })
+      );
     }),
     { numRuns: 300 },
   );
@@ -111,7 +118,11 @@ t.test('several challenges in one header; other schemes are skipped', async (t) 
   if (all.ok) t.same(all.value, [a, b]);
   t.match(parseChallenges('Bearer realm="x"'), { ok: false, reason: 'no_payment_challenge' });
   t.match(parseChallenges('Payment abc=='), { ok: false, reason: 'malformed_challenge' });
-  t.match(parseChallenge(`Payment id="x", realm="${REALM}", method="evm", intent="charge", request="W10"`), { ok: false, reason: 'malformed_challenge' }, 'request must be an object');
+  t.match(
+    parseChallenge(`Payment id="x", realm="${REALM}", method="evm", intent="charge", request="W10"`),
+    { ok: false, reason: 'malformed_challenge' },
+    'request must be an object',
+  );
 });
 
 t.test('fuzz: parsing never throws', async () => {
@@ -119,7 +130,16 @@ t.test('fuzz: parsing never throws', async () => {
   const mutated = fc
     .tuple(fc.nat({ max: header.length }), fc.nat({ max: 8 }), fc.string({ unit: 'binary', maxLength: 8 }))
     .map(([at, cut, insert]) => header.slice(0, at) + insert + header.slice(at + cut));
-  fc.assert(fc.property(mutated, (h) => void parseChallenges(h)), { numRuns: 2000 });
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (h) => void parseChallenge(h)), { numRuns: 2000 });
-  fc.assert(fc.property(fc.anything(), (h) => void parseChallenge(h)), { numRuns: 300 });
+  fc.assert(
+    fc.property(mutated, (h) => void parseChallenges(h)),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (h) => void parseChallenge(h)),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.anything(), (h) => void parseChallenge(h)),
+    { numRuns: 300 },
+  );
 });

@@ -19,7 +19,11 @@ t.test('the request carries the amount in token units and everything a signer ne
     recipient: PAYEE,
     methodDetails: { chainId: 31337, credentialTypes: ['authorization'], decimals: 6, authorization: { name: 'Hub USD', version: '1' } },
   });
-  t.equal(evmChargeRequest({ priceMicros: 10_000n, chainId: 1, token: { ...TOKEN, decimals: 18 }, recipient: PAYEE }).amount, '10000000000000000', '$0.01 in an 18-decimal token');
+  t.equal(
+    evmChargeRequest({ priceMicros: 10_000n, chainId: 1, token: { ...TOKEN, decimals: 18 }, recipient: PAYEE }).amount,
+    '10000000000000000',
+    '$0.01 in an 18-decimal token',
+  );
   t.equal(evmChargeRequest({ priceMicros: 0n, chainId: 1, token: TOKEN, recipient: PAYEE }).amount, '0', 'identity challenges are free');
   t.throws(() => evmChargeRequest({ priceMicros: -1n, chainId: 1, token: TOKEN, recipient: PAYEE }), RangeError);
   t.throws(() => evmChargeRequest({ priceMicros: 1n, chainId: 0, token: TOKEN, recipient: PAYEE }), RangeError);
@@ -72,7 +76,10 @@ t.test('payload parsing is strict and total', async (t) => {
   ] as const) {
     t.match(parseEvmAuthorizationPayload({ ...good, [field]: value }), { ok: false, reason: 'invalid_payload' }, field);
   }
-  const fields = fc.dictionary(fc.constantFrom('type', 'from', 'to', 'value', 'nonce', 'signature', 'amount', 'currency', 'recipient', 'methodDetails'), fc.jsonValue());
+  const fields = fc.dictionary(
+    fc.constantFrom('type', 'from', 'to', 'value', 'nonce', 'signature', 'amount', 'currency', 'recipient', 'methodDetails'),
+    fc.jsonValue(),
+  );
   fc.assert(
     fc.property(fc.oneof(fc.anything(), fields), (v) => {
       parseEvmAuthorizationPayload(v);

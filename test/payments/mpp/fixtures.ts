@@ -25,9 +25,26 @@ export type Issued = { challenge: Challenge; paymentId: string };
 
 /** A charge challenge as the proxy would issue it: $0.01 for a body, five minutes to pay. */
 export function issueChallenge(
-  options: { priceMicros?: bigint; body?: string; token?: EvmToken; chainId?: number; payee?: string; nowMs?: number; secret?: string } & Partial<ChallengeFields> = {},
+  options: {
+    priceMicros?: bigint;
+    body?: string;
+    token?: EvmToken;
+    chainId?: number;
+    payee?: string;
+    nowMs?: number;
+    secret?: string;
+  } & Partial<ChallengeFields> = {},
 ): Issued {
-  const { priceMicros = 10_000n, body = '{"q":1}', token = TOKEN, chainId = CHAIN_ID, payee = PAYEE, nowMs, secret = SECRET, ...fields } = options;
+  const {
+    priceMicros = 10_000n,
+    body = '{"q":1}',
+    token = TOKEN,
+    chainId = CHAIN_ID,
+    payee = PAYEE,
+    nowMs,
+    secret = SECRET,
+    ...fields
+  } = options;
   const paymentId = newId('paymentAttempt');
   const challenge = createChallenge(
     {

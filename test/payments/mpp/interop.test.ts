@@ -39,7 +39,17 @@ const payee = chain.accounts[3]!.address;
 const PRICE_MICROS = 12_500n;
 
 /** What the server saw, request by request. */
-type Seen = { path: string; headers: IncomingMessage['headers']; status: number; carrier?: CredentialCarrier; paymentId?: string; signer?: string; nonce?: string; expectedNonce?: string; transaction?: string };
+type Seen = {
+  path: string;
+  headers: IncomingMessage['headers'];
+  status: number;
+  carrier?: CredentialCarrier;
+  paymentId?: string;
+  signer?: string;
+  nonce?: string;
+  expectedNonce?: string;
+  transaction?: string;
+};
 const seen: Seen[] = [];
 /** Payment attempts, as the proxy's table would hold them. */
 const attempts = new Map<string, { completed: boolean }>();
@@ -81,10 +91,14 @@ async function handle(req: IncomingMessage, res: ServerResponse, body: string, r
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(json));
   };
   const challenge402 = (reason?: string) =>
-    reply(402, { error: 'payment_required', ...(reason ? { reason } : {}) }, {
-      'www-authenticate': serializeChallenge(challengeFor(req, body)),
-      ...(req.url === '/both' ? { 'payment-required': x402Header(req) } : {}),
-    });
+    reply(
+      402,
+      { error: 'payment_required', ...(reason ? { reason } : {}) },
+      {
+        'www-authenticate': serializeChallenge(challengeFor(req, body)),
+        ...(req.url === '/both' ? { 'payment-required': x402Header(req) } : {}),
+      },
+    );
 
   const lookup = readCredential(req.headers);
   if (lookup.status === 'absent') return challenge402();
@@ -130,7 +144,11 @@ t.beforeEach(() => {
 
 t.test('mppx pays a challenge, the payment settles on chain, and mppx accepts the receipt', async (t) => {
   const [payerBefore, payeeBefore] = [await tokenBalance(chain, payer), await tokenBalance(chain, payee)];
-  const response = await mppx.fetch(`${base}/search`, { method: 'POST', body: '{"q":"mpp"}', headers: { 'content-type': 'application/json' } });
+  const response = await mppx.fetch(`${base}/search`, {
+    method: 'POST',
+    body: '{"q":"mpp"}',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(response.status, 200);
   t.same(await response.json(), { served: '/search', body: '{"q":"mpp"}' });
 
@@ -162,7 +180,11 @@ t.test('offered x402 and MPP together, as hub offers them, mppx pays with MPP', 
 });
 
 t.test('a challenge naming Payment-Authorization gets the credential there', async (t) => {
-  const response = await mppx.fetch(`${base}/alt`, { method: 'POST', body: 'x', headers: { authorization: 'Bearer hubagt_not_a_credential' } });
+  const response = await mppx.fetch(`${base}/alt`, {
+    method: 'POST',
+    body: 'x',
+    headers: { authorization: 'Bearer hubagt_not_a_credential' },
+  });
   t.equal(response.status, 200);
   const paid = seen[1]!;
   t.equal(paid.carrier, 'payment-authorization');

@@ -13,7 +13,9 @@ t.test('a receipt round-trips, and mppx reads ours and we read mppx’s', async 
   t.match(header, /^[A-Za-z0-9_-]+$/);
   t.same(parseReceipt(header), { ok: true, value: receipt });
   t.same(MppxReceipt.deserialize(header), receipt);
-  const theirs = MppxReceipt.serialize(MppxReceipt.from({ method: 'evm', reference, status: 'success', timestamp: '2030-01-01T00:00:00Z', externalId: 'x' }));
+  const theirs = MppxReceipt.serialize(
+    MppxReceipt.from({ method: 'evm', reference, status: 'success', timestamp: '2030-01-01T00:00:00Z', externalId: 'x' }),
+  );
   t.match(parseReceipt(theirs), { ok: true, value: { method: 'evm', externalId: 'x' } });
 });
 
@@ -34,7 +36,13 @@ t.test('refuses what is not a success receipt', async (t) => {
 });
 
 t.test('fuzz: parsing never throws', async () => {
-  fc.assert(fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary' })), (v) => void parseReceipt(v)), { numRuns: 1000 });
+  fc.assert(
+    fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary' })), (v) => void parseReceipt(v)),
+    { numRuns: 1000 },
+  );
   const fields = fc.dictionary(fc.constantFrom('method', 'reference', 'status', 'timestamp', 'externalId'), fc.jsonValue());
-  fc.assert(fc.property(fields, (v) => void parseReceipt(base64urlEncode(JSON.stringify(v)))), { numRuns: 1000 });
+  fc.assert(
+    fc.property(fields, (v) => void parseReceipt(base64urlEncode(JSON.stringify(v)))),
+    { numRuns: 1000 },
+  );
 });

@@ -59,7 +59,14 @@ t.test('as an x402 exact payment, the facilitator’s own checks accept it', asy
   // Compile-time: the shapes fit the facilitator's wire types.
   const payload: PaymentPayload = paymentPayload;
   const requirements: PaymentRequirements = paymentRequirements;
-  t.match(requirements, { scheme: 'exact', network: 'eip155:31337', asset: TOKEN.address, amount: '10000', payTo: PAYEE, extra: { name: 'Hub USD', version: '1' } });
+  t.match(requirements, {
+    scheme: 'exact',
+    network: 'eip155:31337',
+    asset: TOKEN.address,
+    amount: '10000',
+    payTo: PAYEE,
+    extra: { name: 'Hub USD', version: '1' },
+  });
   t.ok(requirements.maxTimeoutSeconds > 0 && requirements.maxTimeoutSeconds <= 300);
   const exact = parseExactPayment(payload, requirements);
   if (!('payment' in exact)) return t.fail(exact.failure.message);
@@ -100,7 +107,10 @@ t.test('each check refuses with its own reason', async (t) => {
     t.match(verifyEvmCharge(credential, { secret: SECRET, nowMs: now, ...options }), { ok: false, reason, detail: String }, reason);
   }
   t.match(verifyEvmCharge(good, { secret: 'wrong' }), { ok: false, reason: 'unknown_challenge' });
-  t.ok(verifyEvmCharge({ ...good, source: `did:pkh:eip155:${CHAIN_ID}:${payer.address.toLowerCase()}` }, { secret: SECRET }).ok, 'source address case does not matter');
+  t.ok(
+    verifyEvmCharge({ ...good, source: `did:pkh:eip155:${CHAIN_ID}:${payer.address.toLowerCase()}` }, { secret: SECRET }).ok,
+    'source address case does not matter',
+  );
   t.ok(verifyEvmCharge({ challenge: good.challenge, payload: good.payload }, { secret: SECRET }).ok, 'source is optional');
   t.same(Object.keys(evmChargeFailureReasons).sort(), [...new Set(cases.map(([r]) => r))].sort(), 'every reason is exercised');
 });
