@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../shared/errors.js';
-import { nowSeconds, sha256Hex, signatureHeader, SIGNATURE_HEADER } from '../shared/signature.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { nowSeconds, sha256Hex, signatureHeader } from '../shared/signature.js';
 import { upstreamRequestHeaders, type Identity } from './headers.js';
 import type { PaySeller } from './seller-catalog.js';
 import type { UpstreamPools } from './upstream-pools.js';
@@ -51,7 +52,7 @@ export async function sendSigned(input: {
   const { origin, path } = upstreamTarget(seller, req.url ?? '/');
   const method = (req.method ?? 'GET').toUpperCase();
   const headers = upstreamRequestHeaders(req, identity, input.dropAuthorization, body.length);
-  headers[SIGNATURE_HEADER] = signatureHeader({
+  headers[HUB_HEADERS.signature] = signatureHeader({
     timestamp: nowSeconds(),
     method,
     pathAndQuery: path,

@@ -5,7 +5,7 @@
  */
 
 // Verifying requests from hub
-export { HUB_HEADERS, headerValue } from './headers.js';
+export { HUB_HEADERS, headerValue } from '../shared/hub-headers.js';
 export { hubIdentity, type HubIdentity } from './identity.js';
 export type { SigningSecrets } from './secrets.js';
 export { checkSignedRequest, readAndCheck, type VerifyOptions, type SignedRequestParts, type RequestCheck } from './verify-request.js';

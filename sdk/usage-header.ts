@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { HUB_HEADERS } from './headers.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
 import { assertSlug, assertUsageQuantity } from '../shared/usage-quantity.js';
 
 /**

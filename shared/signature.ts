@@ -16,10 +16,6 @@ export type { CanonicalInput, SignaturePurpose } from './signature/canonical.js'
 export { formatSignatureHeader, parseSignatureHeader } from './signature/header.js';
 export type { ParsedSignatureHeader, SignatureHeaderParseResult } from './signature/header.js';
 
-export const SIGNATURE_HEADER = 'hub-signature';
-/** The two headers whose values the canonical string covers, besides the request line and body. */
-export const REQUEST_ID_HEADER = 'hub-request-id';
-export const AGENT_ID_HEADER = 'hub-agent-id';
 /** How far `t` may be from the verifier's clock, in the past or the future. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 

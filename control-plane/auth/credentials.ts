@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { isScope, type Scope } from '../../shared/scopes.js';
 import { hashToken, tokenKind } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
-import { bearerToken } from './bearer-token.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { lastUsedIsStale, staleLastUsed } from './last-used.js';
 
 /** Who is calling: an organization's API key, or a dashboard user's session. */
@@ -17,7 +17,7 @@ export type Credential = ApiKeyCredential | SessionCredential;
  * `invalid_token`.
  */
 export async function authenticate(db: Db, headers: IncomingHttpHeaders, now = new Date()): Promise<Credential> {
-  const token = bearerToken(headers);
+  const token = bearerToken(headers.authorization);
   if (!token) throw new ApiError('missing_bearer_token');
   const kind = tokenKind(token);
   if (kind === 'apiKey') return apiKeyCredential(db, token, now);

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../../shared/errors.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { safeEqual } from '../../shared/tokens.js';
 import type { RequestContext } from '../context.js';
 import { apiErrorOf } from './api-errors.js';
@@ -35,8 +36,7 @@ export const router = t.router;
 
 /** Procedures only hub's own proxy may call: it presents the internal token. */
 export const internalProcedure = t.procedure.use(({ ctx, next }) => {
-  const header = ctx.req.headers.authorization ?? '';
-  const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  const token = bearerToken(ctx.req.headers.authorization);
   if (!token || !safeEqual(token, ctx.internalToken)) {
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'internal API token required' });
   }

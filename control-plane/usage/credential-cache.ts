@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { hashToken } from '../../shared/tokens.js';
 import { authenticate, type Credential } from '../auth/credentials.js';
-import { bearerToken } from '../auth/bearer-token.js';
+import { bearerToken } from '../../shared/bearer.js';
 import type { Db } from '../db/client.js';
 
 /**
@@ -17,19 +18,16 @@ const MAX_ENTRIES = 10_000;
 export type CredentialCache = { authenticate(headers: IncomingHttpHeaders, now?: number): Promise<Credential> };
 
 export function credentialCache(db: Db, ttlMs = CREDENTIAL_TTL_MS): CredentialCache {
-  const entries = new Map<string, { credential: Credential; expiresAt: number }>();
+  const entries = new ExpiringCache<string, Credential>({ ttlMs, maxEntries: MAX_ENTRIES });
   return {
     async authenticate(headers, now = Date.now()) {
-      const token = bearerToken(headers);
+      const token = bearerToken(headers.authorization);
       const key = token && hashToken(token);
-      const entry = key ? entries.get(key) : undefined;
-      if (entry && entry.expiresAt > now) return entry.credential;
+      const cached = key ? entries.get(key, now) : undefined;
+      if (cached) return cached;
 
       const credential = await authenticate(db, headers);
-      if (key && credential.kind === 'apiKey') {
-        if (entries.size >= MAX_ENTRIES) entries.clear();
-        entries.set(key, { credential, expiresAt: now + ttlMs });
-      }
+      if (key && credential.kind === 'apiKey') entries.set(key, credential, ttlMs, now);
       return credential;
     },
   };

@@ -3,7 +3,7 @@ import { isId } from '../../shared/ids.js';
 import { ApiError, errorResponse } from '../../shared/errors.js';
 import type { SignaturePurpose } from '../../shared/signature.js';
 import { sendJson } from '../../runtime/respond.js';
-import { HUB_HEADERS, headerValue } from '../headers.js';
+import { HUB_HEADERS, headerValue } from '../../shared/hub-headers.js';
 import type { HubIdentity } from '../identity.js';
 import { rejection } from '../rejection.js';
 import { readAndCheck, type VerifyOptions } from '../verify-request.js';

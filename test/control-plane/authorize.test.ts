@@ -1,7 +1,7 @@
 import t from 'tap';
 import { authorizeApiKey, authorizeSession } from '../../control-plane/auth/authorize.js';
 import type { ApiKeyCredential, SessionCredential } from '../../control-plane/auth/credentials.js';
-import { bearerToken } from '../../control-plane/auth/bearer-token.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { lastUsedIsStale } from '../../control-plane/auth/last-used.js';
 import { ApiError } from '../../shared/errors.js';
 
@@ -40,12 +40,12 @@ t.test('session-only groups', async (t) => {
 });
 
 t.test('bearer header parsing', async (t) => {
-  t.equal(bearerToken({ authorization: 'Bearer hub_abc' }), 'hub_abc');
-  t.equal(bearerToken({ authorization: 'bearer   hub_abc ' }), 'hub_abc');
-  t.equal(bearerToken({ authorization: 'Bearer' }), undefined);
-  t.equal(bearerToken({ authorization: 'Bearer a b' }), undefined);
-  t.equal(bearerToken({ authorization: 'Token hub_abc' }), undefined);
-  t.equal(bearerToken({}), undefined);
+  t.equal(bearerToken('Bearer hub_abc'), 'hub_abc');
+  t.equal(bearerToken('bearer   hub_abc '), 'hub_abc');
+  t.equal(bearerToken('Bearer'), undefined);
+  t.equal(bearerToken('Bearer a b'), undefined);
+  t.equal(bearerToken('Token hub_abc'), undefined);
+  t.equal(bearerToken(undefined), undefined);
 });
 
 t.test('lastUsedAt resolution', async (t) => {

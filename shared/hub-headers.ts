@@ -1,14 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { AGENT_ID_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER } from '../shared/signature.js';
 
 /**
- * The `hub-*` headers a seller receives and sends (spec: Headers on proxied requests, Seller
- * account endpoint). Node lower-cases incoming header names, so these are the keys to read.
+ * Every `hub-*` header (spec: Headers on proxied requests, Response to the agent, Seller account
+ * endpoint), in one table for the proxy that sets them and the SDK that reads them. Node lower-cases
+ * incoming header names, so these are the keys to read.
  */
 export const HUB_HEADERS = {
-  signature: SIGNATURE_HEADER,
-  requestId: REQUEST_ID_HEADER,
-  agentId: AGENT_ID_HEADER,
+  // Set by hub on the request it forwards to the seller.
+  signature: 'hub-signature',
+  requestId: 'hub-request-id',
+  agentId: 'hub-agent-id',
   /** Same value as the agent id, present in the same cases; not signed, so never read for identity. */
   anonymousId: 'hub-anonymous-id',
   /** Not covered by the signature (see `accountsFor`). */
@@ -16,8 +17,16 @@ export const HUB_HEADERS = {
   /** The spec names "a buyer-email header" on account routes without spelling it; hub sends this one. */
   buyerEmail: 'hub-buyer-email',
   sandbox: 'hub-sandbox',
-  /** Response header: usage to settle synchronously. */
+  // Sent by the agent.
+  /** `free` draws on the buyer's included units instead of a payment. */
+  mode: 'hub-mode',
+  // Set by the seller on its response.
+  /** Usage to settle synchronously. */
   usage: 'hub-usage',
+  // Set by hub on the response to the agent.
+  billing: 'hub-billing',
+  usageError: 'hub-usage-error',
+  usageAdjusted: 'hub-usage-adjusted',
 } as const;
 
 /**
