@@ -5,7 +5,7 @@ import type { ControlPlaneClient } from './control-plane-client.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { RequestRecorder } from './request-recorder.js';
 import type { SellerCatalog } from './seller-catalog.js';
-import type { UpstreamPools } from './upstream-pools.js';
+import type { UpstreamPools } from './upstream.js';
 
 /** Everything the proxy's request handling is handed; built once at start-up. */
 export type ProxyServices = {

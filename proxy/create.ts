@@ -8,7 +8,7 @@ import { ProxyMetrics } from './metrics.js';
 import { RequestRecorder } from './request-recorder.js';
 import { SellerCatalog } from './seller-catalog.js';
 import { createProxyServer } from './server.js';
-import { UpstreamPools } from './upstream-pools.js';
+import { UpstreamPools } from './upstream.js';
 import { mppSecret } from './payments/mpp.js';
 
 /** Wires a proxy (server plus its caches and pools) without listening; `stop` undoes it all. */

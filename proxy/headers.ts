@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
 
 /** RFC 9110 §7.6.1: connection-specific fields never forwarded, in either direction. */
 const HOP_BY_HOP = new Set([
@@ -67,13 +68,13 @@ export function upstreamRequestHeaders(
   if (inbound.host) out['x-forwarded-host'] = inbound.host;
   if (bodyLength > 0 || (req.method !== 'GET' && req.method !== 'HEAD')) out['content-length'] = String(bodyLength);
 
-  out['hub-request-id'] = identity.requestId;
+  out[HUB_HEADERS.requestId] = identity.requestId;
   if (identity.agentId) {
-    out['hub-agent-id'] = identity.agentId;
-    out['hub-anonymous-id'] = identity.agentId;
-    if (identity.buyerId) out['hub-buyer-id'] = identity.buyerId;
+    out[HUB_HEADERS.agentId] = identity.agentId;
+    out[HUB_HEADERS.anonymousId] = identity.agentId;
+    if (identity.buyerId) out[HUB_HEADERS.buyerId] = identity.buyerId;
   }
-  if (identity.sandbox) out['hub-sandbox'] = '1';
+  if (identity.sandbox) out[HUB_HEADERS.sandbox] = '1';
   return out;
 }
 
@@ -84,7 +85,7 @@ export function agentResponseHeaders(
   const out: Record<string, string | string[]> = {};
   const listed = connectionTokens(headers.connection);
   for (const name in headers) {
-    if (HOP_BY_HOP.has(name) || listed?.has(name) || name === 'hub-usage') continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name) || name === HUB_HEADERS.usage) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ApiError } from '../shared/errors.js';
+import { tokenPrefixes } from '../shared/tokens.js';
 import { describeIssues } from '../shared/validation-message.js';
 import { sendJson } from '../runtime/respond.js';
-import { readBody } from '../runtime/read-body.js';
+import { readJsonBody } from '../runtime/json-body.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import type { PaySeller } from './seller-catalog.js';
 
@@ -27,14 +28,7 @@ const registerBody = z
 const MAX_REGISTRATION_BODY = 4_096;
 
 async function jsonBody<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<T> {
-  const raw = await readBody(req, MAX_REGISTRATION_BODY);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw ApiError.validation('Body must be JSON.');
-  }
-  const result = schema.safeParse(parsed);
+  const result = schema.safeParse(await readJsonBody(req, MAX_REGISTRATION_BODY));
   if (!result.success) throw ApiError.validation(describeIssues(result.error.issues));
   return result.data;
 }
@@ -44,7 +38,7 @@ export function registrationRecipe(host: string | undefined) {
   const origin = host ? `http://${host}` : '';
   return {
     scheme: 'Bearer',
-    tokenPrefix: 'hubagt_',
+    tokenPrefix: tokenPrefixes.agent,
     proof: 'eip191_wallet_signature',
     challengeUrl: `${origin}${REGISTRATION_PATHS.challenge}`,
     registerUrl: `${origin}${REGISTRATION_PATHS.register}`,
@@ -67,22 +61,16 @@ export async function handleRegistration(
   if (req.method !== 'POST') throw new ApiError('method_not_allowed', `Use POST ${path}.`);
   if (path === REGISTRATION_PATHS.challenge) {
     const body = await jsonBody(req, challengeBody);
-    const result = await controlPlane.internal.agentChallenge.mutate({ walletAddress: body.walletAddress, sellerSlug: seller.slug });
-    if (!result.ok) throw new ApiError('invalid_request', result.reason);
-    return sendJson(
-      res,
-      200,
-      { challengeId: result.challengeId, message: result.message, expiresAt: result.expiresAt },
-      { 'cache-control': 'no-store' },
-    );
+    const challenge = await controlPlane.call('agentChallenge', { walletAddress: body.walletAddress, sellerSlug: seller.slug });
+    return sendJson(res, 200, challenge, { 'cache-control': 'no-store' });
   }
   const body = await jsonBody(req, registerBody);
-  const result = await controlPlane.internal.agentRegister.mutate(body);
-  if (!result.ok) throw new ApiError('bearer_required', result.reason, { auth: registrationRecipe(req.headers.host) });
-  return sendJson(
-    res,
-    200,
-    { agentId: result.agentId, buyerId: result.buyerId, walletAddress: result.walletAddress, token: result.token },
-    { 'cache-control': 'no-store' },
-  );
+  const registration = await controlPlane.call('agentRegister', body).catch((err: unknown) => {
+    // A refused registration says how to register, as every `bearer_required` does.
+    if (err instanceof ApiError && err.code === 'bearer_required') {
+      throw new ApiError('bearer_required', err.reason, { auth: registrationRecipe(req.headers.host) });
+    }
+    throw err;
+  });
+  return sendJson(res, 200, registration, { 'cache-control': 'no-store' });
 }

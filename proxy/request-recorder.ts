@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import {
+  MAX_RECORDS_PER_BATCH,
   MAX_TALLIES_PER_BATCH,
   type RequestCompletion,
   type RequestRecordInput,
   type RequestTallyInput,
-} from '../control-plane/internal/request-records.js';
+} from '../shared/contract.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 /**
@@ -18,7 +19,6 @@ import type { ControlPlaneClient } from './control-plane-client.js';
 const BACKGROUND_LINGER_MS = 50;
 /** After a failed flush, held counts wait this long: a control-plane that is down is not hammered. */
 const RETRY_AFTER_FAILURE_MS = 1_000;
-const MAX_BATCH = 1_000;
 const MAX_QUEUE = 50_000;
 const MINUTE_MS = 60_000;
 const DROP_LOG_INTERVAL_MS = 10_000;
@@ -125,14 +125,14 @@ export class RequestRecorder {
     this.flushing = true;
     this.urgentPending = false;
     while (this.queue.length || this.tallies.size) {
-      const batch = this.queue.splice(0, MAX_BATCH);
+      const batch = this.queue.splice(0, MAX_RECORDS_PER_BATCH);
       const tallies = [...this.tallies.values()];
       this.tallies = new Map();
       const created: RequestRecordInput[] = [];
       const completed: RequestCompletion[] = [];
       for (const entry of batch) entry.kind === 'create' ? created.push(entry.record) : completed.push(entry.completion);
       try {
-        await this.controlPlane.internal.recordRequests.mutate({ created, completed, tallies });
+        await this.controlPlane.call('recordRequests', { created, completed, tallies });
         for (const entry of batch) entry.done();
       } catch (err) {
         this.logger.warn({ err, records: batch.length, tallies: tallies.length }, 'storing request records failed');

@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import type { PaySeller } from '../control-plane/catalog/seller-by-host.js';
+import type { PaySeller, SellerManifest } from '../shared/contract.js';
+import { ExpiringCache } from '../shared/expiring-cache.js';
 import { normalizeHost } from '../shared/pay-host.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 export type { PaySeller };
-
-type Entry<T> = { value: T; expiresAt: number };
 
 /**
  * The proxy's view of the catalog, so that a request never costs a database query: sellers by
@@ -15,9 +14,9 @@ type Entry<T> = { value: T; expiresAt: number };
  * host share one lookup. The cache holds one entry per host and seller, never per request.
  */
 export class SellerCatalog {
-  private readonly byHost = new Map<string, Entry<PaySeller | null>>();
+  private readonly byHost: ExpiringCache<string, PaySeller | null>;
   private readonly pending = new Map<string, Promise<PaySeller | null>>();
-  private readonly manifests = new Map<string, Entry<unknown>>();
+  private readonly manifests: ExpiringCache<string, SellerManifest | null>;
   private since: string | null = null;
   private timer: NodeJS.Timeout | undefined;
 
@@ -25,7 +24,10 @@ export class SellerCatalog {
     private readonly controlPlane: ControlPlaneClient,
     private readonly logger: Logger,
     private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 1_000, maxHosts: 10_000 },
-  ) {}
+  ) {
+    this.byHost = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
+    this.manifests = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
+  }
 
   start(): void {
     const poll = () =>
@@ -51,8 +53,7 @@ export class SellerCatalog {
    * seller's), or undefined when it must be loaded: the hot path takes no promise for a hit.
    */
   cached(host: string): PaySeller | null | undefined {
-    const entry = this.byHost.get(host);
-    return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
+    return this.byHost.get(host);
   }
 
   /** A normalized host's seller, from the cache or the control-plane. */
@@ -66,11 +67,11 @@ export class SellerCatalog {
     return this.resolve(hostHeader);
   }
 
-  async manifest(sellerId: string): Promise<unknown> {
+  async manifest(sellerId: string): Promise<SellerManifest | null> {
     const cached = this.manifests.get(sellerId);
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
-    const value = await this.controlPlane.internal.manifest.query({ sellerId });
-    this.manifests.set(sellerId, { value, expiresAt: Date.now() + this.options.ttlMs });
+    if (cached !== undefined) return cached;
+    const value = await this.controlPlane.call('manifest', { sellerId });
+    this.manifests.set(sellerId, value);
     return value;
   }
 
@@ -81,12 +82,10 @@ export class SellerCatalog {
   private load(host: string): Promise<PaySeller | null> {
     const inFlight = this.pending.get(host);
     if (inFlight) return inFlight;
-    const lookup = this.controlPlane.internal.sellerByHost
-      .query({ host })
+    const lookup = this.controlPlane
+      .call('sellerByHost', { host })
       .then((seller) => {
-        if (this.byHost.size >= this.options.maxHosts) this.byHost.clear();
-        const ttl = seller ? this.options.ttlMs : this.options.unknownTtlMs;
-        this.byHost.set(host, { value: seller, expiresAt: Date.now() + ttl });
+        this.byHost.set(host, seller, seller ? this.options.ttlMs : this.options.unknownTtlMs);
         return seller;
       })
       .finally(() => this.pending.delete(host));
@@ -95,18 +94,18 @@ export class SellerCatalog {
   }
 
   private evictSeller(sellerId: string): void {
-    for (const [host, entry] of this.byHost) if (entry.value?.id === sellerId) this.byHost.delete(host);
+    this.byHost.deleteWhere((seller) => seller?.id === sellerId);
     this.manifests.delete(sellerId);
   }
 
   private async pollChanges(): Promise<void> {
     try {
-      const { now, sellerIds } = await this.controlPlane.internal.sellersChangedSince.query({ since: this.since });
+      const { now, sellerIds } = await this.controlPlane.call('sellersChangedSince', { since: this.since });
       this.since = now;
       if (sellerIds.length === 0) return;
       for (const id of sellerIds) this.evictSeller(id);
       // A seller that just appeared (or gained a hostname) may sit in the unknown-host cache.
-      for (const [host, entry] of this.byHost) if (entry.value === null) this.byHost.delete(host);
+      this.byHost.deleteWhere((seller) => seller === null);
     } catch (err) {
       this.logger.debug({ err }, 'catalog change poll failed');
     }

@@ -129,6 +129,17 @@ export class ApiError extends Error {
     return err;
   }
 
+  /**
+   * The error an envelope stands for, as another hub process answered it (the proxy reads the
+   * control-plane's refusals this way): the same status and body go on to the caller.
+   */
+  static fromBody(status: number, body: ErrorBody): ApiError {
+    const { error, reason, ...extra } = body;
+    const err = new ApiError('invalid_request', typeof reason === 'string' ? reason : undefined, extra);
+    Object.assign(err, { code: error, status, message: err.reason ?? (isErrorCode(error) ? errorCodes[error].reason : error) });
+    return err;
+  }
+
   toBody(): ErrorBody {
     const body: ErrorBody = { error: this.code };
     if (this.reason !== undefined) body.reason = this.reason;

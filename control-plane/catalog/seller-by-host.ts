@@ -1,19 +1,7 @@
+import type { PaySeller } from '../../shared/contract.js';
 import { normalizeHost, slugFromPayHost } from '../../shared/pay-host.js';
 import { openSecret } from '../../shared/secret-box.js';
 import type { Db } from '../db/client.js';
-
-/** What the proxy needs to serve a seller's pay URL, signing secrets included (newest first). */
-export type PaySeller = {
-  id: string;
-  organizationId: string;
-  slug: string;
-  name: string;
-  upstreamBaseUrl: string;
-  sandbox: boolean;
-  hostnames: string[];
-  signingSecrets: { kid: string; secret: string }[];
-  updatedAt: string;
-};
 
 /** The seller a pay host names: `{slug}.{payDomain}` first, then the custom hostnames. */
 export async function sellerByHost(db: Db, masterKey: Buffer, payDomain: string, hostHeader: string): Promise<PaySeller | null> {

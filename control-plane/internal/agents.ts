@@ -1,4 +1,6 @@
 import { recoverMessageAddress, isAddress, isHex } from 'viem';
+import type { AgentIdentity, Registration, RegistrationChallenge } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
@@ -10,8 +12,6 @@ import type { Db } from '../db/client.js';
  */
 export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
 
-export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean };
-
 export async function agentByTokenHash(db: Db, tokenHash: string): Promise<AgentIdentity | null> {
   const agent = await db.agent.findUnique({ where: { tokenHash }, select: { id: true, buyerId: true, claimedAt: true } });
   return agent ? { agentId: agent.id, buyerId: agent.buyerId, claimed: agent.claimedAt !== null } : null;
@@ -19,8 +19,11 @@ export async function agentByTokenHash(db: Db, tokenHash: string): Promise<Agent
 
 export type RegistrationFailure = 'invalid_wallet' | 'unknown_challenge' | 'challenge_expired' | 'challenge_used' | 'invalid_signature';
 
-export async function createRegistrationChallenge(db: Db, input: { walletAddress: string; sellerSlug: string }) {
-  if (!isAddress(input.walletAddress, { strict: false })) return { ok: false as const, reason: 'invalid_wallet' as const };
+export async function createRegistrationChallenge(
+  db: Db,
+  input: { walletAddress: string; sellerSlug: string },
+): Promise<RegistrationChallenge> {
+  if (!isAddress(input.walletAddress, { strict: false })) throw new ApiError('invalid_request', 'invalid_wallet');
   const walletAddress = input.walletAddress.toLowerCase();
   const id = newId('registrationChallenge');
   const issuedAt = new Date();
@@ -34,24 +37,25 @@ export async function createRegistrationChallenge(db: Db, input: { walletAddress
     `Expires: ${expiresAt.toISOString()}`,
   ].join('\n');
   await db.agentRegistrationChallenge.create({ data: { id, walletAddress, message, expiresAt } });
-  return { ok: true as const, challengeId: id, message, expiresAt: expiresAt.toISOString() };
+  return { challengeId: id, message, expiresAt: expiresAt.toISOString() };
 }
 
-export async function completeRegistration(db: Db, input: { challengeId: string; signature: string }) {
-  const fail = (reason: RegistrationFailure) => ({ ok: false as const, reason });
+export async function completeRegistration(db: Db, input: { challengeId: string; signature: string }): Promise<Registration> {
+  // The proxy adds how to register to the refusal (its auth block names the pay URL's paths).
+  const fail = (reason: RegistrationFailure) => new ApiError('bearer_required', reason);
   const challenge = await db.agentRegistrationChallenge.findUnique({ where: { id: input.challengeId } });
-  if (!challenge) return fail('unknown_challenge');
-  if (challenge.usedAt) return fail('challenge_used');
-  if (challenge.expiresAt.getTime() < Date.now()) return fail('challenge_expired');
-  if (!isHex(input.signature) || input.signature.length !== 132) return fail('invalid_signature');
+  if (!challenge) throw fail('unknown_challenge');
+  if (challenge.usedAt) throw fail('challenge_used');
+  if (challenge.expiresAt.getTime() < Date.now()) throw fail('challenge_expired');
+  if (!isHex(input.signature) || input.signature.length !== 132) throw fail('invalid_signature');
 
   let signer: string;
   try {
     signer = (await recoverMessageAddress({ message: challenge.message, signature: input.signature })).toLowerCase();
   } catch {
-    return fail('invalid_signature');
+    throw fail('invalid_signature');
   }
-  if (signer !== challenge.walletAddress) return fail('invalid_signature');
+  if (signer !== challenge.walletAddress) throw fail('invalid_signature');
 
   const token = newToken('agent');
   const tokenHash = hashToken(token);
@@ -68,6 +72,6 @@ export async function completeRegistration(db: Db, input: { challengeId: string;
       update: { tokenHash },
     });
   });
-  if (!agent) return fail('challenge_used');
-  return { ok: true as const, agentId: agent.id, buyerId: agent.buyerId, walletAddress: agent.walletAddress, token };
+  if (!agent) throw fail('challenge_used');
+  return { agentId: agent.id, buyerId: agent.buyerId, walletAddress: agent.walletAddress, token };
 }

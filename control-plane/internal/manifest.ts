@@ -1,8 +1,9 @@
+import type { SellerManifest } from '../../shared/contract.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 
 /** `GET /manifest.json` on the pay URL: the seller's plans with their per-meter prices. */
-export async function sellerManifest(db: Db, sellerId: string) {
+export async function sellerManifest(db: Db, sellerId: string): Promise<SellerManifest | null> {
   const seller = await db.seller.findUnique({
     where: { id: sellerId },
     include: {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import type { Db, Provider } from '../db/client.js';
 
 /**
@@ -6,45 +6,6 @@ import type { Db, Provider } from '../db/client.js';
  * sent at once (the seller's usage check must find it, and waits for it if it comes first; see
  * usage/resolve.ts), completions and tallies of anonymous calls in the background.
  */
-export const requestRecordSchema = z.object({
-  id: z.string().startsWith('hubreq_').max(64),
-  sellerId: z.string().max(64),
-  serviceId: z.string().max(64).nullish(),
-  agentId: z.string().max(64).nullish(),
-  buyerId: z.string().max(64).nullish(),
-  method: z.string().max(16),
-  path: z.string().max(2048),
-  sandbox: z.boolean(),
-  lifecycle: z.enum(['forwarded', 'delivered', 'failed']),
-  /** `free` when the agent sent `hub-mode: free` (the buyer's included units instead of a payment). */
-  mode: z.enum(['paid', 'free']).optional(),
-  upstreamStatus: z.number().int().min(100).max(599).nullish(),
-  createdAt: z.iso.datetime(),
-  completedAt: z.iso.datetime().nullish(),
-});
-export type RequestRecordInput = z.infer<typeof requestRecordSchema>;
-
-export const requestCompletionSchema = z.object({
-  id: z.string().startsWith('hubreq_').max(64),
-  lifecycle: z.enum(['delivered', 'failed']),
-  upstreamStatus: z.number().int().min(100).max(599).nullish(),
-  completedAt: z.iso.datetime(),
-});
-export type RequestCompletion = z.infer<typeof requestCompletionSchema>;
-
-/** Anonymous calls counted per seller and UTC minute (see the RequestTally model). */
-export const requestTallySchema = z.object({
-  sellerId: z.string().max(64),
-  minute: z.iso.datetime(),
-  sandbox: z.boolean(),
-  lifecycle: z.enum(['delivered', 'failed']),
-  count: z.number().int().min(1).max(1_000_000_000),
-});
-export type RequestTallyInput = z.infer<typeof requestTallySchema>;
-/** A proxy holds at most this many distinct tallies (sellers × minutes × outcome) and sends them at once. */
-export const MAX_TALLIES_PER_BATCH = 10_000;
-
-export type RequestBatch = { created: RequestRecordInput[]; completed: RequestCompletion[]; tallies: RequestTallyInput[] };
 
 const RECORD_COLUMNS = [
   'id',

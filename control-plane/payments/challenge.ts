@@ -1,31 +1,18 @@
+import type { ChallengeInput, IssuedChallenge } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
-import { priceUsage, type UsageItem } from './price.js';
+import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
-
-export type ChallengeInput = {
-  sellerId: string;
-  requestId: string;
-  agentId: string | null;
-  buyerId: string | null;
-  method: string;
-  pathAndQuery: string;
-  bodyDigest: string;
-  serviceSlug: string;
-  planSlug?: string | undefined;
-  usage: UsageItem[];
-  sandbox: boolean;
-};
 
 /**
  * Turns a seller's 402 into a priced challenge: prices the usage, records a payment attempt bound
  * to the request (method, path+query, body digest, request id) and stores the request itself as
  * challenged, so the paid retry forwards under the same request id.
  */
-export async function createChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput) {
+export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput): Promise<IssuedChallenge> {
   const priced = await priceUsage(db, input);
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { organizationId: true, payToAddress: true } });

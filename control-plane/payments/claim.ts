@@ -1,22 +1,9 @@
+import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Db } from '../db/client.js';
-import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
-
-export type ClaimInput = {
-  paymentId: string;
-  method: string;
-  pathAndQuery: string;
-  bodyDigest: string;
-  protocol: 'x402' | 'mpp';
-  payload: PaymentPayload;
-};
-
-export type ClaimOutcome =
-  | { ok: true; requestId: string; agentId: string; buyerId: string | null; payer: string; kind: string }
-  | { ok: false; error: 'payment_request_mismatch' | 'payment_request_in_flight' | 'payment_request_already_completed' }
-  | { ok: false; error: 'payment_required'; reason: 'settlement_failed' | 'identity_invalid'; settlementReason: string };
 
 const COMPLETED = new Set(['delivered', 'settling', 'settled']);
 
@@ -26,47 +13,38 @@ const COMPLETED = new Set(['delivered', 'settling', 'settled']);
  * for `(payer, nonce)` plus `challenge_created → in_flight`) is one transaction, so across any
  * number of proxies exactly one retry per payment is forwarded.
  */
-export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimOutcome> {
-  const failed = (settlementReason: string, identity = false): ClaimOutcome => ({
-    ok: false,
-    error: 'payment_required',
-    reason: identity ? 'identity_invalid' : 'settlement_failed',
-    settlementReason,
-  });
+export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimedPayment> {
+  const failed = (settlementReason: string, identity = false) =>
+    new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
   const attempt = await db.paymentAttempt.findUnique({ where: { id: input.paymentId } });
-  if (!attempt || !rail || !attempt.payTo) return failed('unknown_payment');
+  if (!attempt || !rail || !attempt.payTo) throw failed('unknown_payment');
   const identity = attempt.kind === 'identity';
 
-  if (
-    attempt.method !== input.method.toUpperCase() ||
-    attempt.pathAndQuery !== input.pathAndQuery ||
-    attempt.bodyDigest !== input.bodyDigest
-  ) {
-    return { ok: false, error: 'payment_request_mismatch' };
+  if (attempt.method !== input.method || attempt.pathAndQuery !== input.pathAndQuery || attempt.bodyDigest !== input.bodyDigest) {
+    throw new ApiError('payment_request_mismatch');
   }
-  if (attempt.status === 'in_flight') return { ok: false, error: 'payment_request_in_flight' };
-  if (COMPLETED.has(attempt.status)) return { ok: false, error: 'payment_request_already_completed' };
-  if (attempt.status !== 'challenge_created') return failed(attempt.settlementReason ?? 'payment_closed', identity);
-  if (attempt.expiresAt && attempt.expiresAt.getTime() < Date.now()) return failed('challenge_expired', identity);
+  if (attempt.status === 'in_flight') throw new ApiError('payment_request_in_flight');
+  if (COMPLETED.has(attempt.status)) throw new ApiError('payment_request_already_completed');
+  if (attempt.status !== 'challenge_created') throw failed(attempt.settlementReason ?? 'payment_closed', identity);
+  if (attempt.expiresAt && attempt.expiresAt.getTime() < Date.now()) throw failed('challenge_expired', identity);
 
   // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
   const nonce = String(authorization?.nonce ?? '').toLowerCase();
   const claimedPayer = String(authorization?.from ?? '').toLowerCase();
   const spent = await db.paymentReplay.findUnique({ where: { payer_nonce: { payer: claimedPayer, nonce } } });
-  if (spent && spent.paymentAttemptId !== attempt.id) return { ok: false, error: 'payment_request_already_completed' };
+  if (spent && spent.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
 
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
   const verification = await rail.facilitator.verify(input.payload, requirements);
-  if (!verification.isValid) return failed(verification.reason, identity);
+  if (!verification.isValid) throw failed(verification.reason, identity);
   const payer = verification.payer.toLowerCase();
 
   return db.$transaction(async (tx) => {
     const replayed = await tx.paymentReplay.findUnique({ where: { payer_nonce: { payer, nonce } } });
     // The same signed payment again: for this attempt it is a concurrent or late retry; for
     // another attempt it is a replay of a payment already spent.
-    if (replayed && replayed.paymentAttemptId !== attempt.id)
-      return { ok: false as const, error: 'payment_request_already_completed' as const };
+    if (replayed && replayed.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
     const claimed = await tx.paymentAttempt.updateMany({
       where: { id: attempt.id, status: 'challenge_created' },
       data: {
@@ -80,10 +58,7 @@ export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, in
     });
     if (claimed.count !== 1) {
       const now = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id }, select: { status: true } });
-      return {
-        ok: false as const,
-        error: now.status === 'in_flight' ? ('payment_request_in_flight' as const) : ('payment_request_already_completed' as const),
-      };
+      throw new ApiError(now.status === 'in_flight' ? 'payment_request_in_flight' : 'payment_request_already_completed');
     }
     await tx.paymentReplay.create({ data: { payer, nonce, paymentAttemptId: attempt.id } });
     // A signed payment proves the wallet: that wallet is the agent this request is made for.
@@ -99,6 +74,6 @@ export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, in
       where: { id: attempt.requestId },
       data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id },
     });
-    return { ok: true as const, requestId: attempt.requestId, agentId: agent.id, buyerId: agent.buyerId, payer, kind: attempt.kind };
+    return { requestId: attempt.requestId, agentId: agent.id, buyerId: agent.buyerId, payer, kind: attempt.kind };
   });
 }

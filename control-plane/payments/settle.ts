@@ -1,26 +1,10 @@
 import { costOf, formatUsd } from '../../shared/money.js';
+import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import type { Db } from '../db/client.js';
 import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
 import { toSettleResponse } from '../settlement/wire-results.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
-
-export type Adjustment = { meterSlug: string; reportedQuantity: number; settledQuantity: number };
-
-export type BillingSummary = {
-  status: 'settled' | 'settling';
-  authorizedUsd: string;
-  chargedUsd: string;
-  remainderUsd: string;
-  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired' | null;
-  settleTransactionHash: string | null;
-};
-
-export type SettleOutcome =
-  | { kind: 'released' }
-  | { kind: 'identity' }
-  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse }
-  | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
 
 type Challenged = { meterSlug: string; quantity: number };
 
@@ -33,11 +17,7 @@ type Challenged = { meterSlug: string; quantity: number };
  * lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
  * finished later by `finishPendingSettlements`; it is never submitted as a new payment.
  */
-export async function settlePaidRequest(
-  db: Db,
-  rail: PaymentRail | undefined,
-  input: { paymentId: string; upstreamStatus: number },
-): Promise<SettleOutcome> {
+export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
   const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (!delivered) {

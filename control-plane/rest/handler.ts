@@ -6,7 +6,7 @@ import { sendJson } from '../../runtime/respond.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { appRouter } from '../router.js';
 import { apiErrorOf } from '../trpc/api-errors.js';
-import { readJsonBody, MAX_BODY_BYTES } from './json-body.js';
+import { readJsonBody, MAX_BODY_BYTES } from '../../runtime/json-body.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from './openapi-document.js';
 import { RecordedResponse } from './recorded-response.js';
 import { methodsFor, restRoutes } from './route-table.js';

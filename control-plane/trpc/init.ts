@@ -1,10 +1,10 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../../shared/errors.js';
+import { ApiError, INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../../shared/errors.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { safeEqual } from '../../shared/tokens.js';
 import type { RequestContext } from '../context.js';
-import { apiErrorOf } from './api-errors.js';
+import { apiErrorOf, trpcErrorFrom } from './api-errors.js';
 
 /** Route metadata beyond trpc-to-openapi's: what the REST binding and the OpenAPI document need. */
 export type HubMeta = OpenApiMeta<{
@@ -34,8 +34,18 @@ export const t = initTRPC
 
 export const router = t.router;
 
+/**
+ * Outermost on every procedure: an `ApiError` thrown anywhere below leaves as a `TRPCError` of its
+ * own status (tRPC would file it as a 500), with the envelope in its data (errorFormatter above).
+ */
+export const apiProcedure = t.procedure.use(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof ApiError) throw trpcErrorFrom(result.error.cause);
+  return result;
+});
+
 /** Procedures only hub's own proxy may call: it presents the internal token. */
-export const internalProcedure = t.procedure.use(({ ctx, next }) => {
+export const internalProcedure = apiProcedure.use(({ ctx, next }) => {
   const token = bearerToken(ctx.req.headers.authorization);
   if (!token || !safeEqual(token, ctx.internalToken)) {
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'internal API token required' });

@@ -1,22 +1,13 @@
-import { ApiError } from '../../shared/errors.js';
 import type { Scope } from '../../shared/scopes.js';
 import { authenticate } from '../auth/credentials.js';
 import { authorizeApiKey, authorizeCatalog, authorizeMember, authorizeSession } from '../auth/authorize.js';
-import { trpcErrorFrom } from './api-errors.js';
-import { t } from './init.js';
+import { apiProcedure } from './init.js';
 
 /**
  * The procedure builders of the public API, one per route group of the spec. Each checks the
  * credential before the input is parsed (an anonymous caller learns nothing from validation) and
  * records who may call it in the route's metadata, for the OpenAPI document.
  */
-
-/** Outermost: an `ApiError` thrown anywhere below leaves as a `TRPCError` of its own status. */
-const apiProcedure = t.procedure.use(async ({ next }) => {
-  const result = await next();
-  if (!result.ok && result.error.cause instanceof ApiError) throw trpcErrorFrom(result.error.cause);
-  return result;
-});
 
 /** No credential: sign-in. */
 export const anonymousProcedure = apiProcedure.meta({ access: 'No credential.' });

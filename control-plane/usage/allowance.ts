@@ -1,4 +1,5 @@
-import { denied, furthest, type Denied, type UsageDenial } from './denials.js';
+import type { UsageDenial } from '../../shared/usage-denials.js';
+import { denied, furthest, type Denied } from './denials.js';
 import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
 import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';
 import type { AccessRow, PriceRow, UsageReader } from './reader.js';

@@ -6,7 +6,7 @@ import { sendJson } from '../../runtime/respond.js';
 import { authorizeApiKey } from '../auth/authorize.js';
 import type { ControlPlaneServices } from '../context.js';
 import type { Db } from '../db/client.js';
-import { readJsonBody } from '../rest/json-body.js';
+import { readJsonBody } from '../../runtime/json-body.js';
 import { describeIssues } from '../../shared/validation-message.js';
 import { checkUsage } from './check.js';
 import { credentialCache } from './credential-cache.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { usdOutput } from '../../shared/schemas/usd.js';
 import { idSchema } from '../../shared/schemas/ids.js';
 import { MAX_QUANTITY, wholeNumber } from '../../shared/schemas/whole-number.js';
-import { USAGE_DENIALS } from './denials.js';
+import { USAGE_DENIALS } from '../../shared/usage-denials.js';
 
 /**
  * Wire shapes of the usage endpoints (spec: Endpoints › Usage check, Usage report). Slugs are

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import {
   bodyDigest,
   CHARGE_INTENT,
-  createChallenge,
+  signChallenge,
   createReceipt,
   EVM_METHOD,
   evmChargeRequest,
@@ -16,7 +16,7 @@ import {
 } from '../../shared/payments/mpp/index.js';
 import { normalizeHost } from '../../shared/pay-host.js';
 import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
-import type { IssuedChallenge } from './challenge-response.js';
+import type { IssuedChallenge } from '../../shared/contract.js';
 
 /**
  * MPP on the pay URL: the `WWW-Authenticate: Payment` challenge beside x402's, credentials in
@@ -43,18 +43,19 @@ export function mppChallenge(req: IncomingMessage, challenge: IssuedChallenge, b
     digest: bodyDigest(body),
     opaque: paymentIdOpaque(challenge.paymentId),
   };
-  const issued = createChallenge(fields, secret);
+  const issued = signChallenge(fields, secret);
   return { header: serializeChallenge(issued), challengeId: issued.id };
 }
 
-export type MppProof =
+/** An MPP credential as read and checked; `mpp` is restated as the x402 payment it authorizes. */
+export type MppCredentialCheck =
   | { kind: 'none' }
   | { kind: 'malformed'; why: string }
   | { kind: 'refused'; reason: string }
   | { kind: 'mpp'; paymentId: string; payload: PaymentPayload; carrier: string };
 
 /** Reads and checks an MPP credential (challenge id, realm, expiry, terms, nonce); never throws. */
-export function readMppProof(req: IncomingMessage, secret: string): MppProof {
+export function readMppCredential(req: IncomingMessage, secret: string): MppCredentialCheck {
   const found = readCredential(req.headers);
   if (found.status === 'absent') return { kind: 'none' };
   if (found.status === 'invalid') return { kind: 'malformed', why: `${found.carrier}: ${found.detail}` };

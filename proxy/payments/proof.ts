@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
-import { readMppProof } from './mpp.js';
-import { readX402Proof } from './x402-headers.js';
+import type { PaymentProtocol } from '../../shared/contract.js';
+import { type PaymentPayload, paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
+import { readMppCredential } from './mpp.js';
+import { X402_HEADERS } from './x402.js';
 
 /**
  * The payment a request carries, whichever protocol it came in: x402 (`payment-signature`,
@@ -13,15 +14,18 @@ export type PaymentProof =
   | { kind: 'none' }
   | { kind: 'malformed'; why: string }
   | { kind: 'refused'; reason: string }
-  | { kind: 'paid'; protocol: 'x402' | 'mpp'; paymentId: string; payload: PaymentPayload; carriedInAuthorization: boolean };
+  | { kind: 'paid'; protocol: PaymentProtocol; paymentId: string; payload: PaymentPayload; carriedInAuthorization: boolean };
 
+const NONE: PaymentProof = Object.freeze({ kind: 'none' });
+const MAX_X402_HEADER_LENGTH = 16_384;
+const PAYMENT_ID = /^apay_[0-9A-Za-z]{24}$/;
+
+/** Reads the request's payment; never throws on garbage. */
 export function readPaymentProof(req: IncomingMessage, mppSecret: string): PaymentProof {
-  const x402 = readX402Proof(req.headers);
-  if (x402.kind === 'malformed') return x402;
-  if (x402.kind === 'x402')
-    return { kind: 'paid', protocol: 'x402', paymentId: x402.paymentId, payload: x402.payload, carriedInAuthorization: false };
-  const mpp = readMppProof(req, mppSecret);
-  if (mpp.kind !== 'mpp') return mpp;
+  const x402 = req.headers[X402_HEADERS.signature] ?? req.headers[X402_HEADERS.v1Payment];
+  if (x402 !== undefined) return readX402Payment(x402);
+  const mpp = readMppCredential(req, mppSecret);
+  if (mpp.kind !== 'mpp') return mpp.kind === 'none' ? NONE : mpp;
   return {
     kind: 'paid',
     protocol: 'mpp',
@@ -29,4 +33,21 @@ export function readPaymentProof(req: IncomingMessage, mppSecret: string): Payme
     payload: mpp.payload,
     carriedInAuthorization: mpp.carrier.startsWith('authorization'),
   };
+}
+
+function readX402Payment(raw: string | string[]): PaymentProof {
+  if (Array.isArray(raw) || raw.length > MAX_X402_HEADER_LENGTH) return { kind: 'malformed', why: 'send exactly one payment header' };
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(raw.trim(), 'base64').toString('utf8'));
+  } catch {
+    return { kind: 'malformed', why: 'the payment header is not base64-encoded JSON' };
+  }
+  const parsed = paymentPayloadSchema.safeParse(json);
+  if (!parsed.success) return { kind: 'malformed', why: 'the payment header is not an x402 v2 payment payload' };
+  const paymentId = parsed.data.accepted.extra.paymentId;
+  if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
+    return { kind: 'malformed', why: 'the accepted requirements name no hub payment (extra.paymentId)' };
+  }
+  return { kind: 'paid', protocol: 'x402', paymentId, payload: parsed.data, carriedInAuthorization: false };
 }

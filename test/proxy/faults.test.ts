@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { request as undiciRequest } from 'undici';
-import { upstreamFailure } from '../../proxy/upstream-errors.js';
+import { upstreamFailure } from '../../proxy/upstream.js';
 import { startTestHub } from '../helpers/hub.js';
 import { startTestUpstream } from '../helpers/upstream.js';
 import { freePort } from '../helpers/processes.js';

@@ -66,8 +66,11 @@ for (const provider of testProviders()) {
         t.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
         t.match(((await res.json()) as { error: string }).error, /must|Unrecognized|unrecognized/);
       }
-      const notJson = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{' });
-      t.same(await notJson.json(), { error: 'Body must be JSON.' });
+      const json = { 'content-type': 'application/json' };
+      const notJson = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{', headers: json });
+      t.same(await notJson.json(), { error: 'The request body is not valid JSON' });
+      const plainText = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } });
+      t.equal(plainText.status, 415, 'JSON bodies only, as on /v1');
       const wrongMethod = await hub.pay('acme', '/agents/challenge');
       t.equal(wrongMethod.status, 405);
       const unknown = await post('/agents/register', { challengeId: `regc_${'a'.repeat(24)}`, signature: signature });

@@ -3,21 +3,18 @@ import pino from 'pino';
 import { newId } from '../../shared/ids.js';
 import { RequestRecorder } from '../../proxy/request-recorder.js';
 import type { ControlPlaneClient } from '../../proxy/control-plane-client.js';
-import type { RequestBatch } from '../../control-plane/internal/request-records.js';
+import type { RequestBatch } from '../../shared/contract.js';
 
 // The recorder against a stand-in for the control-plane's recordRequests procedure, so that a
 // flush can be made to fail; the real round trip is covered in faults.test.ts.
 function recorderWith(store: (batch: RequestBatch) => Promise<void>) {
   const batches: RequestBatch[] = [];
   const controlPlane = {
-    internal: {
-      recordRequests: {
-        mutate: async (batch: RequestBatch) => {
-          await store(batch);
-          batches.push(batch);
-          return batch.created.length + batch.completed.length + batch.tallies.length;
-        },
-      },
+    call: async (name: string, batch: RequestBatch) => {
+      if (name !== 'recordRequests') throw new Error(`unexpected call ${name}`);
+      await store(batch);
+      batches.push(batch);
+      return batch.created.length + batch.completed.length + batch.tallies.length;
     },
   } as unknown as ControlPlaneClient;
   return { recorder: new RequestRecorder(controlPlane, pino({ level: 'silent' })), batches };

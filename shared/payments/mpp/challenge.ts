@@ -71,7 +71,7 @@ function encodeRequest(request: Record<string, unknown>): string | undefined {
 /**
  * A challenge from its wire fields (`request` still encoded), as they come from header params or
  * from the challenge a credential echoes. Every check a challenge must pass lives here, and
- * `createChallenge` runs it too, so hub never issues a challenge it would refuse.
+ * `signChallenge` runs it too, so hub never issues a challenge it would refuse.
  */
 export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challenge, 'malformed_challenge'> {
   const bad = (detail: string) => failed('malformed_challenge', detail);
@@ -130,7 +130,7 @@ function computeId(fields: ChallengeFields, secret: string): string | undefined 
 }
 
 /** A challenge whose id binds all of `fields` under `secret`. Throws on fields hub would refuse. */
-export function createChallenge(fields: ChallengeFields, secret: string): Challenge {
+export function signChallenge(fields: ChallengeFields, secret: string): Challenge {
   if (!secret) throw new TypeError('challenge ids need a non-empty secret');
   const id = computeId(fields, secret);
   if (id === undefined) throw new TypeError('challenge request is not JSON data');

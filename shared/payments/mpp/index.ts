@@ -3,7 +3,7 @@
  * 0.11 client paying with its `evm` charge method (EIP-3009). No I/O here; the proxy binds it to
  * HTTP, control-plane/settlement recovers signers and settles.
  *
- * Server flow: `evmChargeRequest` + `paymentIdOpaque` + `bodyDigest` → `createChallenge` →
+ * Server flow: `evmChargeRequest` + `paymentIdOpaque` + `bodyDigest` → `signChallenge` →
  * `serializeChallenge` into `WWW-Authenticate`; on the paid retry `readCredential` →
  * `verifyEvmCharge` → recover `signed` / `toExactPayment` for the facilitator → on a 2xx,
  * `serializeReceipt(createReceipt(…))` into `Payment-Receipt`.
@@ -11,7 +11,7 @@
 
 export type { Parsed } from './encoding.js';
 export {
-  createChallenge,
+  signChallenge,
   expiresAfter,
   isChallengeExpired,
   parseChallenge,

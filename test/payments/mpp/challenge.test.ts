@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { Challenge as MppxChallenge } from 'mppx';
 import {
-  createChallenge,
+  signChallenge,
   expiresAfter,
   isChallengeExpired,
   parseChallenge,
@@ -56,7 +56,7 @@ t.test('our ids equal mppx ids for any fields, so either side verifies the other
     fc.property(fields, fc.string({ minLength: 1, maxLength: 20 }), (f, secret) => {
       // mppx drops an `Authorization` header param from the challenge (it is the default); so do we.
       const input = { ...f, method: 'evm', ...(f.header === 'Authorization' ? { header: undefined } : {}) };
-      const ours = createChallenge(input, secret);
+      const ours = signChallenge(input, secret);
       const theirs = MppxChallenge.from({ ...input, secretKey: secret } as never);
       if (ours.id !== theirs.id) return false;
       const back = parseChallenge(MppxChallenge.serialize(theirs));
@@ -102,12 +102,12 @@ t.test('expiry', async (t) => {
 t.test('hub never issues a challenge it would refuse', async (t) => {
   const base = issueChallenge().challenge;
   const { id: _id, ...fields } = base;
-  t.throws(() => createChallenge({ ...fields, realm: 'a|b' }, SECRET), /realm/, '"|" would shift HMAC slots');
-  t.throws(() => createChallenge({ ...fields, method: 'EVM' }, SECRET), /method/);
-  t.throws(() => createChallenge({ ...fields, opaque: 'not base64url!' }, SECRET), /opaque/);
-  t.throws(() => createChallenge({ ...fields, expires: 'tomorrow' }, SECRET), /expires/);
-  t.throws(() => createChallenge({ ...fields, request: { n: 1n } }, SECRET), /JSON/);
-  t.throws(() => createChallenge(fields, ''), /secret/);
+  t.throws(() => signChallenge({ ...fields, realm: 'a|b' }, SECRET), /realm/, '"|" would shift HMAC slots');
+  t.throws(() => signChallenge({ ...fields, method: 'EVM' }, SECRET), /method/);
+  t.throws(() => signChallenge({ ...fields, opaque: 'not base64url!' }, SECRET), /opaque/);
+  t.throws(() => signChallenge({ ...fields, expires: 'tomorrow' }, SECRET), /expires/);
+  t.throws(() => signChallenge({ ...fields, request: { n: 1n } }, SECRET), /JSON/);
+  t.throws(() => signChallenge(fields, ''), /secret/);
 });
 
 t.test('several challenges in one header; other schemes are skipped', async (t) => {

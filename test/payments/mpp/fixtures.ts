@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { newId } from '../../../shared/ids.js';
 import {
   bodyDigest,
-  createChallenge,
+  signChallenge,
   evmChargeRequest,
   expiresAfter,
   paymentIdOpaque,
@@ -46,7 +46,7 @@ export function issueChallenge(
     ...fields
   } = options;
   const paymentId = newId('paymentAttempt');
-  const challenge = createChallenge(
+  const challenge = signChallenge(
     {
       realm: REALM,
       method: 'evm',

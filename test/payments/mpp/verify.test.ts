@@ -6,7 +6,7 @@ import { recoverAuthorizationSigner, type SignedAuthorization } from '../../../c
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { transferWithAuthorizationTypes } from '../../../control-plane/settlement/authorization-digest.js';
 import {
-  createChallenge,
+  signChallenge,
   evmChargeFailureReasons,
   parseCredential,
   toExactPayment,
@@ -83,7 +83,7 @@ t.test('each check refuses with its own reason', async (t) => {
   const withPayload = (change: Record<string, string>): Credential => ({ ...good, payload: { ...payload, ...change } });
   const reissued = (fields: Partial<Challenge>) => {
     const { id: _id, ...rest } = challenge;
-    return createChallenge({ ...rest, ...fields }, SECRET);
+    return signChallenge({ ...rest, ...fields }, SECRET);
   };
 
   const cases: [EvmChargeFailure, Credential, { realm?: string; nowMs?: number }?][] = [

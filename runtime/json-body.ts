@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from '../../shared/errors.js';
-import { readBody } from '../../runtime/read-body.js';
+import { ApiError } from '../shared/errors.js';
+import { readBody } from './read-body.js';
 
 /** Management requests are small; anything bigger than this is refused before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;

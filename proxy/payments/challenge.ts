@@ -1,14 +1,63 @@
-import type { IncomingMessage } from 'node:http';
-import type { ControlPlaneClient } from '../control-plane-client.js';
-import { mppChallenge } from './mpp.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { sendJson } from '../../runtime/respond.js';
+import type { IssuedChallenge } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { isUsageQuantity } from '../../shared/usage-quantity.js';
-import { encodeHeaderJson, X402_VERSION } from './x402-headers.js';
+import type { ProxyServices } from '../context.js';
+import type { Identity } from '../headers.js';
+import type { PayRequest } from '../pay-request.js';
+import { mppChallenge } from './mpp.js';
+import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
-/** A priced challenge as the control-plane issued it. */
-export type IssuedChallenge = Extract<
-  Awaited<ReturnType<ControlPlaneClient['internal']['createChallenge']['mutate']>>,
-  { ok: true }
->['challenge'];
+/** A seller's 402 body is read whole (it is priced, never shown); bigger than this is not one. */
+const MAX_SELLER_402_BYTES = 65_536;
+
+/**
+ * Answers a seller's 402 with a priced challenge: the control-plane prices the usage the seller
+ * named and records a payment attempt bound to the request; the agent gets the challenge in both
+ * protocols. The paid retry comes back through `Payment.claim`.
+ */
+export async function answerWithChallenge(
+  services: ProxyServices,
+  request: PayRequest,
+  identity: Identity,
+  sellerBody: Readable,
+  res: ServerResponse,
+): Promise<void> {
+  const raw = await readLimited(sellerBody, MAX_SELLER_402_BYTES);
+  const asked = raw && parseSellerPaymentRequired(raw);
+  if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
+  const challenge = await services.controlPlane.call('issuePaymentChallenge', {
+    sellerId: request.seller.id,
+    requestId: identity.requestId,
+    agentId: identity.agentId ?? null,
+    buyerId: identity.buyerId ?? null,
+    method: request.method,
+    pathAndQuery: request.target,
+    bodyDigest: request.bodyDigest,
+    serviceSlug: asked.serviceSlug,
+    usage: asked.usage,
+    ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
+    sandbox: request.seller.sandbox,
+  });
+  const { body, headers } = challengeResponse(request.req, challenge, identity, request.body, services.mppSecret);
+  sendJson(res, 402, body, headers);
+}
+
+async function readLimited(body: Readable, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
 
 /** Fields of a seller's 402 the proxy acts on (spec: Bodies the seller's API returns). */
 export type SellerPaymentRequired = { serviceSlug: string; usage: { meterSlug: string; quantity?: number }[]; planSlug?: string };
@@ -77,6 +126,6 @@ export function challengeResponse(
   };
   return {
     body: payload,
-    headers: { 'payment-required': encodeHeaderJson(x402Document), 'www-authenticate': mpp.header, 'cache-control': 'no-store' },
+    headers: { [X402_HEADERS.required]: encodeHeaderJson(x402Document), 'www-authenticate': mpp.header, 'cache-control': 'no-store' },
   };
 }

@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_RECORDED_PATH, type RequestRecordInput } from '../shared/contract.js';
+import { ApiError } from '../shared/errors.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { newRequestId } from '../shared/ids.js';
+import { ClientGone } from './client-gone.js';
+import type { ProxyServices } from './context.js';
+import { deliver } from './deliver.js';
+import { agentResponseHeaders, type Identity } from './headers.js';
+import { type PayRequest, readPayRequest } from './pay-request.js';
+import { answerWithChallenge } from './payments/challenge.js';
+import { Payment } from './payments/payment.js';
+import type { PaySeller } from './seller-catalog.js';
+import { type Forwarded, sendSigned, upstreamFailure } from './upstream.js';
+import { captureUsage } from './usage-capture.js';
+
+/**
+ * A request for the seller's API, start to end (the paid-call path): read its facts, claim its
+ * payment, forward it signed, then either turn the seller's 402 into a priced challenge or record
+ * the usage the seller reported, settle the payment and deliver the response with its billing
+ * headers. A payment is settled before the head is written, so its headers can ride on it.
+ */
+export async function forwardRequest(services: ProxyServices, req: IncomingMessage, res: ServerResponse, seller: PaySeller): Promise<void> {
+  const request = await readPayRequest(services, req, seller);
+  const { caller } = request;
+  const record: RequestRecordInput = {
+    id: newRequestId(caller.kind === 'agent'),
+    sellerId: seller.id,
+    agentId: caller.kind === 'agent' ? caller.agentId : null,
+    buyerId: caller.kind === 'agent' ? caller.buyerId : null,
+    method: request.method,
+    path: request.target.slice(0, MAX_RECORDED_PATH),
+    sandbox: seller.sandbox,
+    lifecycle: 'forwarded',
+    mode: request.mode,
+    createdAt: new Date().toISOString(),
+  };
+
+  // A paid retry runs under the challenged request's id, which the control-plane stored with the challenge.
+  const payment = await Payment.claim(services, request);
+  if (payment) {
+    Object.assign(record, { id: payment.claimed.requestId, agentId: payment.claimed.agentId, buyerId: payment.claimed.buyerId });
+  } else if (record.agentId) {
+    // The seller's usage check must find this request: its record goes out on the next turn of the
+    // event loop, and a check that arrives first waits for it (its id says one is coming). A record
+    // that cannot be stored leaves the seller's check denied, as for an unknown request.
+    services.recorder.create(record, { urgent: true }).catch(() => {});
+  }
+  const identity: Identity = {
+    requestId: record.id,
+    agentId: record.agentId ?? undefined,
+    buyerId: record.buyerId,
+    sandbox: seller.sandbox,
+  };
+
+  let forwarded: Forwarded;
+  try {
+    forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
+  } catch (err) {
+    await payment?.release();
+    if (err instanceof ApiError) throw err;
+    const failure = upstreamFailure(err);
+    services.metrics.upstreamError(failure.kind);
+    finish(services, record, Boolean(payment), 'failed', undefined);
+    throw failure.error;
+  }
+
+  const { statusCode: status, headers: upstreamHeaders, body } = forwarded.response;
+  if (status === 402) {
+    // A challenged request is stored by the control-plane with its challenge.
+    await payment?.settle(status);
+    return answerWithChallenge(services, request, identity, body, res);
+  }
+
+  const headers = agentResponseHeaders(upstreamHeaders);
+  const usageError = await captureUsage(services, seller, identity, status, upstreamHeaders);
+  if (payment) Object.assign(headers, await payment.settle(status));
+  if (usageError) headers[HUB_HEADERS.usageError] = usageError;
+  await deliver(res, status, headers, body, services.metrics);
+  finish(services, record, Boolean(payment), res.writableFinished ? 'delivered' : 'failed', status);
+}
+
+/** Sends the request signed; a 401 may mean the seller rotated its secret since it was cached: retry once with the newest. */
+async function sendWithFreshSecret(
+  services: ProxyServices,
+  request: PayRequest,
+  identity: Identity,
+  signal: ClientGone,
+): Promise<Forwarded> {
+  const forwarded = await sendSigned(services.pools, request, request.seller, identity, signal);
+  if (forwarded.response.statusCode !== 401) return forwarded;
+  const fresh = await services.catalog.refresh(request.seller, request.req.headers.host);
+  if (!fresh?.signingSecrets[0] || fresh.signingSecrets[0].kid === forwarded.kid) return forwarded;
+  await forwarded.response.body.dump();
+  return sendSigned(services.pools, request, fresh, identity, signal);
+}
+
+/**
+ * Stores the request's outcome in the background (a lost one costs analytics, not money): a
+ * completion for a request stored up front (identified or paid), a count for an anonymous call.
+ */
+function finish(
+  services: ProxyServices,
+  record: RequestRecordInput,
+  storedEarlier: boolean,
+  lifecycle: 'delivered' | 'failed',
+  upstreamStatus: number | undefined,
+): void {
+  if (!storedEarlier && !record.agentId) {
+    services.recorder.tally(record.sellerId, record.sandbox, lifecycle);
+    return;
+  }
+  services.recorder
+    .complete({ id: record.id, lifecycle, upstreamStatus: upstreamStatus ?? null, completedAt: new Date().toISOString() })
+    .catch(() => {});
+}

@@ -1,0 +1,74 @@
+import type { IncomingMessage } from 'node:http';
+import { EMPTY_BODY, hasNoBody, readBody } from '../runtime/read-body.js';
+import type { PaySeller } from '../shared/contract.js';
+import { ApiError } from '../shared/errors.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { sha256Hex } from '../shared/signature.js';
+import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
+import type { ProxyServices } from './context.js';
+import { type PaymentProof, readPaymentProof } from './payments/proof.js';
+import { registrationRecipe } from './registration.js';
+
+const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
+
+/**
+ * A request for the seller's API, read once: the request line as the agent sent it (the signature
+ * and a payment bind to these exact bytes), the body and its digest, who calls, in which mode,
+ * and the payment it carries. Everything after this reads the facts from here.
+ */
+export type PayRequest = {
+  req: IncomingMessage;
+  seller: PaySeller;
+  /** As Node parsed it: upper case. */
+  method: string;
+  /** The raw request target, path and query, unnormalized. */
+  target: string;
+  body: Buffer;
+  /** SHA-256 of `body`, lowercase hex. */
+  bodyDigest: string;
+  caller: Caller;
+  /** `hub-mode: free` asks for the buyer's included units; any other value, or none, is paid mode. */
+  mode: 'paid' | 'free';
+  proof: PaymentProof;
+  /** The Authorization header is hub's (an agent token or a payment) and never reaches the seller. */
+  dropAuthorization: boolean;
+};
+
+/** Reads a request's facts, refusing what can be refused before its body is read. */
+export async function readPayRequest(services: ProxyServices, req: IncomingMessage, seller: PaySeller): Promise<PayRequest> {
+  const authorization = req.headers.authorization;
+  const carriesAgentToken = agentToken(authorization) !== undefined;
+  const caller = carriesAgentToken ? await services.agents.identify(authorization) : ANONYMOUS;
+  if (caller.kind === 'unknown_token') {
+    throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: registrationRecipe(req.headers.host) });
+  }
+  if (!seller.signingSecrets.length) throw new ApiError('signing_secret_required');
+  const mode =
+    String(req.headers[HUB_HEADERS.mode] ?? '')
+      .trim()
+      .toLowerCase() === 'free'
+      ? 'free'
+      : 'paid';
+  if (mode === 'free' && caller.kind !== 'agent') {
+    throw new ApiError('bearer_required', 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.', {
+      auth: registrationRecipe(req.headers.host),
+    });
+  }
+  const proof = readPaymentProof(req, services.mppSecret);
+  if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
+  if (proof.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
+
+  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
+  return {
+    req,
+    seller,
+    method: req.method ?? 'GET',
+    target: req.url ?? '/',
+    body,
+    bodyDigest: body.length ? sha256Hex(body) : EMPTY_BODY_SHA256,
+    caller,
+    mode,
+    proof,
+    dropAuthorization: carriesAgentToken || (proof.kind === 'paid' && proof.carriedInAuthorization),
+  };
+}

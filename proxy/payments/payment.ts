@@ -1,0 +1,86 @@
+import type { ClaimedPayment, PaymentProtocol, SettleOutcome } from '../../shared/contract.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
+import type { ProxyServices } from '../context.js';
+import type { PayRequest } from '../pay-request.js';
+import { mppReceipt } from './mpp.js';
+import { encodeHeaderJson, X402_HEADERS } from './x402.js';
+
+/**
+ * The payment behind a paid retry, in the two halves of its life: `claim` before the request is
+ * forwarded (the control-plane admits it once: byte-identical to the challenged request, verified,
+ * not replayed), `settle` once the seller answered (charged only after a 2xx, at what was used).
+ * Per-call payments today; purchases and top-ups are paid the same way.
+ */
+export class Payment {
+  private settled: Promise<SettleOutcome> | undefined;
+
+  private constructor(
+    private readonly services: ProxyServices,
+    readonly paymentId: string,
+    readonly protocol: PaymentProtocol,
+    readonly claimed: ClaimedPayment,
+  ) {}
+
+  /** The request's payment, admitted; undefined when it carries none. Refusals throw the spec's errors. */
+  static async claim(services: ProxyServices, request: PayRequest): Promise<Payment | undefined> {
+    const { proof } = request;
+    if (proof.kind !== 'paid') return undefined;
+    const claimed = await services.controlPlane.call('claimPaidRequest', {
+      paymentId: proof.paymentId,
+      method: request.method,
+      pathAndQuery: request.target,
+      bodyDigest: request.bodyDigest,
+      protocol: proof.protocol,
+      payload: proof.payload,
+    });
+    return new Payment(services, proof.paymentId, proof.protocol, claimed);
+  }
+
+  /**
+   * Settles (or, for a status other than 2xx, releases) the payment once, and returns the billing
+   * headers of the response to the agent.
+   */
+  async settle(upstreamStatus: number): Promise<Record<string, string>> {
+    this.settled ??= this.services.controlPlane.call('settlePaidRequest', { paymentId: this.paymentId, upstreamStatus });
+    return billingHeaders(await this.settled, this.protocol);
+  }
+
+  /** Releases the payment of a request that never got an answer; a failure leaves it to expire unsettled. */
+  release(): Promise<void> {
+    return this.settle(502).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+}
+
+/**
+ * Headers of a paid response (spec: Response to the agent): `hub-billing`, the receipt (x402's
+ * `payment-response`, or MPP's `payment-receipt` once settled), `hub-usage-adjusted` when a quantity
+ * was clipped, `hub-usage-error` when the settlement failed after delivery. Identity-only and
+ * released requests carry none.
+ */
+function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (outcome.kind === 'released' || outcome.kind === 'identity') return headers;
+  if (outcome.adjusted.length) headers[HUB_HEADERS.usageAdjusted] = JSON.stringify(outcome.adjusted);
+  if (outcome.kind === 'failed') {
+    headers[HUB_HEADERS.usageError] = 'settlement_failed';
+    return headers;
+  }
+  const { billing } = outcome;
+  // While settling, the amounts are withheld (spec: States and transitions).
+  headers[HUB_HEADERS.billing] = JSON.stringify(
+    billing.status === 'settled'
+      ? billing
+      : { status: 'settling', remainderHandling: billing.remainderHandling, settleTransactionHash: billing.settleTransactionHash },
+  );
+  if (protocol === 'mpp') {
+    if (billing.status === 'settled' && outcome.receipt.transaction)
+      headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(outcome.receipt.transaction);
+  } else if (outcome.receipt.transaction || billing.status === 'settled') {
+    headers[X402_HEADERS.response] = encodeHeaderJson(outcome.receipt);
+  }
+  return headers;
+}

@@ -1,0 +1,145 @@
+import type { IncomingMessage } from 'node:http';
+import { type Dispatcher, Pool } from 'undici';
+import type { HubConfig } from '../shared/config.js';
+import type { PaySeller } from '../shared/contract.js';
+import { ApiError } from '../shared/errors.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { nowSeconds, signatureHeader } from '../shared/signature.js';
+import type { ClientGone } from './client-gone.js';
+import { type Identity, upstreamRequestHeaders } from './headers.js';
+import type { UpstreamErrorKind } from './metrics.js';
+
+/**
+ * The seller's API as the proxy reaches it: one keep-alive pool per origin, the target under the
+ * seller's base path, one signed request, and what a failure before the response head means.
+ */
+
+/** What a signed request is made of (a `PayRequest` has it all). */
+export type OutgoingRequest = {
+  req: IncomingMessage;
+  method: string;
+  /** The raw request target, path and query, as the agent sent it. */
+  target: string;
+  body: Buffer;
+  bodyDigest: string;
+  dropAuthorization: boolean;
+};
+
+export type Forwarded = { response: Dispatcher.ResponseData; kid: string; upstreamPath: string };
+
+/** Parsed upstream base URLs (a handful per deployment), so no request parses one. */
+const parsedBases = new Map<string, { origin: string; basePath: string }>();
+
+function parseBase(upstreamBaseUrl: string): { origin: string; basePath: string } {
+  let parsed = parsedBases.get(upstreamBaseUrl);
+  if (!parsed) {
+    const base = new URL(upstreamBaseUrl);
+    parsed = { origin: base.origin, basePath: base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname };
+    if (parsedBases.size > 10_000) parsedBases.clear();
+    parsedBases.set(upstreamBaseUrl, parsed);
+  }
+  return parsed;
+}
+
+/** Where a pay URL request goes: the seller's base URL path, then the request's raw path+query. */
+export function upstreamTarget(seller: PaySeller, rawUrl: string): { origin: string; path: string } {
+  const { origin, basePath } = parseBase(seller.upstreamBaseUrl);
+  return { origin, path: `${basePath}${rawUrl.startsWith('/') ? rawUrl : `/${rawUrl}`}` };
+}
+
+/**
+ * Sends one signed request upstream with the seller's newest active secret (the seller is passed
+ * apart from the request: a retry after a rotation signs with a fresher copy). The signature
+ * covers the path exactly as sent (unnormalized) and the SHA-256 of the buffered body.
+ */
+export async function sendSigned(
+  pools: UpstreamPools,
+  request: OutgoingRequest,
+  seller: PaySeller,
+  identity: Identity,
+  signal?: ClientGone,
+): Promise<Forwarded> {
+  const secret = seller.signingSecrets[0];
+  if (!secret) throw new ApiError('signing_secret_required');
+
+  const { method, body } = request;
+  const { origin, path } = upstreamTarget(seller, request.target);
+  const headers = upstreamRequestHeaders(request.req, identity, request.dropAuthorization, body.length);
+  headers[HUB_HEADERS.signature] = signatureHeader({
+    timestamp: nowSeconds(),
+    method,
+    pathAndQuery: path,
+    bodySha256: request.bodyDigest,
+    requestId: identity.requestId,
+    agentId: identity.agentId,
+    kid: secret.kid,
+    secret: secret.secret,
+    sandbox: identity.sandbox,
+  });
+
+  const response = await pools.for(origin).request({
+    origin,
+    method: method as Dispatcher.HttpMethod,
+    path,
+    headers,
+    body: body.length || (method !== 'GET' && method !== 'HEAD') ? body : null,
+    ...(signal ? { signal } : {}),
+  });
+  return { response, kid: secret.kid, upstreamPath: path };
+}
+
+/** One keep-alive connection pool per upstream origin, created on first use. */
+export class UpstreamPools {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly config: HubConfig['proxy']) {}
+
+  for(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: 256,
+        keepAliveTimeout: 30_000,
+        connectTimeout: this.config.connectTimeoutMs,
+        headersTimeout: this.config.headersTimeoutMs,
+        bodyTimeout: this.config.bodyTimeoutMs,
+      });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  size(): number {
+    return this.pools.size;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
+    this.pools.clear();
+  }
+}
+
+/** Classifies an undici failure before response headers arrived into the agent-facing error. */
+export function upstreamFailure(err: unknown): { kind: UpstreamErrorKind; error: ApiError } {
+  const code = (err as { code?: string }).code ?? '';
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return { kind: 'connect_timeout', error: new ApiError('upstream_timeout', 'Connecting to the seller’s API timed out.') };
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return { kind: 'headers_timeout', error: new ApiError('upstream_timeout', 'The seller’s API sent no response headers in time.') };
+    case 'UND_ERR_BODY_TIMEOUT':
+      return { kind: 'body_timeout', error: new ApiError('upstream_timeout', 'The seller’s API stopped sending its response.') };
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return { kind: 'connect', error: new ApiError('upstream_unreachable') };
+    case 'UND_ERR_SOCKET':
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return { kind: 'reset', error: new ApiError('upstream_error', 'The seller’s API closed the connection.') };
+    default:
+      return { kind: 'other', error: new ApiError('upstream_error') };
+  }
+}

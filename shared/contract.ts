@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import { MAX_USAGE_QUANTITY } from './usage-quantity.js';
+import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
+
+/**
+ * The contract between the proxy and the control-plane: every procedure the proxy calls, its input
+ * schema (the control-plane validates it), the type of its answer, and the limits both sides keep.
+ * Nothing else crosses between the two processes. A procedure that fails throws hub's `ApiError`;
+ * it reaches the proxy as the spec's envelope and the proxy's client turns it back into an
+ * `ApiError` (proxy/control-plane-client.ts), so a refusal needs no conversion on the way.
+ */
+
+// ─── Limits ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Records of one batch (created, and completed, each). */
+export const MAX_RECORDS_PER_BATCH = 1_000;
+/** A proxy holds at most this many distinct tallies (sellers × minutes × outcome) and sends them at once. */
+export const MAX_TALLIES_PER_BATCH = 10_000;
+/** Longest request path a record keeps. */
+export const MAX_RECORDED_PATH = 2_048;
+/** Longest request target a payment is bound to. */
+export const MAX_PAYMENT_TARGET = 8_192;
+
+const id = (prefix: string) => z.string().startsWith(prefix).max(64);
+const anyId = z.string().max(64);
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+const slug = z.string().min(1).max(200);
+const quantity = z.number().int().min(0).max(MAX_USAGE_QUANTITY);
+
+// ─── Catalog ────────────────────────────────────────────────────────────────────────────────────
+
+/** What the proxy needs to serve a seller's pay URL, signing secrets included (newest first). */
+export type PaySeller = {
+  id: string;
+  organizationId: string;
+  slug: string;
+  name: string;
+  upstreamBaseUrl: string;
+  sandbox: boolean;
+  hostnames: string[];
+  signingSecrets: { kid: string; secret: string }[];
+  updatedAt: string;
+};
+
+/** `GET /manifest.json` on the pay URL. */
+export type SellerManifest = {
+  seller: { id: string; slug: string; name: string };
+  plans: {
+    id: string;
+    slug: string;
+    name: string;
+    serviceSlug: string;
+    billingMode: string;
+    interval: string | null;
+    purchasable: boolean;
+    basePriceUsd: string;
+    includedCreditUsd: string;
+    minimumPurchaseUsd: string;
+    prices: {
+      meterSlug: string;
+      unit: string;
+      priceUsd: string;
+      unitSize: number;
+      includedUnits: number;
+      defaultMaxQuantity: number | null;
+    }[];
+  }[];
+};
+
+// ─── Agents ─────────────────────────────────────────────────────────────────────────────────────
+
+export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean };
+
+export const registrationChallengeInput = z.object({ walletAddress: z.string().max(100), sellerSlug: z.string().max(100) });
+export type RegistrationChallenge = { challengeId: string; message: string; expiresAt: string };
+
+export const registrationInput = z.object({ challengeId: z.string().max(64), signature: z.string().max(200) });
+export type Registration = { agentId: string; buyerId: string | null; walletAddress: string; token: string };
+
+// ─── Request records ────────────────────────────────────────────────────────────────────────────
+
+export const requestRecordSchema = z.object({
+  id: id('hubreq_'),
+  sellerId: anyId,
+  serviceId: anyId.nullish(),
+  agentId: anyId.nullish(),
+  buyerId: anyId.nullish(),
+  method: z.string().max(16),
+  path: z.string().max(MAX_RECORDED_PATH),
+  sandbox: z.boolean(),
+  lifecycle: z.enum(['forwarded', 'delivered', 'failed']),
+  /** `free` when the agent sent `hub-mode: free` (the buyer's included units instead of a payment). */
+  mode: z.enum(['paid', 'free']).optional(),
+  upstreamStatus: z.number().int().min(100).max(599).nullish(),
+  createdAt: z.iso.datetime(),
+  completedAt: z.iso.datetime().nullish(),
+});
+export type RequestRecordInput = z.infer<typeof requestRecordSchema>;
+
+export const requestCompletionSchema = z.object({
+  id: id('hubreq_'),
+  lifecycle: z.enum(['delivered', 'failed']),
+  upstreamStatus: z.number().int().min(100).max(599).nullish(),
+  completedAt: z.iso.datetime(),
+});
+export type RequestCompletion = z.infer<typeof requestCompletionSchema>;
+
+/** Anonymous calls counted per seller and UTC minute (see the RequestTally model). */
+export const requestTallySchema = z.object({
+  sellerId: anyId,
+  minute: z.iso.datetime(),
+  sandbox: z.boolean(),
+  lifecycle: z.enum(['delivered', 'failed']),
+  count: z.number().int().min(1).max(1_000_000_000),
+});
+export type RequestTallyInput = z.infer<typeof requestTallySchema>;
+
+export const requestBatchSchema = z.object({
+  created: z.array(requestRecordSchema).max(MAX_RECORDS_PER_BATCH),
+  completed: z.array(requestCompletionSchema).max(MAX_RECORDS_PER_BATCH),
+  tallies: z.array(requestTallySchema).max(MAX_TALLIES_PER_BATCH).default([]),
+});
+export type RequestBatch = z.infer<typeof requestBatchSchema>;
+
+// ─── Usage ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Usage the proxy captured from a delivered response's `hub-usage` header. A capture the
+ * control-plane refuses throws: a usage denial's code, or another code for a capture that
+ * contradicts an earlier one of the same request (the proxy then says `settlement_failed`).
+ */
+export const capturedUsageSchema = z.object({
+  requestId: id('hubreq_'),
+  sellerId: anyId,
+  organizationId: anyId,
+  usage: z.array(z.object({ serviceSlug: z.string().max(200), meterSlug: z.string().max(200), quantity })).max(100),
+});
+export type CapturedUsage = z.infer<typeof capturedUsageSchema>;
+
+// ─── Payments ───────────────────────────────────────────────────────────────────────────────────
+
+/** The request a payment is bound to: a paid retry must repeat it byte for byte. */
+const boundRequest = {
+  method: z.string().max(16),
+  pathAndQuery: z.string().max(MAX_PAYMENT_TARGET),
+  bodyDigest: sha256Hex,
+};
+
+/** A seller's 402 (spec: Bodies the seller's API returns), to be priced into a challenge. */
+export const challengeInputSchema = z.object({
+  sellerId: anyId,
+  requestId: id('hubreq_'),
+  agentId: anyId.nullable(),
+  buyerId: anyId.nullable(),
+  ...boundRequest,
+  serviceSlug: slug,
+  planSlug: z.string().max(200).optional(),
+  usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional() })).max(100),
+  sandbox: z.boolean(),
+});
+export type ChallengeInput = z.infer<typeof challengeInputSchema>;
+
+/** A priced challenge as the control-plane issued it. */
+export type IssuedChallenge = {
+  paymentId: string;
+  amountMicros: string;
+  amountUsd: string;
+  payTo: string;
+  token: { address: string; decimals: number; name: string; version: string };
+  serviceSlug: string;
+  usage: { meterSlug: string; quantity: number }[];
+  plan: { id: string; slug: string; billingMode: string } | null;
+  rail: string;
+  network: `${string}:${string}`;
+  requirements: PaymentRequirements;
+  expiresAt: string;
+};
+
+export const protocolSchema = z.enum(['x402', 'mpp']);
+export type PaymentProtocol = z.infer<typeof protocolSchema>;
+
+/** A paid retry: the request it repeats and the payment it carries. */
+export const claimInputSchema = z.object({
+  paymentId: id('apay_'),
+  ...boundRequest,
+  protocol: protocolSchema,
+  payload: paymentPayloadSchema,
+});
+export type ClaimInput = z.infer<typeof claimInputSchema>;
+
+/** An admitted paid retry: forwarded under the challenged request's id, for the paying agent. */
+export type ClaimedPayment = { requestId: string; agentId: string; buyerId: string | null; payer: string; kind: string };
+
+export const settleInputSchema = z.object({
+  paymentId: id('apay_'),
+  upstreamStatus: z.number().int().min(100).max(599),
+});
+export type SettleInput = z.infer<typeof settleInputSchema>;
+
+export type Adjustment = { meterSlug: string; reportedQuantity: number; settledQuantity: number };
+
+/** The `hub-billing` header (spec: Response to the agent). */
+export type BillingSummary = {
+  status: 'settled' | 'settling';
+  authorizedUsd: string;
+  chargedUsd: string;
+  remainderUsd: string;
+  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired' | null;
+  settleTransactionHash: string | null;
+};
+
+/** How a paid request ended; `failed` is an answer, not an error (the response is already on its way). */
+export type SettleOutcome =
+  | { kind: 'released' }
+  | { kind: 'identity' }
+  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse }
+  | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
+
+// ─── The procedures ─────────────────────────────────────────────────────────────────────────────
+
+type Procedure<Input extends z.ZodType, Output> = {
+  kind: 'query' | 'mutation';
+  input: Input;
+  /** Type only: what the procedure answers. */
+  output?: Output;
+};
+const query =
+  <Output>() =>
+  <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'query', input });
+const mutation =
+  <Output>() =>
+  <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'mutation', input });
+
+export const contract = {
+  ping: query<{ ok: true; database: boolean }>()(z.void()),
+  sellerByHost: query<PaySeller | null>()(z.object({ host: z.string().min(1).max(300) })),
+  sellersChangedSince: query<{ now: string; sellerIds: string[] }>()(z.object({ since: z.iso.datetime().nullable() })),
+  manifest: query<SellerManifest | null>()(z.object({ sellerId: anyId })),
+  agentByTokenHash: query<AgentIdentity | null>()(z.object({ tokenHash: sha256Hex })),
+  agentChallenge: mutation<RegistrationChallenge>()(registrationChallengeInput),
+  agentRegister: mutation<Registration>()(registrationInput),
+  recordRequests: mutation<number>()(requestBatchSchema),
+  captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
+  issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),
+  claimPaidRequest: mutation<ClaimedPayment>()(claimInputSchema),
+  settlePaidRequest: mutation<SettleOutcome>()(settleInputSchema),
+};
+
+export type Contract = typeof contract;
+export type ProcedureName = keyof Contract;
+export type ProcedureInput<Name extends ProcedureName> = z.input<Contract[Name]['input']>;
+export type ParsedInput<Name extends ProcedureName> = z.output<Contract[Name]['input']>;
+export type ProcedureOutput<Name extends ProcedureName> = Exclude<Contract[Name]['output'], undefined>;
