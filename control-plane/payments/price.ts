@@ -1,5 +1,5 @@
 import { ApiError } from '../../shared/errors.js';
-import { costOf } from '../../shared/money.js';
+import { costItem } from '../usage/pricing.js';
 import type { Db } from '../db/client.js';
 
 export type UsageItem = { meterSlug: string; quantity?: number | undefined };
@@ -48,7 +48,7 @@ export async function priceUsage(
       meterId: price.meterId,
       meterSlug: item.meterSlug,
       quantity: item.quantity,
-      costMicros: costOf(BigInt(item.quantity), price.priceMicros, BigInt(price.unitSize)),
+      costMicros: payPerCallCost(BigInt(item.quantity), price),
     });
   }
   return {
@@ -57,4 +57,12 @@ export async function priceUsage(
     items,
     amountMicros: items.reduce((sum, i) => sum + i.costMicros, 0n),
   };
+}
+
+/**
+ * What `quantity` units cost at a pay-as-you-go price: the usage cost rules (usage/pricing.ts)
+ * with nothing included, since a payment per call draws on no allowance.
+ */
+export function payPerCallCost(quantity: bigint, price: { priceMicros: bigint; unitSize: number }): bigint {
+  return costItem(quantity, { priceMicros: price.priceMicros, unitSize: BigInt(price.unitSize), includedUnits: 0n }, 0n).costMicros;
 }

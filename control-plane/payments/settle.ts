@@ -1,8 +1,9 @@
-import { costOf, formatUsd } from '../../shared/money.js';
+import { formatUsd } from '../../shared/money.js';
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import type { Db } from '../db/client.js';
 import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
 import { toSettleResponse } from '../settlement/wire-results.js';
+import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
@@ -145,7 +146,7 @@ async function settledCharge(
     const settled = quantity < authorizedQuantity ? quantity : authorizedQuantity;
     if (settled !== quantity) adjusted.push({ meterSlug, reportedQuantity: Number(quantity), settledQuantity: Number(settled) });
     const price = prices.find((p) => p.meter.key === meterSlug);
-    if (price) charged += costOf(settled, price.priceMicros, BigInt(price.unitSize));
+    if (price) charged += payPerCallCost(settled, price);
   }
   return { charged: charged < authorized ? charged : authorized, adjusted };
 }
