@@ -21,7 +21,7 @@ export { formatUsd, parseUsd } from '../shared/money.js';
 // Asking for payment and settling usage
 export { paymentRequiredBody, identityRequiredBody, PAYMENT_REQUIRED_STATUS, type PaymentRequiredBody } from './payment-required.js';
 export { usageHeaderValue, setUsageHeader, parseUsageHeader, type UsageHeaderItem } from './usage-header.js';
-export { MAX_USAGE_QUANTITY, isUsageQuantity } from '../shared/usage-quantity.js';
+export { MAX_USAGE_QUANTITY, isUsageQuantity } from '../shared/usage.js';
 export {
   createUsageClient,
   UsageApiError,

@@ -1,4 +1,4 @@
-import { assertSlug, assertUsageQuantity } from '../shared/usage-quantity.js';
+import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
 
 /**
  * The 402 body a seller's API answers when it wants to be paid (spec: Bodies the seller's API

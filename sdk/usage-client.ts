@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSlug, assertUsageQuantity } from '../shared/usage-quantity.js';
+import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
 
 /**
  * A typed client for hub's usage API (spec: Endpoints › Usage check, Usage report), authenticated

@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { assertSlug, assertUsageQuantity } from '../shared/usage-quantity.js';
+import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
 
 /**
  * The `hub-usage` response header (spec: Headers on proxied requests › Response from the seller's
  * API): a JSON array of `{ serviceSlug, meterSlug, quantity }` that settles usage synchronously.
  * Only a delivered 2xx may carry it; hub strips it before the agent sees the response.
  */
-export type { UsageHeaderItem } from '../shared/usage-header.js';
-import type { UsageHeaderItem } from '../shared/usage-header.js';
+export type { UsageHeaderItem } from '../shared/usage.js';
+import type { UsageHeaderItem } from '../shared/usage.js';
 
 /** The header value; throws for an empty slug or a quantity outside 0…2,147,483,647. */
 export function usageHeaderValue(items: readonly UsageHeaderItem[]): string {
@@ -31,4 +31,4 @@ export function setUsageHeader(res: ServerResponse, items: readonly UsageHeaderI
   res.setHeader(HUB_HEADERS.usage, usageHeaderValue(items));
 }
 
-export { parseUsageHeader } from '../shared/usage-header.js';
+export { parseUsageHeader } from '../shared/usage.js';

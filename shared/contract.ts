@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_USAGE_QUANTITY } from './usage-quantity.js';
+import { MAX_USAGE_QUANTITY } from './usage.js';
 import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
 
 /**

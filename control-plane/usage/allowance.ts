@@ -1,4 +1,4 @@
-import type { UsageDenial } from '../../shared/usage-denials.js';
+import type { UsageDenial } from '../../shared/usage.js';
 import { denied, furthest, type Denied } from './denials.js';
 import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
 import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';

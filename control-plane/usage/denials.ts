@@ -1,4 +1,4 @@
-import { USAGE_DENIALS, type UsageDenial } from '../../shared/usage-denials.js';
+import { USAGE_DENIALS, type UsageDenial } from '../../shared/usage.js';
 
 export type Denied = { ok: false; reason: UsageDenial };
 

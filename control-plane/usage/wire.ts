@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { usdOutput } from '../../shared/schemas/usd.js';
-import { idSchema } from '../../shared/schemas/ids.js';
-import { MAX_QUANTITY, wholeNumber } from '../../shared/schemas/whole-number.js';
-import { USAGE_DENIALS } from '../../shared/usage-denials.js';
+import { idSchema, usdOutput, wholeNumber } from '../../shared/schemas/fields.js';
+import { MAX_USAGE_QUANTITY } from '../../shared/usage.js';
+import { USAGE_DENIALS } from '../../shared/usage.js';
 
 /**
  * Wire shapes of the usage endpoints (spec: Endpoints › Usage check, Usage report). Slugs are
@@ -11,7 +10,7 @@ import { USAGE_DENIALS } from '../../shared/usage-denials.js';
  */
 
 const MAX_ITEMS = 100;
-const quantity = wholeNumber(0, MAX_QUANTITY);
+const quantity = wholeNumber(0, MAX_USAGE_QUANTITY);
 const reference = (what: string) => z.string().min(1, 'must not be empty').max(200, `${what} must be at most 200 characters`);
 
 const requestFields = {

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { sendJson } from '../../runtime/respond.js';
 import type { IssuedChallenge } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
-import { isUsageQuantity } from '../../shared/usage-quantity.js';
+import { isUsageQuantity } from '../../shared/usage.js';
 import type { ProxyServices } from '../context.js';
 import type { Identity } from '../headers.js';
 import type { PayRequest } from '../pay-request.js';

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../scopes.js';
-import { name } from './catalog-fields.js';
-import { idSchema } from './ids.js';
-import { timestamp } from './timestamp.js';
+import { name, idSchema, timestamp } from './fields.js';
 
 /** API keys (spec: Resources › API key (list item)). */
 

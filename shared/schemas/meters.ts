@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { meterKey, name } from './catalog-fields.js';
-import { idSchema } from './ids.js';
-import { timestamp } from './timestamp.js';
+import { meterKey, name, idSchema, timestamp } from './fields.js';
 
 export const meterId = idSchema('meter');
 

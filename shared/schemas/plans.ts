@@ -1,9 +1,6 @@
+import { MAX_USAGE_QUANTITY } from '../usage.js';
 import { z } from 'zod';
-import { name, slug } from './catalog-fields.js';
-import { idSchema } from './ids.js';
-import { timestamp } from './timestamp.js';
-import { usdInput, usdOutput } from './usd.js';
-import { MAX_QUANTITY, wholeNumber } from './whole-number.js';
+import { name, slug, idSchema, timestamp, usdInput, usdOutput, wholeNumber } from './fields.js';
 
 /** Plans (spec: Resources › Plan) and their meter prices (Resources › Plan meter price). */
 
@@ -40,7 +37,7 @@ export const plan = z
   .meta({ id: 'Plan' });
 
 const unitLabel = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters');
-const count = wholeNumber(0, MAX_QUANTITY);
+const count = wholeNumber(0, MAX_USAGE_QUANTITY);
 
 /** Fields a seller may set on create and change later. */
 const editable = {
@@ -53,7 +50,7 @@ const editable = {
   includedCreditUnitLabel: unitLabel.nullable(),
   minimumPurchaseUsd: usdInput,
   verifiedEmailPolicy: z.enum(VERIFIED_EMAIL_POLICIES),
-  maxClaims: wholeNumber(1, MAX_QUANTITY).nullable(),
+  maxClaims: wholeNumber(1, MAX_USAGE_QUANTITY).nullable(),
 };
 
 export const createPlanInput = z.strictObject({
@@ -95,9 +92,9 @@ export const planMeterPrice = z
 
 const priceFields = {
   priceUsd: usdInput.meta({ description: 'Whole cents on payg plans; six decimals elsewhere', example: '0.010000' }),
-  unitSize: wholeNumber(1, MAX_QUANTITY),
+  unitSize: wholeNumber(1, MAX_USAGE_QUANTITY),
   includedUnits: count,
-  defaultMaxQuantity: wholeNumber(1, MAX_QUANTITY).nullable(),
+  defaultMaxQuantity: wholeNumber(1, MAX_USAGE_QUANTITY).nullable(),
 };
 
 export const createPlanMeterPriceInput = z.strictObject({

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { description, name, slug } from './catalog-fields.js';
-import { idSchema } from './ids.js';
-import { timestamp } from './timestamp.js';
+import { description, name, slug, idSchema, timestamp } from './fields.js';
 
 export const serviceId = idSchema('service');
 

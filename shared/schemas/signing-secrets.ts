@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { idSchema } from './ids.js';
-import { timestamp } from './timestamp.js';
+import { idSchema, timestamp } from './fields.js';
 
 export const SIGNING_SECRET_STATUSES = ['active', 'retired'] as const;
 

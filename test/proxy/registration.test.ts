@@ -69,7 +69,11 @@ for (const provider of testProviders()) {
       const json = { 'content-type': 'application/json' };
       const notJson = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{', headers: json });
       t.same(await notJson.json(), { error: 'The request body is not valid JSON' });
-      const plainText = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } });
+      const plainText = await hub.pay('acme', '/agents/challenge', {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'text/plain' },
+      });
       t.equal(plainText.status, 415, 'JSON bodies only, as on /v1');
       const wrongMethod = await hub.pay('acme', '/agents/challenge');
       t.equal(wrongMethod.status, 405);

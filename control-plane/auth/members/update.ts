@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema } from '../../../shared/schemas/ids.js';
+import { idSchema } from '../../../shared/schemas/fields.js';
 import { member, ROLES } from '../../../shared/schemas/organizations.js';
 import { adminProcedure } from '../../trpc/procedures.js';
 import { refuseRemovingLastAdmin } from './last-admin.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { idSchema } from '../../../shared/schemas/ids.js';
+import { idSchema } from '../../../shared/schemas/fields.js';
 import { organization, type Role } from '../../../shared/schemas/organizations.js';
 import { memberProcedure, sessionProcedure } from '../../trpc/procedures.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
 import { email, user } from '../../../shared/schemas/organizations.js';
-import { timestamp } from '../../../shared/schemas/timestamp.js';
+import { timestamp } from '../../../shared/schemas/fields.js';
 import type { Db } from '../../db/client.js';
 import { anonymousProcedure } from '../../trpc/procedures.js';
 import { hashPassword, verifyPassword } from '../password.js';

@@ -1,0 +1,74 @@
+/**
+ * Usage on the wire, as the spec defines it for every side: quantities and their limits, the
+ * `hub-usage` header, and the reasons usage is denied.
+ */
+
+/** Usage quantities are integers from 0 to 2,147,483,647 (spec: Limits › Usage quantity). */
+export const MAX_USAGE_QUANTITY = 2_147_483_647;
+
+export function isUsageQuantity(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_USAGE_QUANTITY;
+}
+
+/** Throws a `RangeError` naming `what` unless `value` is a usage quantity. */
+export function assertUsageQuantity(value: unknown, what: string): asserts value is number {
+  if (!isUsageQuantity(value)) throw new RangeError(`${what} must be an integer from 0 to ${MAX_USAGE_QUANTITY}, got ${String(value)}`);
+}
+
+export function assertSlug(value: unknown, what: string): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${what} must be a non-empty string`);
+}
+
+/**
+ * The `hub-usage` response header (spec: Headers on proxied requests › Response from the seller's
+ * API): a JSON array of `{ serviceSlug, meterSlug, quantity }`. The proxy reads it from every 2xx;
+ * the SDK writes it (sdk/usage-header.ts).
+ */
+export type UsageHeaderItem = { serviceSlug: string; meterSlug: string; quantity: number };
+
+/** Reads a `hub-usage` value; anything off the grammar is `ok: false` (never throws). */
+export function parseUsageHeader(value: unknown): { ok: true; items: UsageHeaderItem[] } | { ok: false } {
+  if (typeof value !== 'string') return { ok: false };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { ok: false };
+  }
+  if (!Array.isArray(parsed)) return { ok: false };
+  const items: UsageHeaderItem[] = [];
+  for (const item of parsed as unknown[]) {
+    if (typeof item !== 'object' || item === null) return { ok: false };
+    const { serviceSlug, meterSlug, quantity } = item as Record<string, unknown>;
+    if (typeof serviceSlug !== 'string' || !serviceSlug || typeof meterSlug !== 'string' || !meterSlug || !isUsageQuantity(quantity))
+      return { ok: false };
+    items.push({ serviceSlug, meterSlug, quantity });
+  }
+  return { ok: true, items };
+}
+
+/**
+ * The seven reasons a usage check can deny (spec: Errors › Usage endpoints), listed in their order
+ * of precedence: when several apply, the one earliest in this list is the answer. A report fails
+ * with the same code (as its HTTP error) wherever a check would have denied, and the proxy puts
+ * the same code in `hub-usage-error` when usage it captured from `hub-usage` is refused.
+ *
+ * The order follows the spec's table and the way a request is resolved: first what the seller
+ * named (the service), then who stands behind the request and in what state (access, its start
+ * and its period), then the items (meter, price) and last whether they fit (allowance).
+ */
+export const USAGE_DENIALS = [
+  'service_not_found',
+  'access_not_found',
+  'access_inactive',
+  'plan_expired',
+  'meter_not_found',
+  'meter_not_priced',
+  'usage_exhausted',
+] as const;
+
+export type UsageDenial = (typeof USAGE_DENIALS)[number];
+
+export function isUsageDenial(code: string): code is UsageDenial {
+  return (USAGE_DENIALS as readonly string[]).includes(code);
+}
