@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
+import { assertSlug, assertUsageQuantity, USAGE_DENIALS, type UsageDenial } from '../shared/usage.js';
 
 /**
  * A typed client for hub's usage API (spec: Endpoints › Usage check, Usage report), authenticated
@@ -7,16 +7,8 @@ import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
  */
 
 /** The seven denial reasons of a usage check (spec: Errors › Usage endpoints). */
-export const USAGE_DENIAL_REASONS = [
-  'service_not_found',
-  'access_not_found',
-  'access_inactive',
-  'plan_expired',
-  'meter_not_found',
-  'meter_not_priced',
-  'usage_exhausted',
-] as const;
-export type UsageDenialReason = (typeof USAGE_DENIAL_REASONS)[number];
+export const USAGE_DENIAL_REASONS = USAGE_DENIALS;
+export type UsageDenialReason = UsageDenial;
 
 export type UsageCheckItem = { meterSlug: string; quantity?: number; maxQuantity?: number };
 export type UsageCheckRequest = { zcRequestId: string; serviceSlug: string; usage: UsageCheckItem[] };
