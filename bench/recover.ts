@@ -16,11 +16,11 @@ import {
   transferAuthorizationDigest,
   transferWithAuthorizationTypes,
   type Eip712Domain,
-} from '../control-plane/settlement/authorization-digest.js';
-import { createRecoverPool } from '../control-plane/settlement/recover-pool.js';
-import { loadRecoverer, type Recoverer } from '../control-plane/settlement/recoverer.js';
-import { parseRecoverableSignature } from '../control-plane/settlement/signature.js';
-import { recoverAuthorizationSigner, type SignedAuthorization, type SignerRecovery } from '../control-plane/settlement/signer-recovery.js';
+} from '../control-plane/facilitator/transfer-authorization.js';
+import { createRecoverPool } from '../control-plane/facilitator/signer-recovery.js';
+import { loadRecoverer, type Recoverer } from '../control-plane/facilitator/signer-recovery.js';
+import { parseRecoverableSignature } from '../control-plane/facilitator/transfer-authorization.js';
+import { recoverAuthorizationSigner, type SignedAuthorization, type SignerRecovery } from '../control-plane/facilitator/signer-recovery.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1' }, threads: { type: 'string', default: '2' } } });
 const seconds = Math.min(Math.max(Number(values.seconds) || 1, 0.1), 30);
@@ -104,7 +104,7 @@ const viem = await loadRecoverer('viem');
 
 console.log(`signer recovery, ${seconds} s per variant, node ${process.version}, ${threads} pool threads\n`);
 console.log('EIP-712 digest of TransferWithAuthorization');
-row('  hand-written (authorization-digest.ts)', await measure((i) => transferAuthorizationDigest(domain, at(i).input.authorization)));
+row('  hand-written (transfer-authorization.ts)', await measure((i) => transferAuthorizationDigest(domain, at(i).input.authorization)));
 row(
   '  viem hashTypedData',
   await measure((i) =>

@@ -12,11 +12,11 @@ child.stdout.on('data', (chunk) => {
   tail = (tail + chunk.toString('utf8')).slice(-4096);
 });
 child.on('exit', (code, signal) => {
-  const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(tail);
+  const summary = /# \{ (total: \d+[^}]*) \}/.exec(tail);
   if (summary) {
-    const [, total, pass, fail] = summary;
-    const failed = Number(fail ?? Number(total) - Number(pass));
-    console.log(`\n${pass} passed, ${failed} failed`);
+    const counts = Object.fromEntries(summary[1].split(', ').map((pair) => pair.split(': ')));
+    const skipped = Number(counts.skip ?? 0) + Number(counts.todo ?? 0);
+    console.log(`\n${counts.pass} passed, ${counts.fail ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
   }
   process.exit(code ?? (signal ? 1 : 0));
 });

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import type { HubConfig } from '../../shared/config.js';
-import type { Facilitator } from '../settlement/facilitator.js';
-import { HttpFacilitator } from '../settlement/http-facilitator.js';
-import { LocalFacilitator } from '../settlement/local-facilitator.js';
+import type { Facilitator } from '../facilitator/facilitator.js';
+import { HttpFacilitator } from '../facilitator/http-facilitator.js';
+import { LocalFacilitator } from '../facilitator/local-facilitator.js';
 
 /**
  * The payment rail a deployment takes payments on: one network, one token, one facilitator.

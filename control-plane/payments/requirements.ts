@@ -1,6 +1,8 @@
-import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
-import { exactRequirements } from '../settlement/requirements.js';
+import { getAddress } from 'viem';
+import type { Network, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import type { PaymentRail } from './rail.js';
+import { microsToTokenUnits } from '../../shared/money.js';
+import type { SettlementToken } from '../facilitator/exact-payment.js';
 
 /**
  * The x402 exact-EVM requirements of one payment attempt. The attempt id rides in `extra`: x402
@@ -16,4 +18,26 @@ export function attemptRequirements(rail: PaymentRail, attempt: { id: string; am
     maxTimeoutSeconds: rail.maxTimeoutSeconds,
   });
   return { ...base, extra: { ...base.extra, paymentId: attempt.id } };
+}
+
+/**
+ * The x402 exact-EVM requirements for a price in micro-USD: the amount in the token's atomic
+ * units, and the token's EIP-712 domain in `extra`, which the client needs to sign.
+ */
+export function exactRequirements(input: {
+  priceMicros: bigint;
+  network: Network;
+  token: SettlementToken & { decimals: number };
+  payTo: string;
+  maxTimeoutSeconds: number;
+}): PaymentRequirements {
+  return {
+    scheme: 'exact',
+    network: input.network,
+    asset: getAddress(input.token.address),
+    amount: microsToTokenUnits(input.priceMicros, input.token.decimals).toString(),
+    payTo: getAddress(input.payTo),
+    maxTimeoutSeconds: input.maxTimeoutSeconds,
+    extra: { name: input.token.name, version: input.token.version },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../db/client.js';
 import { apiKeyProcedure } from '../trpc/procedures.js';
 import { allowance } from './allowance.js';
-import { usageReader } from './reader.js';
+import { usageReader } from './readers/choose-reader.js';
 import { resolveRequest } from './resolve.js';
 import { checkUsageInput, checkUsageOutput, type CheckUsageInput, type CheckUsageOutput } from './wire.js';
 

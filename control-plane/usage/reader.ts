@@ -1,7 +1,4 @@
-import type { Db } from '../db/client.js';
 import type { PriceTerms } from './pricing.js';
-import { prismaReader } from './readers/prisma-reader.js';
-import { sqliteFileOf, sqliteReader } from './readers/sqlite-reader.js';
 
 /**
  * Everything the usage endpoints read, behind one interface with two implementations:
@@ -11,6 +8,8 @@ import { sqliteFileOf, sqliteReader } from './readers/sqlite-reader.js';
  *   to sit in front of every call); it sees committed data only, and being read-only it never
  *   competes with the ORM's connection for the write lock;
  * * otherwise (PostgreSQL, in-memory SQLite), the ORM.
+ *
+ * readers/choose-reader.ts picks one per database.
  *
  * Writes always go through the ORM's connection (draw.ts).
  */
@@ -60,20 +59,3 @@ export type AccessRow = {
 };
 export type PriceRow = PriceTerms & { planId: string; meterId: string; defaultMaxQuantity: bigint | null };
 export type AccessUsageRow = { accessId: string; meterId: string; periodStart: Date; unitsUsed: bigint };
-
-const readers = new WeakMap<Db, Promise<UsageReader>>();
-
-/** The reader for a database, made once per client. */
-export function usageReader(db: Db): Promise<UsageReader> {
-  let reader = readers.get(db);
-  if (!reader) {
-    reader = chooseReader(db);
-    readers.set(db, reader);
-  }
-  return reader;
-}
-
-async function chooseReader(db: Db): Promise<UsageReader> {
-  const file = await sqliteFileOf(db);
-  return file ? sqliteReader(file) : prismaReader(db);
-}

@@ -5,7 +5,7 @@ import { commitDraw, DrawNoLongerFits } from './draw.js';
 import { violatedConstraint } from './constraint-violation.js';
 import { replay, reportDigest, type RecordedUsage } from './idempotency.js';
 import { mergeItems } from './pricing.js';
-import { usageReader } from './reader.js';
+import { usageReader } from './readers/choose-reader.js';
 import { resolveRequest } from './resolve.js';
 
 /**

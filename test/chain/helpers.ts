@@ -1,6 +1,6 @@
 import { createPublicClient, http, type Address } from 'viem';
 import { startLocalChain, type LocalChain, type LocalChainOptions } from '../../chain/local-chain.js';
-import { eip3009Abi } from '../../control-plane/settlement/eip3009-abi.js';
+import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 

@@ -13,8 +13,8 @@ import {
   type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { eip3009Abi } from '../../control-plane/settlement/eip3009-abi.js';
-import { domainSeparator, transferWithAuthorizationTypes } from '../../control-plane/settlement/authorization-digest.js';
+import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
+import { domainSeparator, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
 import { chainReader, startTestChain, tokenBalance } from './helpers.js';
 
 /** HubUSD's EIP-3009 behaviour, called directly on anvil the way any facilitator would call it. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { toFunctionSignature, type AbiFunction } from 'viem';
 import { compileContract } from '../../chain/compile.js';
 import { deploymentFromJson, deploymentToJson } from '../../chain/deployment.js';
-import { eip3009Abi } from '../../control-plane/settlement/eip3009-abi.js';
+import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 import { alive, chainReader, startTestChain, tokenBalance } from './helpers.js';
 
 t.setTimeout(90_000);

@@ -3,7 +3,7 @@ import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import type { Hex } from 'viem';
 import { localRail } from '../../control-plane/payments/rail.js';
-import type { Facilitator } from '../../control-plane/settlement/facilitator.js';
+import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import { listen, closeServer } from '../../runtime/http-server.js';
 import { withHubSignature } from '../../sdk/node.js';

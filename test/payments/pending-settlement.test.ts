@@ -4,7 +4,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import { finishPendingSettlements } from '../../control-plane/payments/settle.js';
-import type { Facilitator } from '../../control-plane/settlement/facilitator.js';
+import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
 import { tokenBalance } from '../chain/helpers.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
 

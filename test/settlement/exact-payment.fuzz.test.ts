@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { checkTerms, parseExactPayment, windowFailure } from '../../control-plane/settlement/exact-payment.js';
+import { checkTerms, parseExactPayment, windowFailure } from '../../control-plane/facilitator/exact-payment.js';
 
 /** Payments arrive from agents: parsing them never throws, whatever they hold. */
 

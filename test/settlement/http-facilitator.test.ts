@@ -4,8 +4,8 @@ import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/fac
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { HttpFacilitator } from '../../control-plane/settlement/http-facilitator.js';
-import { toSettleResponse, toVerifyResponse } from '../../control-plane/settlement/wire-results.js';
+import { HttpFacilitator } from '../../control-plane/facilitator/http-facilitator.js';
+import { toSettleResponse, toVerifyResponse } from '../../control-plane/facilitator/results.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { startTestChain, tokenBalance } from '../chain/helpers.js';
 import { startFacilitatorServer, type Answer, type Route } from './facilitator-server.js';

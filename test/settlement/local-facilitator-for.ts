@@ -1,5 +1,5 @@
 import type { LocalChain } from '../../chain/local-chain.js';
-import { LocalFacilitator, type LocalFacilitatorConfig } from '../../control-plane/settlement/local-facilitator.js';
+import { LocalFacilitator, type LocalFacilitatorConfig } from '../../control-plane/facilitator/local-facilitator.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 

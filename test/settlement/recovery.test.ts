@@ -7,16 +7,16 @@ import {
   transferWithAuthorizationTypes,
   type Eip712Domain,
   type TransferAuthorization,
-} from '../../control-plane/settlement/authorization-digest.js';
-import { createRecoverPool } from '../../control-plane/settlement/recover-pool.js';
-import { defaultRecoverer, loadRecoverer } from '../../control-plane/settlement/recoverer.js';
-import { parseRecoverableSignature } from '../../control-plane/settlement/signature.js';
+} from '../../control-plane/facilitator/transfer-authorization.js';
+import { createRecoverPool } from '../../control-plane/facilitator/signer-recovery.js';
+import { defaultRecoverer, loadRecoverer } from '../../control-plane/facilitator/signer-recovery.js';
+import { parseRecoverableSignature } from '../../control-plane/facilitator/transfer-authorization.js';
 import {
   inlineSignerRecovery,
   recoverAuthorizationSigner,
   type SignedAuthorization,
-} from '../../control-plane/settlement/signer-recovery.js';
-import { defaultSignerRecovery } from '../../control-plane/settlement/default-signer-recovery.js';
+} from '../../control-plane/facilitator/signer-recovery.js';
+import { defaultSignerRecovery } from '../../control-plane/facilitator/signer-recovery.js';
 
 t.setTimeout(60_000);
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { exactRequirements } from '../../control-plane/settlement/requirements.js';
+import { exactRequirements } from '../../control-plane/payments/requirements.js';
 import { paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
 
 t.test('exact requirements carry the price in token units and the token’s EIP-712 domain', async (t) => {

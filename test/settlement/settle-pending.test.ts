@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { LocalFacilitatorConfig } from '../../control-plane/settlement/local-facilitator.js';
+import type { LocalFacilitatorConfig } from '../../control-plane/facilitator/local-facilitator.js';
 import { chainReader, startTestChain, tokenBalance } from '../chain/helpers.js';
 import { localFacilitatorFor } from './local-facilitator-for.js';
 import { requirementsFor, signPayment } from './payments.js';

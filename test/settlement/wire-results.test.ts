@@ -5,9 +5,9 @@ import {
   payerOf,
   toSettleResponse,
   toVerifyResponse,
-} from '../../control-plane/settlement/wire-results.js';
-import { settleFailureReasons, verifyFailureReasons } from '../../control-plane/settlement/reasons.js';
-import type { SettleResult } from '../../control-plane/settlement/results.js';
+} from '../../control-plane/facilitator/results.js';
+import { settleFailureReasons, verifyFailureReasons } from '../../control-plane/facilitator/results.js';
+import type { SettleResult } from '../../control-plane/facilitator/results.js';
 
 const tx = `0x${'ab'.repeat(32)}` as const;
 const network = 'eip155:31337' as const;

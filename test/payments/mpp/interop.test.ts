@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Receipt as MppxReceipt } from 'mppx';
 import { Mppx, evm } from 'mppx/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { inlineSignerRecovery } from '../../../control-plane/settlement/signer-recovery.js';
+import { inlineSignerRecovery } from '../../../control-plane/facilitator/signer-recovery.js';
 import {
   challengeNonce,
   createReceipt,

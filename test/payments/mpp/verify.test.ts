@@ -1,10 +1,10 @@
 import t from 'tap';
 import { recoverTypedDataAddress } from 'viem';
-import { checkTerms, parseExactPayment } from '../../../control-plane/settlement/exact-payment.js';
-import { loadRecoverer } from '../../../control-plane/settlement/recoverer.js';
-import { recoverAuthorizationSigner, type SignedAuthorization } from '../../../control-plane/settlement/signer-recovery.js';
+import { checkTerms, parseExactPayment } from '../../../control-plane/facilitator/exact-payment.js';
+import { loadRecoverer } from '../../../control-plane/facilitator/signer-recovery.js';
+import { recoverAuthorizationSigner, type SignedAuthorization } from '../../../control-plane/facilitator/signer-recovery.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { transferWithAuthorizationTypes } from '../../../control-plane/settlement/authorization-digest.js';
+import { transferWithAuthorizationTypes } from '../../../control-plane/facilitator/transfer-authorization.js';
 import {
   signChallenge,
   evmChargeFailureReasons,

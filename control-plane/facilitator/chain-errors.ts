@@ -1,5 +1,5 @@
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, RpcRequestError } from 'viem';
-import type { SettleFailureReason } from './reasons.js';
+import type { SettleFailureReason } from './results.js';
 
 /**
  * What a failed JSON-RPC call tells settlement. Two questions matter: did the node answer at all

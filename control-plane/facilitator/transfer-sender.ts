@@ -11,11 +11,11 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import type { TransferAuthorization } from './authorization-digest.js';
+import type { TransferAuthorization } from './transfer-authorization.js';
 import { nodeAnswered, revertReason } from './chain-errors.js';
-import { eip3009Abi } from './eip3009-abi.js';
-import type { SettleFailureReason } from './reasons.js';
-import type { RecoverableSignature } from './signature.js';
+import { eip3009Abi } from './transfer-authorization.js';
+import type { SettleFailureReason } from './results.js';
+import type { RecoverableSignature } from './transfer-authorization.js';
 
 /**
  * The on-chain half of settlement: simulate `transferWithAuthorization`, sign it with the settler's

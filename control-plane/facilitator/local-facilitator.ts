@@ -1,16 +1,16 @@
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { TransferAuthorization } from './authorization-digest.js';
+import type { TransferAuthorization } from './transfer-authorization.js';
 import { contractAnsweredWithout } from './chain-errors.js';
-import { defaultSignerRecovery } from './default-signer-recovery.js';
-import { eip3009Abi } from './eip3009-abi.js';
+import { defaultSignerRecovery } from './signer-recovery.js';
+import { eip3009Abi } from './transfer-authorization.js';
 import { checkTerms, parseExactPayment, tokenDomain, windowFailure, type ExactPayment, type SettlementToken } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
-import { FacilitatorUnavailableError } from './facilitator-error.js';
-import type { SettleFailureReason } from './reasons.js';
+import { FacilitatorUnavailableError } from './facilitator.js';
+import type { SettleFailureReason } from './results.js';
 import { settleFailure, verifyFailure, type SettleResult, type VerifyResult } from './results.js';
-import { parseRecoverableSignature, type RecoverableSignature } from './signature.js';
+import { parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
 import type { SignerRecovery } from './signer-recovery.js';
 import {
   broadcastTransfer,

@@ -1,6 +1,6 @@
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
-import type { Eip712Domain, TransferAuthorization } from './authorization-digest.js';
-import type { VerifyFailureReason } from './reasons.js';
+import type { Eip712Domain, TransferAuthorization } from './transfer-authorization.js';
+import type { VerifyFailureReason } from './results.js';
 import { verifyFailure, type VerifyResult } from './results.js';
 import {
   exactEvmPayloadSchema,

@@ -1,7 +1,86 @@
 import type { Hex } from 'viem';
-import { isSettleFailureReason, isVerifyFailureReason, SETTLEMENT_PENDING, type SettleFailureReason } from './reasons.js';
-import { settleFailure, verifyFailure, type SettleResult, type VerifyResult } from './results.js';
-import type { PaymentPayload, SettleResponse, VerifyResponse } from '../../shared/payments/x402-wire.js';
+import type { Network, PaymentPayload, SettleResponse, VerifyResponse } from '../../shared/payments/x402-wire.js';
+
+/**
+ * Why a payment did not verify or settle: one table, codes derived from it. These travel as
+ * `settlementReason` in hub's error bodies and as `invalidReason` / `errorReason` in x402 bodies
+ * that hub's own facilitator writes.
+ */
+
+export const verifyFailureReasons = {
+  invalid_payload: 'The payment is not a well-formed x402 v2 exact-EVM payment.',
+  unsupported_scheme: 'Only the exact scheme is accepted.',
+  wrong_network: 'The payment is for another network.',
+  wrong_asset: 'The payment is in a token this facilitator does not settle.',
+  wrong_payee: 'The authorization pays someone other than the payee.',
+  amount_mismatch: 'The authorized amount differs from the price.',
+  authorization_expired: 'The authorization expires before it could be settled.',
+  authorization_not_yet_valid: 'The authorization is not valid yet.',
+  invalid_signature: 'The signature is not the payer’s signature of this authorization.',
+  insufficient_funds: 'The payer’s token balance is below the amount.',
+  nonce_already_used: 'This authorization has already been used or canceled.',
+  facilitator_rejected: 'The facilitator refused the payment for a reason hub does not know.',
+} as const;
+
+export const settleFailureReasons = {
+  ...verifyFailureReasons,
+  transaction_reverted: 'The transfer reverted on chain.',
+  transaction_rejected: 'The chain’s node refused the transfer transaction.',
+  facilitator_unavailable: 'The facilitator or the chain could not be reached; nothing was submitted.',
+} as const;
+
+export type VerifyFailureReason = keyof typeof verifyFailureReasons;
+export type SettleFailureReason = keyof typeof settleFailureReasons;
+
+/** x402's reason for a settlement broadcast whose outcome is not known yet. */
+export const SETTLEMENT_PENDING = 'settlement_pending';
+
+export function isVerifyFailureReason(value: string): value is VerifyFailureReason {
+  return Object.hasOwn(verifyFailureReasons, value);
+}
+
+export function isSettleFailureReason(value: string): value is SettleFailureReason {
+  return Object.hasOwn(settleFailureReasons, value);
+}
+
+/**
+ * What `Facilitator.verify` and `settle` return. Unlike x402's `{ success, errorReason }`, a settle
+ * result has three states, because "broadcast, outcome unknown" must never be read as a failure:
+ * the payer may have paid, so the request must neither be charged again nor answered with a 402.
+ */
+
+export type VerifyResult =
+  | { isValid: true; payer: string }
+  | { isValid: false; reason: VerifyFailureReason; message: string; payer?: string };
+
+export type SettleResult =
+  /**
+   * `alreadySettled`: this call found the payment settled by an earlier call (whose answer was
+   * pending or lost) instead of settling it now. Whether that is a retry or a replay is for the
+   * caller's replay store to say.
+   */
+  | { status: 'settled'; transaction: Hex; network: Network; payer: string; amount: string; alreadySettled?: true }
+  /** Submitted (or possibly submitted) but unconfirmed. Settle the same payment again to finish it. */
+  | { status: 'pending'; transaction: Hex | undefined; network: Network; payer?: string; message: string }
+  | { status: 'failed'; reason: SettleFailureReason; message: string; network: Network; payer?: string; transaction?: Hex };
+
+export function verifyFailure(reason: VerifyFailureReason, payer?: string, message?: string): VerifyResult & { isValid: false } {
+  return { isValid: false, reason, message: message ?? verifyFailureReasons[reason], ...(payer ? { payer } : {}) };
+}
+
+export function settleFailure(
+  reason: SettleFailureReason,
+  context: { network: Network; payer?: string | undefined; transaction?: Hex | undefined; message?: string | undefined },
+): SettleResult & { status: 'failed' } {
+  return {
+    status: 'failed',
+    reason,
+    message: context.message ?? settleFailureReasons[reason],
+    network: context.network,
+    ...(context.payer ? { payer: context.payer } : {}),
+    ...(context.transaction ? { transaction: context.transaction } : {}),
+  };
+}
 
 /**
  * Between hub's results and x402's wire responses. Outbound, hub's reason codes go on the wire

@@ -1,8 +1,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Facilitator } from './facilitator.js';
-import { FacilitatorUnavailableError } from './facilitator-error.js';
+import { FacilitatorUnavailableError } from './facilitator.js';
 import { settleFailure, type SettleResult, type VerifyResult } from './results.js';
-import { fromSettleResponse, fromVerifyResponse, payerOf } from './wire-results.js';
+import { fromSettleResponse, fromVerifyResponse, payerOf } from './results.js';
 import {
   settleResponseSchema,
   supportedResponseSchema,
