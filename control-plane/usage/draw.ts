@@ -2,7 +2,7 @@ import { newId } from '../../shared/ids.js';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
 import { accessState, type Draw, type DrawItem } from './allowance.js';
-import { violatedConstraint } from './constraint-violation.js';
+import { violatedConstraint } from '../db/constraints.js';
 import { groupCommit } from './group-commit.js';
 import { accessPeriodStart } from './periods.js';
 import { affordable, bill, type Bill } from './pricing.js';

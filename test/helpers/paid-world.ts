@@ -25,7 +25,8 @@ export function useLoopbackResolver(t: Tap): void {
  * selling `search` / `calls` at $0.01 per call (payg). The seller asks for payment the first time
  * it sees a request id and serves its retry (hub forwards the paid retry under the challenged
  * request's id). Paths: `/identity` asks for identity only, `/broken` answers 500 once paid,
- * `/over` reports 5 calls, anything else reports 1.
+ * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, `/ceiling` asks for calls
+ * without a quantity (ceiling pricing), anything else reports 1.
  */
 export async function startPaidWorld(t: Tap, provider: Provider, options: { wrapFacilitator?: (f: Facilitator) => Facilitator } = {}) {
   const chain = await startTestChain(t);
@@ -43,11 +44,23 @@ export async function startPaidWorld(t: Tap, provider: Provider, options: { wrap
       for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
         if (req.headers[h]) paymentHeadersSeen.push(h);
       const path = (req.url ?? '').split('?')[0];
-      const usage = path === '/identity' ? [] : [{ meterSlug: 'calls', quantity: 1 }];
+      const usage: { meterSlug: string; quantity?: number }[] =
+        path === '/identity'
+          ? []
+          : path === '/unpriced'
+            ? [{ meterSlug: 'storage', quantity: 1 }]
+            : path === '/ceiling'
+              ? [{ meterSlug: 'calls' }]
+              : [{ meterSlug: 'calls', quantity: 1 }];
       if (!challenged.has(identity.requestId)) {
         challenged.add(identity.requestId);
         res.writeHead(402, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage })));
+        // The SDK's builder insists on quantities; a ceiling price is asked for by hand.
+        const body =
+          path === '/ceiling'
+            ? { error: 'payment_required', serviceSlug: 'search', usage }
+            : paymentRequiredBody({ serviceSlug: 'search', usage: usage as { meterSlug: string; quantity: number }[] });
+        return res.end(JSON.stringify(body));
       }
       served.push(identity.requestId);
       if (path === '/broken') {

@@ -66,6 +66,17 @@ for (const provider of testProviders()) {
       );
     });
 
+    await t.test('usage no pay-as-you-go plan prices is a 409, and a ceiling price without a rail for it a 503', async (t) => {
+      const servedBefore = served.length;
+      const unpriced = await fetch(url('/unpriced'));
+      t.equal(unpriced.status, 409);
+      t.match(await unpriced.json(), { error: 'usage_not_priced', reason: /does not price the meter "storage"/ });
+      const ceiling = await fetch(url('/ceiling'));
+      t.equal(ceiling.status, 503);
+      t.same(await ceiling.json(), { error: 'capped_pricing_unavailable' });
+      t.equal(served.length, servedBefore, 'nothing was served');
+    });
+
     await t.test('the unmodified x402 client pays; the seller’s response arrives with billing headers; tokens move', async (t) => {
       const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
       const res = await payingFetch(url('/search?q=paid'));

@@ -64,8 +64,8 @@ t.test('ApiError renders the envelope', async (t) => {
     reason: 'absent',
     zcRequestId: 'hubreq_x',
   });
-  const amount = new ApiError('amount_below_minimum', undefined, { minimumPurchaseUsd: '5.000000' });
-  t.same(errorResponse(amount), { status: 400, body: { error: 'amount_below_minimum', minimumPurchaseUsd: '5.000000' } });
+  const unpriced = new ApiError('usage_not_priced', undefined, { serviceSlug: 'search' });
+  t.same(errorResponse(unpriced), { status: 409, body: { error: 'usage_not_priced', serviceSlug: 'search' } });
 });
 
 t.test('validation errors put the message in `error` with 400', async (t) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { newId } from '../../../shared/ids.js';
 import { email, member, newPassword, ROLES } from '../../../shared/schemas/organizations.js';
 import { adminProcedure } from '../../trpc/procedures.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { hashPassword } from '../password.js';
 import { toMemberWire } from './wire.js';
 

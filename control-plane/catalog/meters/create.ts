@@ -4,7 +4,7 @@ import { createMeterInput, meter } from '../../../shared/schemas/meters.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedService } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { toMeterWire } from './wire.js';
 
 export const createMeter = catalogWriteProcedure

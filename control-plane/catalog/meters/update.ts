@@ -3,7 +3,7 @@ import { meter, updateMeterInput } from '../../../shared/schemas/meters.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedMeter } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { toMeterWire } from './wire.js';
 
 export const updateMeter = catalogWriteProcedure

@@ -5,7 +5,7 @@ import { ApiError } from '../../../shared/errors.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedMeter, ownedPlan } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { requireWholeCentsOnPayg } from './whole-cents.js';
 import { toPlanMeterPriceWire } from './wire.js';
 

@@ -4,7 +4,7 @@ import { createPlanInput, plan } from '../../../shared/schemas/plans.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedService } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { checkPlanShape, defaultInterval, defaultVerifiedEmailPolicy } from './rules.js';
 import { toPlanWire } from './wire.js';
 

@@ -3,7 +3,7 @@ import { plan, updatePlanInput } from '../../../shared/schemas/plans.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedPlan } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { checkPlanShape } from './rules.js';
 import { toPlanWire } from './wire.js';
 

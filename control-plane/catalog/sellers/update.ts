@@ -3,7 +3,7 @@ import { seller, updateSellerInput } from '../../../shared/schemas/sellers.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedSeller } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { refuseHostnamesUnderPayDomain, replaceHostnames } from './hostnames.js';
 import { sellerWithHostnames, toSellerWire } from './wire.js';
 

@@ -4,7 +4,7 @@ import { createServiceInput, service } from '../../../shared/schemas/services.js
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedSeller } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { toServiceWire } from './wire.js';
 
 export const createService = catalogWriteProcedure

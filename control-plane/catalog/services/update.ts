@@ -3,7 +3,7 @@ import { service, updateServiceInput } from '../../../shared/schemas/services.js
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedService } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../errors/unique-violation.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { toServiceWire } from './wire.js';
 
 export const updateService = catalogWriteProcedure
