@@ -1,6 +1,6 @@
-import { apiKeysRouter } from './auth/api-keys/router.js';
-import { organizationsRouter } from './auth/organizations/router.js';
-import { sessionRouter } from './auth/session/router.js';
+import { apiKeysRouter } from './accounts/api-keys.js';
+import { organizationsRouter } from './accounts/organizations.js';
+import { sessionRouter } from './accounts/session.js';
 import { metersRouter } from './catalog/meters/router.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices/router.js';
 import { plansRouter } from './catalog/plans/router.js';

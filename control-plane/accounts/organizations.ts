@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { ApiError } from '../../../shared/errors.js';
-import { idSchema } from '../../../shared/schemas/fields.js';
-import { organization, type Role } from '../../../shared/schemas/organizations.js';
-import { memberProcedure, sessionProcedure } from '../../trpc/procedures.js';
+import { ApiError } from '../../shared/errors.js';
+import { idSchema } from '../../shared/schemas/fields.js';
+import { type Role, organization } from '../../shared/schemas/organizations.js';
+import { memberProcedure, sessionProcedure } from '../trpc/procedures.js';
+import { router } from '../trpc/init.js';
+import { membersRouter } from './members.js';
 
 export const getCurrentOrganization = memberProcedure
   .meta({
@@ -42,3 +44,31 @@ export const switchOrganization = sessionProcedure
       organization: { id: membership.organization.id, name: membership.organization.name, role: membership.role as Role, current: true },
     };
   });
+
+/** Every organization the signed-in user belongs to, oldest membership first. */
+export const listOrganizations = sessionProcedure
+  .meta({ openapi: { method: 'GET', path: '/v1/organizations', tags: ['Organizations'], summary: "The signed-in user's organizations" } })
+  .input(z.object({}))
+  .output(z.object({ organizations: z.array(organization) }))
+  .query(async ({ ctx }) => {
+    const memberships = await ctx.db.membership.findMany({
+      where: { userId: ctx.session.userId },
+      include: { organization: true },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    return {
+      organizations: memberships.map((m) => ({
+        id: m.organization.id,
+        name: m.organization.name,
+        role: m.role as Role,
+        current: m.organizationId === ctx.session.currentOrganizationId,
+      })),
+    };
+  });
+
+export const organizationsRouter = router({
+  list: listOrganizations,
+  current: getCurrentOrganization,
+  switch: switchOrganization,
+  members: membersRouter,
+});

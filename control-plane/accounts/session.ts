@@ -1,12 +1,22 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError } from '../../../shared/errors.js';
-import { email, user } from '../../../shared/schemas/organizations.js';
-import { timestamp } from '../../../shared/schemas/fields.js';
-import type { Db } from '../../db/client.js';
-import { anonymousProcedure } from '../../trpc/procedures.js';
-import { hashPassword, verifyPassword } from '../password.js';
-import { createSession } from '../sessions.js';
+import { randomBytes } from 'node:crypto';
+import { email, user } from '../../shared/schemas/organizations.js';
+import { anonymousProcedure, sessionProcedure } from '../trpc/procedures.js';
+import { ApiError } from '../../shared/errors.js';
+import { timestamp } from '../../shared/schemas/fields.js';
+import type { Db } from '../db/client.js';
+import { hashPassword, verifyPassword } from '../auth/password.js';
+import { createSession } from '../auth/sessions.js';
+import { router } from '../trpc/init.js';
+
+export const getMe = sessionProcedure
+  .meta({ openapi: { method: 'GET', path: '/v1/users/me', tags: ['Users'], summary: 'The signed-in user' } })
+  .input(z.object({}))
+  .output(z.object({ user, currentOrganizationId: z.string().nullable() }))
+  .query(async ({ ctx }) => {
+    const found = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.session.userId } });
+    return { user: { id: found.id, email: found.email, name: found.name }, currentOrganizationId: ctx.session.currentOrganizationId };
+  });
 
 /**
  * A password hash nobody knows, checked when the email is unknown, so that a wrong email takes
@@ -57,3 +67,17 @@ export const signIn = anonymousProcedure
       currentOrganizationId: session.currentOrganizationId,
     };
   });
+
+/** Ends the calling session: its token is refused from now on. */
+export const signOut = sessionProcedure
+  .meta({
+    openapi: { method: 'POST', path: '/v1/auth/sign-out', tags: ['Dashboard sessions'], summary: 'End the calling session' },
+    successStatus: 204,
+  })
+  .input(z.strictObject({}))
+  .output(z.void())
+  .mutation(async ({ ctx }) => {
+    await ctx.db.session.updateMany({ where: { id: ctx.session.id, revokedAt: null }, data: { revokedAt: new Date() } });
+  });
+
+export const sessionRouter = router({ signIn, signOut, me: getMe });
