@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findOrInstallNginx, nginxVersion, writeNginxConfig } from './lib/nginx.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedSeller } from './lib/seed.js';
-import { requireWrk, wrk, type LoadResult } from './lib/wrk.js';
+import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);

@@ -10,17 +10,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { hashTypedData, recoverTypedDataAddress, toHex, type Address } from 'viem';
+import { type Address, hashTypedData, recoverTypedDataAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
+  createRecoverPool,
+  loadRecoverer,
+  type Recoverer,
+  recoverAuthorizationSigner,
+  type SignedAuthorization,
+  type SignerRecovery,
+} from '../control-plane/facilitator/signer-recovery.js';
+import {
+  type Eip712Domain,
+  parseRecoverableSignature,
   transferAuthorizationDigest,
   transferWithAuthorizationTypes,
-  type Eip712Domain,
 } from '../control-plane/facilitator/transfer-authorization.js';
-import { createRecoverPool } from '../control-plane/facilitator/signer-recovery.js';
-import { loadRecoverer, type Recoverer } from '../control-plane/facilitator/signer-recovery.js';
-import { parseRecoverableSignature } from '../control-plane/facilitator/transfer-authorization.js';
-import { recoverAuthorizationSigner, type SignedAuthorization, type SignerRecovery } from '../control-plane/facilitator/signer-recovery.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1' }, threads: { type: 'string', default: '2' } } });
 const seconds = Math.min(Math.max(Number(values.seconds) || 1, 0.1), 30);

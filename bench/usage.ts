@@ -14,13 +14,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { type UsageLoad, writeUsageScript } from './lib/usage-scripts.js';
 import { seedUsage } from './lib/usage-seed.js';
-import { writeUsageScript, type UsageLoad } from './lib/usage-scripts.js';
-import { requireWrk, wrk, type LoadResult } from './lib/wrk.js';
+import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);

@@ -1,4 +1,4 @@
-import { createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address, type Chain, type Hex } from 'viem';
+import { type Address, type Chain, createPublicClient, createWalletClient, getAddress, type Hex, http, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ContractArtifact } from './compile.js';
 

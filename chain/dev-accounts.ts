@@ -1,7 +1,7 @@
 import { pbkdf2Sync } from 'node:crypto';
 import type { Address, Hex } from 'viem';
-import { HDKey, hdKeyToAccount } from 'viem/accounts';
 import { toHex } from 'viem';
+import { HDKey, hdKeyToAccount } from 'viem/accounts';
 
 /**
  * anvil's well-known development accounts. Their keys are public knowledge: fine for a local chain,

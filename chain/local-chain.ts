@@ -5,8 +5,8 @@ import { microsToTokenUnits } from '../shared/money.js';
 import { startAnvil } from './anvil.js';
 import { compileContract } from './compile.js';
 import { deployToken, type TokenDomain } from './deploy-token.js';
-import { devAccounts, DEV_MNEMONIC } from './dev-accounts.js';
 import type { ChainDeployment } from './deployment.js';
+import { DEV_MNEMONIC, devAccounts } from './dev-accounts.js';
 
 /**
  * A real local chain for development, the demo and tests: anvil on loopback with automine, the

@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type ChainDeployment, writeDeploymentFile } from '../chain/deployment.js';
 import { startLocalChain } from '../chain/local-chain.js';
-import { writeDeploymentFile, type ChainDeployment } from '../chain/deployment.js';
-import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal } from '../runtime/process.js';
+import { loadConfig } from '../shared/config.js';
 
 export const CHAIN_USAGE = 'usage: hub chain up [--port <n>] [--chain-id <n>] [--accounts <n>]';
 

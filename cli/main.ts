@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../shared/config.js';
-import { runMain } from '../runtime/process.js';
-import { resolveMasterKey } from '../runtime/secrets.js';
+import { parseArgs } from 'node:util';
 import { createLogger } from '../runtime/logger.js';
-import { onShutdownSignal } from '../runtime/process.js';
+import { onShutdownSignal, runMain } from '../runtime/process.js';
+import { resolveMasterKey } from '../runtime/secrets.js';
+import { loadConfig } from '../shared/config.js';
 
 const USAGE = `usage: hub <command>
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that

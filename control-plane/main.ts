@@ -1,13 +1,13 @@
-import { loadConfig } from '../shared/config.js';
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { loadConfig } from '../shared/config.js';
 import { openDatabase } from './db/client.js';
-import { migrateDatabase } from './db/migrate.js';
 import { describeDatabase } from './db/describe.js';
-import { createControlPlaneServer } from './server.js';
-import { resolvePaymentRail } from './payments/rail.js';
+import { migrateDatabase } from './db/migrate.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
+import { resolvePaymentRail } from './payments/rail.js';
+import { createControlPlaneServer } from './server.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
 export async function startControlPlane(env: Record<string, string | undefined> = process.env) {

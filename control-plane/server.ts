@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { ApiError } from '../shared/errors.js';
 import { sendError, sendJson } from '../runtime/respond.js';
+import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { createRestHandler } from './rest/handler.js';

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
-import type { HubConfig } from '../shared/config.js';
 import { closeServer } from '../runtime/http-server.js';
+import type { HubConfig } from '../shared/config.js';
 import { AgentDirectory } from './agent-directory.js';
-import { createControlPlaneClient } from './control-plane-client.js';
 import type { ProxyServices } from './context.js';
+import { createControlPlaneClient } from './control-plane-client.js';
 import { ProxyMetrics } from './metrics.js';
+import { mppSecret } from './payments/mpp.js';
 import { RequestRecorder } from './request-recorder.js';
 import { SellerCatalog } from './seller-catalog.js';
 import { createProxyServer } from './server.js';
 import { UpstreamPools } from './upstream.js';
-import { mppSecret } from './payments/mpp.js';
 
 /** Wires a proxy (server plus its caches and pools) without listening; `stop` undoes it all. */
 export function createProxy(config: HubConfig, logger: Logger, internalToken: string) {

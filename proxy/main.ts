@@ -1,7 +1,7 @@
-import { loadConfig } from '../shared/config.js';
 import { listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { loadConfig } from '../shared/config.js';
 import { createProxy } from './create.js';
 
 /** Starts the proxy (the pay URL). It keeps no durable state: any number can run. */

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { readJsonBody } from '../runtime/json-body.js';
+import { sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import { tokenPrefixes } from '../shared/tokens.js';
 import { describeIssues } from '../shared/validation-message.js';
-import { sendJson } from '../runtime/respond.js';
-import { readJsonBody } from '../runtime/json-body.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import type { PaySeller } from './seller-catalog.js';
 

@@ -1,8 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
-import { sendError, sendJson } from '../runtime/respond.js';
 import type { ProxyServices } from './context.js';
 import { forwardRequest } from './forward-request.js';
 import { handleRegistration, REGISTRATION_PATHS } from './registration.js';

@@ -1,7 +1,6 @@
-import { HUB_HEADERS } from '../shared/hub-headers.js';
 import { ApiError } from '../shared/errors.js';
-import { isUsageDenial } from '../shared/usage.js';
-import { parseUsageHeader } from '../shared/usage.js';
+import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { isUsageDenial, parseUsageHeader } from '../shared/usage.js';
 import type { ProxyServices } from './context.js';
 import type { Identity } from './headers.js';
 import type { PaySeller } from './seller-catalog.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { errorResponse, type ErrorBody } from '../shared/errors.js';
+import { type ErrorBody, errorResponse } from '../shared/errors.js';
 
 /** Writes a JSON body (bigints are refused by JSON.stringify: money leaves as strings). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,7 +1,7 @@
 // Creates a migration for each database from the change in prisma/models.prisma:
 //   npm run db:new -- <name>
 // Works offline: existing migrations are replayed on a scratch database and diffed against the models.
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pendingSchemaChange } from '../control-plane/db/schema-engine.js';
 import { lockfileContent, migrationsDir, type Provider } from '../control-plane/db/schema-files.js';

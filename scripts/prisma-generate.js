@@ -2,9 +2,9 @@
 // `prisma generate` does not use the native schema engine, but insists that one exists;
 // pointing it at a stub keeps generation fully offline.
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { adapterFactory } from '../control-plane/db/adapter.js';
-import { openSchemaEngine, type SchemaEngine } from '../control-plane/db/schema-engine.js';
-import { schemaFiles, type Provider } from '../control-plane/db/schema-files.js';
 import { migrateDatabase } from '../control-plane/db/migrate.js';
+import { openSchemaEngine, type SchemaEngine } from '../control-plane/db/schema-engine.js';
+import { type Provider, schemaFiles } from '../control-plane/db/schema-files.js';
 
 /**
  * A throw-away database of each provider with the committed migrations applied (by hub's own

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isId } from '../shared/ids.js';
 import { HUB_HEADERS, headerValue } from '../shared/hub-headers.js';
+import { isId } from '../shared/ids.js';
 
 /**
  * Who a verified request comes from (spec: Headers on proxied requests › Identity combinations):

@@ -6,60 +6,58 @@
 
 // Verifying requests from hub
 export { HUB_HEADERS, headerValue } from '../shared/hub-headers.js';
-export { hubIdentity, type HubIdentity } from './identity.js';
-export type { SigningSecrets } from './secrets.js';
-export { checkSignedRequest, readAndCheck, type VerifyOptions, type SignedRequestParts, type RequestCheck } from './verify-request.js';
-export { rejection, type RequestFailure } from './rejection.js';
-export { withHubSignature, sendError, sendJson, type HubRequestHandler, type VerifiedRequest } from './node.js';
-export { hubExpress, expressRoute } from './express.js';
-export { hubFastify } from './fastify.js';
-export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from './raw-body.js';
-export { sha256Hex } from '../shared/signature.js';
 /** Money is integer micro-USD inside; these read and write the six-decimal strings at the edges. */
 export { formatUsd, parseUsd } from '../shared/money.js';
-
-// Asking for payment and settling usage
-export { paymentRequiredBody, identityRequiredBody, PAYMENT_REQUIRED_STATUS, type PaymentRequiredBody } from './payment-required.js';
-export { usageHeaderValue, setUsageHeader, parseUsageHeader, type UsageHeaderItem } from './usage-header.js';
-export { MAX_USAGE_QUANTITY, isUsageQuantity } from '../shared/usage.js';
-export {
-  createUsageClient,
-  UsageApiError,
-  USAGE_DENIAL_REASONS,
-  type UsageClient,
-  type UsageClientOptions,
-  type UsageCheckItem,
-  type UsageCheckRequest,
-  type UsageCheckResult,
-  type UsageDenialReason,
-  type UsageReportRequest,
-  type UsageReportResult,
-} from './usage-client.js';
-
+export { sha256Hex } from '../shared/signature.js';
+export { isUsageQuantity, MAX_USAGE_QUANTITY } from '../shared/usage.js';
 // Accounts (stateful sellers)
 export {
-  isServiceable,
-  spendCredit,
-  countPeriodUsage,
   type Account,
   type AccountPlan,
   type AccountStatus,
   type BillingMode,
+  countPeriodUsage,
+  isServiceable,
   type PlanInterval,
+  spendCredit,
 } from './account/account.js';
 export {
-  createAccountEndpoint,
-  DEFAULT_ACCOUNT_PATH,
   type AccountEndpoint,
   type AccountEndpointOptions,
+  createAccountEndpoint,
+  DEFAULT_ACCOUNT_PATH,
   type MintContext,
   type WriteEvent,
 } from './account/endpoint.js';
-export { applyAccountWrite, type AppliedWrite, type WriteOutcome } from './account/netting.js';
-export { parseAccountWrite, type AccountWrite } from './account/write-body.js';
-export { parseMintRequest, type MintRequest } from './account/mint-body.js';
-export { MAX_RETRY_AFTER_SECONDS, DEFAULT_MINT_RETRY_SECONDS, type MintDecision, type WriteReply } from './account/replies.js';
-export { accountsFor } from './account/release.js';
-export type { AccountStore } from './account/store.js';
 export { MemoryAccountStore } from './account/memory-store.js';
+export { type MintRequest, parseMintRequest } from './account/mint-body.js';
+export { type AppliedWrite, applyAccountWrite, type WriteOutcome } from './account/netting.js';
+export { accountsFor } from './account/release.js';
+export { DEFAULT_MINT_RETRY_SECONDS, MAX_RETRY_AFTER_SECONDS, type MintDecision, type WriteReply } from './account/replies.js';
 export { SqliteAccountStore } from './account/sqlite-store.js';
+export type { AccountStore } from './account/store.js';
+export { type AccountWrite, parseAccountWrite } from './account/write-body.js';
+export { expressRoute, hubExpress } from './express.js';
+export { hubFastify } from './fastify.js';
+export { type HubIdentity, hubIdentity } from './identity.js';
+export { type HubRequestHandler, sendError, sendJson, type VerifiedRequest, withHubSignature } from './node.js';
+// Asking for payment and settling usage
+export { identityRequiredBody, PAYMENT_REQUIRED_STATUS, type PaymentRequiredBody, paymentRequiredBody } from './payment-required.js';
+export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from './raw-body.js';
+export { type RequestFailure, rejection } from './rejection.js';
+export type { SigningSecrets } from './secrets.js';
+export {
+  createUsageClient,
+  USAGE_DENIAL_REASONS,
+  UsageApiError,
+  type UsageCheckItem,
+  type UsageCheckRequest,
+  type UsageCheckResult,
+  type UsageClient,
+  type UsageClientOptions,
+  type UsageDenialReason,
+  type UsageReportRequest,
+  type UsageReportResult,
+} from './usage-client.js';
+export { parseUsageHeader, setUsageHeader, type UsageHeaderItem, usageHeaderValue } from './usage-header.js';
+export { checkSignedRequest, type RequestCheck, readAndCheck, type SignedRequestParts, type VerifyOptions } from './verify-request.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendError, sendJson } from '../runtime/respond.js';
-import { rememberIdentity, type HubIdentity } from './identity.js';
+import { type HubIdentity, rememberIdentity } from './identity.js';
 import { rejection } from './rejection.js';
 import { readAndCheck, type VerifyOptions } from './verify-request.js';
 

@@ -1,4 +1,4 @@
-import { errorCodes, type ErrorBody } from '../shared/errors.js';
+import { type ErrorBody, errorCodes } from '../shared/errors.js';
 import type { SignatureFailure } from '../shared/signature.js';
 
 export type RequestFailure = SignatureFailure | 'body_too_large';

@@ -8,6 +8,7 @@ import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
  * Only a delivered 2xx may carry it; hub strips it before the agent sees the response.
  */
 export type { UsageHeaderItem } from '../shared/usage.js';
+
 import type { UsageHeaderItem } from '../shared/usage.js';
 
 /** The header value; throws for an empty slug or a quantity outside 0…2,147,483,647. */

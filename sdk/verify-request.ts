@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { sha256Hex, verifySignature, type SignatureFailure, type SignaturePurpose } from '../shared/signature.js';
 import { HUB_HEADERS, headerValue } from '../shared/hub-headers.js';
-import { identityFrom, type HubIdentity } from './identity.js';
+import { type SignatureFailure, type SignaturePurpose, sha256Hex, verifySignature } from '../shared/signature.js';
+import { type HubIdentity, identityFrom } from './identity.js';
 import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, readRawBody } from './raw-body.js';
-import { secretLookup, type SigningSecrets } from './secrets.js';
+import { type SigningSecrets, secretLookup } from './secrets.js';
 
 export type VerifyOptions = {
   secrets: SigningSecrets;

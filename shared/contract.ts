@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { MAX_USAGE_QUANTITY } from './usage.js';
 import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
+import { MAX_USAGE_QUANTITY } from './usage.js';
 
 /**
  * The contract between the proxy and the control-plane: every procedure the proxy calls, its input

@@ -1,10 +1,10 @@
+import { bootstrap } from '../../control-plane/bootstrap.js';
+import { openDatabase } from '../../control-plane/db/client.js';
+import { migrateDatabase } from '../../control-plane/db/migrate.js';
+import { parseDatabaseUrl } from '../../shared/config.js';
 import { newId } from '../../shared/ids.js';
 import { sealSecret } from '../../shared/secret-box.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
-import { parseDatabaseUrl } from '../../shared/config.js';
-import { migrateDatabase } from '../../control-plane/db/migrate.js';
-import { openDatabase } from '../../control-plane/db/client.js';
-import { bootstrap } from '../../control-plane/bootstrap.js';
 
 /** Seeds a benchmark seller (with an active signing secret) and an agent; returns the agent token. */
 export async function seedSeller(

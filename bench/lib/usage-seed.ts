@@ -1,8 +1,8 @@
-import { newId } from '../../shared/ids.js';
-import { parseDatabaseUrl } from '../../shared/config.js';
-import { migrateDatabase } from '../../control-plane/db/migrate.js';
-import { openDatabase } from '../../control-plane/db/client.js';
 import { bootstrap } from '../../control-plane/bootstrap.js';
+import { openDatabase } from '../../control-plane/db/client.js';
+import { migrateDatabase } from '../../control-plane/db/migrate.js';
+import { parseDatabaseUrl } from '../../shared/config.js';
+import { newId } from '../../shared/ids.js';
 
 export type UsageSeed = { apiKey: string; requestIds: string[]; serviceSlug: string; meterSlug: string };
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { Membership, User } from '../../generated/prisma/sqlite/client.js';
-import { ROLES, type Role, email, member, newPassword } from '../../shared/schemas/organizations.js';
-import { newId } from '../../shared/ids.js';
-import { adminProcedure, memberProcedure } from '../trpc/procedures.js';
-import { withUniqueCodes } from '../db/constraints.js';
-import { hashPassword } from '../auth/password.js';
 import { ApiError } from '../../shared/errors.js';
-import type { Db } from '../db/client.js';
+import { newId } from '../../shared/ids.js';
 import { idSchema } from '../../shared/schemas/fields.js';
+import { email, member, newPassword, ROLES, type Role } from '../../shared/schemas/organizations.js';
+import { hashPassword } from '../auth/password.js';
+import type { Db } from '../db/client.js';
+import { withUniqueCodes } from '../db/constraints.js';
 import { router } from '../trpc/init.js';
+import { adminProcedure, memberProcedure } from '../trpc/procedures.js';
 
 export function toMemberWire(row: Membership & { user: User }): z.infer<typeof member> {
   return {

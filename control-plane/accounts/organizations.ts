@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { idSchema } from '../../shared/schemas/fields.js';
-import { type Role, organization } from '../../shared/schemas/organizations.js';
-import { memberProcedure, sessionProcedure } from '../trpc/procedures.js';
+import { organization, type Role } from '../../shared/schemas/organizations.js';
 import { router } from '../trpc/init.js';
+import { memberProcedure, sessionProcedure } from '../trpc/procedures.js';
 import { membersRouter } from './members.js';
 
 export const getCurrentOrganization = memberProcedure

@@ -1,13 +1,13 @@
-import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
-import { email, user } from '../../shared/schemas/organizations.js';
-import { anonymousProcedure, sessionProcedure } from '../trpc/procedures.js';
+import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { timestamp } from '../../shared/schemas/fields.js';
-import type { Db } from '../db/client.js';
+import { email, user } from '../../shared/schemas/organizations.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import { createSession } from '../auth/sessions.js';
+import type { Db } from '../db/client.js';
 import { router } from '../trpc/init.js';
+import { anonymousProcedure, sessionProcedure } from '../trpc/procedures.js';
 
 export const getMe = sessionProcedure
   .meta({ openapi: { method: 'GET', path: '/v1/users/me', tags: ['Users'], summary: 'The signed-in user' } })

@@ -1,6 +1,6 @@
 import { ApiError } from '../../shared/errors.js';
-import type { Scope } from '../../shared/scopes.js';
 import type { Role } from '../../shared/schemas/organizations.js';
+import type { Scope } from '../../shared/scopes.js';
 import type { Db } from '../db/client.js';
 import type { Credential, SessionCredential } from './credentials.js';
 

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { bearerToken } from '../../shared/bearer.js';
 import { ApiError } from '../../shared/errors.js';
 import { isScope, type Scope } from '../../shared/scopes.js';
 import { hashToken, tokenKind } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
-import { bearerToken } from '../../shared/bearer.js';
 import { lastUsedIsStale, staleLastUsed } from './last-used.js';
 
 /** Who is calling: an organization's API key, or a dashboard user's session. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
 import { PrismaClient as PgPrismaClient } from '../../generated/prisma/postgresql/client.js';
+import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { adapterFactory } from './adapter.js';
 

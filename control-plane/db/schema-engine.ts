@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { migrationsDir, schemaFiles, type Provider } from './schema-files.js';
+import { migrationsDir, type Provider, schemaFiles } from './schema-files.js';
 
 /**
  * Prisma's schema engine compiled to WebAssembly, driven through our own driver adapters.

@@ -1,13 +1,13 @@
-import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
-import type { Eip712Domain, TransferAuthorization } from './transfer-authorization.js';
-import type { VerifyFailureReason } from './results.js';
-import { verifyFailure, type VerifyResult } from './results.js';
+import { type Address, getAddress, type Hex, isAddressEqual } from 'viem';
 import {
   exactEvmPayloadSchema,
+  type PaymentRequirements,
   paymentPayloadSchema,
   paymentRequirementsSchema,
-  type PaymentRequirements,
 } from '../../shared/payments/x402-wire.js';
+import type { VerifyFailureReason } from './results.js';
+import { type VerifyResult, verifyFailure } from './results.js';
+import type { Eip712Domain, TransferAuthorization } from './transfer-authorization.js';
 
 /**
  * An x402 v2 exact-EVM payment taken apart, and the checks on it that need no chain and no

@@ -1,5 +1,5 @@
-import type { SettleResult, VerifyResult } from './results.js';
 import type { PaymentPayload, PaymentRequirements, SupportedResponse } from '../../shared/payments/x402-wire.js';
+import type { SettleResult, VerifyResult } from './results.js';
 
 /**
  * Checks and settles x402 payments; the proxy talks to nothing else about money. Modelled on

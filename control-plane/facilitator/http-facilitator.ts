@@ -1,17 +1,16 @@
-import { Agent, request, type Dispatcher } from 'undici';
-import type { Facilitator } from './facilitator.js';
-import { FacilitatorUnavailableError } from './facilitator.js';
-import { settleFailure, type SettleResult, type VerifyResult } from './results.js';
-import { fromSettleResponse, fromVerifyResponse, payerOf } from './results.js';
+import { Agent, type Dispatcher, request } from 'undici';
 import {
-  settleResponseSchema,
-  supportedResponseSchema,
-  verifyResponseSchema,
   type FacilitatorRequest,
   type PaymentPayload,
   type PaymentRequirements,
   type SupportedResponse,
+  settleResponseSchema,
+  supportedResponseSchema,
+  verifyResponseSchema,
 } from '../../shared/payments/x402-wire.js';
+import type { Facilitator } from './facilitator.js';
+import { FacilitatorUnavailableError } from './facilitator.js';
+import { fromSettleResponse, fromVerifyResponse, payerOf, type SettleResult, settleFailure, type VerifyResult } from './results.js';
 
 /**
  * A remote facilitator over x402's standard HTTP API (`POST /verify`, `POST /settle`,

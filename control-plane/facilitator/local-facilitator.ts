@@ -1,17 +1,17 @@
-import { createNonceManager, jsonRpc } from 'viem/nonce';
-import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { TransferAuthorization } from './transfer-authorization.js';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
+import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
-import { defaultSignerRecovery } from './signer-recovery.js';
-import { eip3009Abi } from './transfer-authorization.js';
-import { checkTerms, parseExactPayment, tokenDomain, windowFailure, type ExactPayment, type SettlementToken } from './exact-payment.js';
+import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
-import { settleFailure, verifyFailure, type SettleResult, type VerifyResult } from './results.js';
-import { parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
+import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
 import type { SignerRecovery } from './signer-recovery.js';
+import { defaultSignerRecovery } from './signer-recovery.js';
+import type { TransferAuthorization } from './transfer-authorization.js';
+import { eip3009Abi, parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
 import {
   broadcastTransfer,
   confirmTransfer,
@@ -19,12 +19,11 @@ import {
   rebroadcastTransfer,
   receiptMovedFunds,
   renumberNonces,
-  simulateTransfer,
   type SettlerClients,
   type SignedTransfer,
+  simulateTransfer,
   type TransferCall,
 } from './transfer-sender.js';
-import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 
 /**
  * hub's own facilitator: verifies exact-EVM payments in process and settles them by submitting

@@ -1,7 +1,6 @@
 import { workerData } from 'piscina';
 import type { Address } from 'viem';
-import { loadRecoverer, type RecovererChoice } from './signer-recovery.js';
-import { recoverAuthorizationSigner, type SignedAuthorization } from './signer-recovery.js';
+import { loadRecoverer, type RecovererChoice, recoverAuthorizationSigner, type SignedAuthorization } from './signer-recovery.js';
 
 const recoverer = loadRecoverer((workerData as { backend?: RecovererChoice } | undefined)?.backend ?? 'default');
 

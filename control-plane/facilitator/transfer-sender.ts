@@ -1,21 +1,20 @@
 import {
-  encodeFunctionData,
-  keccak256,
-  parseEventLogs,
   type Account,
   type Address,
   type Chain,
+  encodeFunctionData,
   type Hex,
+  keccak256,
   type PublicClient,
+  parseEventLogs,
   type TransactionReceipt,
   type Transport,
   type WalletClient,
 } from 'viem';
-import type { TransferAuthorization } from './transfer-authorization.js';
 import { nodeAnswered, revertReason } from './chain-errors.js';
-import { eip3009Abi } from './transfer-authorization.js';
 import type { SettleFailureReason } from './results.js';
-import type { RecoverableSignature } from './transfer-authorization.js';
+import type { RecoverableSignature, TransferAuthorization } from './transfer-authorization.js';
+import { eip3009Abi } from './transfer-authorization.js';
 
 /**
  * The on-chain half of settlement: simulate `transferWithAuthorization`, sign it with the settler's

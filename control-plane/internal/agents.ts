@@ -1,4 +1,4 @@
-import { recoverMessageAddress, isAddress, isHex } from 'viem';
+import { isAddress, isHex, recoverMessageAddress } from 'viem';
 import type { AgentIdentity, Registration, RegistrationChallenge } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';

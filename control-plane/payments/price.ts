@@ -1,6 +1,6 @@
 import { ApiError } from '../../shared/errors.js';
-import { costItem } from '../usage/pricing.js';
 import type { Db } from '../db/client.js';
+import { costItem } from '../usage/pricing.js';
 
 export type UsageItem = { meterSlug: string; quantity?: number | undefined };
 export type PricedItem = { meterId: string; meterSlug: string; quantity: number; costMicros: bigint };

@@ -1,8 +1,8 @@
 import { getAddress } from 'viem';
-import type { Network, PaymentRequirements } from '../../shared/payments/x402-wire.js';
-import type { PaymentRail } from './rail.js';
 import { microsToTokenUnits } from '../../shared/money.js';
+import type { Network, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import type { SettlementToken } from '../facilitator/exact-payment.js';
+import type { PaymentRail } from './rail.js';
 
 /**
  * The x402 exact-EVM requirements of one payment attempt. The attempt id rides in `extra`: x402

@@ -1,7 +1,7 @@
-import { formatUsd } from '../../shared/money.js';
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
-import type { Db } from '../db/client.js';
+import { formatUsd } from '../../shared/money.js';
 import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
+import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler, type NodeHTTPRequest } from 'trpc-to-openapi';
-import { ApiError, errorResponse } from '../../shared/errors.js';
+import { MAX_BODY_BYTES, readJsonBody } from '../../runtime/json-body.js';
 import { sendJson } from '../../runtime/respond.js';
+import { ApiError, errorResponse } from '../../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { appRouter } from '../router.js';
 import { apiErrorOf } from '../trpc/api-errors.js';
-import { readJsonBody, MAX_BODY_BYTES } from '../../runtime/json-body.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from './openapi-document.js';
 import { RecordedResponse } from './recorded-response.js';
 import { methodsFor, restRoutes } from './route-table.js';

@@ -1,7 +1,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { errorCodes, type ErrorCode } from '../../shared/errors.js';
-import { restRoutes, type RestRoute } from './route-table.js';
+import { type ErrorCode, errorCodes } from '../../shared/errors.js';
+import { type RestRoute, restRoutes } from './route-table.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 export const API_VERSION = '1.0.0';

@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { ApiError, INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../../shared/errors.js';
 import { bearerToken } from '../../shared/bearer.js';
+import { ApiError, type ErrorCode, INTERNAL_ERROR_MESSAGE } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/tokens.js';
 import type { RequestContext } from '../context.js';
 import { apiErrorOf, trpcErrorFrom } from './api-errors.js';

@@ -1,6 +1,6 @@
 import type { Scope } from '../../shared/scopes.js';
-import { authenticate } from '../auth/credentials.js';
 import { authorizeApiKey, authorizeCatalog, authorizeMember, authorizeSession } from '../auth/authorize.js';
+import { authenticate } from '../auth/credentials.js';
 import { apiProcedure } from './init.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { UsageDenial } from '../../shared/usage.js';
-import { denied, furthest, type Denied } from './denials.js';
+import { type Denied, denied, furthest } from './denials.js';
 import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
 import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';
 import type { AccessRow, PriceRow, UsageReader } from './reader.js';

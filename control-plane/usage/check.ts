@@ -3,7 +3,7 @@ import { apiKeyProcedure } from '../trpc/procedures.js';
 import { allowance } from './allowance.js';
 import { usageReader } from './readers/choose-reader.js';
 import { resolveRequest } from './resolve.js';
-import { checkUsageInput, checkUsageOutput, type CheckUsageInput, type CheckUsageOutput } from './wire.js';
+import { type CheckUsageInput, type CheckUsageOutput, checkUsageInput, checkUsageOutput } from './wire.js';
 
 export const checkUsageProcedure = apiKeyProcedure('usage:read')
   .meta({

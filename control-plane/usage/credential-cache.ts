@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { bearerToken } from '../../shared/bearer.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { hashToken } from '../../shared/tokens.js';
 import { authenticate, type Credential } from '../auth/credentials.js';
-import { bearerToken } from '../../shared/bearer.js';
 import type { Db } from '../db/client.js';
 
 /**

@@ -1,11 +1,11 @@
-import { newId } from '../../shared/ids.js';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { newId } from '../../shared/ids.js';
 import type { Db } from '../db/client.js';
-import { accessState, type Draw, type DrawItem } from './allowance.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { accessState, type Draw, type DrawItem } from './allowance.js';
 import { groupCommit } from './group-commit.js';
 import { accessPeriodStart } from './periods.js';
-import { affordable, bill, type Bill } from './pricing.js';
+import { affordable, type Bill, bill } from './pricing.js';
 
 /**
  * Commits one draw and its usage event in a single transaction: all of it or none of it, and a

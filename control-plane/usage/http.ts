@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import { readJsonBody } from '../../runtime/json-body.js';
+import { sendJson } from '../../runtime/respond.js';
 import { ApiError } from '../../shared/errors.js';
 import type { Scope } from '../../shared/scopes.js';
-import { sendJson } from '../../runtime/respond.js';
+import { describeIssues } from '../../shared/validation-message.js';
 import { authorizeApiKey } from '../auth/authorize.js';
 import type { ControlPlaneServices } from '../context.js';
 import type { Db } from '../db/client.js';
-import { readJsonBody } from '../../runtime/json-body.js';
-import { describeIssues } from '../../shared/validation-message.js';
 import { checkUsage } from './check.js';
 import { credentialCache } from './credential-cache.js';
 import { reportUsage } from './report.js';

@@ -1,9 +1,9 @@
 import { ApiError } from '../../shared/errors.js';
 import type { Db } from '../db/client.js';
+import { violatedConstraint } from '../db/constraints.js';
 import { allowance } from './allowance.js';
 import { commitDraw, DrawNoLongerFits } from './draw.js';
-import { violatedConstraint } from '../db/constraints.js';
-import { replay, reportDigest, type RecordedUsage } from './idempotency.js';
+import { type RecordedUsage, replay, reportDigest } from './idempotency.js';
 import { mergeItems } from './pricing.js';
 import { usageReader } from './readers/choose-reader.js';
 import { resolveRequest } from './resolve.js';

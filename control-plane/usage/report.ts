@@ -2,7 +2,7 @@ import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { apiKeyProcedure } from '../trpc/procedures.js';
 import { recordUsage } from './record.js';
-import { reportUsageInput, reportUsageOutput, type ReportUsageInput, type ReportUsageOutput } from './wire.js';
+import { type ReportUsageInput, type ReportUsageOutput, reportUsageInput, reportUsageOutput } from './wire.js';
 
 export const reportUsageProcedure = apiKeyProcedure('usage:write')
   .meta({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isId, isRecordedRequestId } from '../../shared/ids.js';
-import { denied, type Denied } from './denials.js';
+import { type Denied, denied } from './denials.js';
 import type { AccessRow, RequestRow, ServiceRow, UsageReader } from './reader.js';
 
 /**

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { idSchema, usdOutput, wholeNumber } from '../../shared/schemas/fields.js';
-import { MAX_USAGE_QUANTITY } from '../../shared/usage.js';
-import { USAGE_DENIALS } from '../../shared/usage.js';
+import { MAX_USAGE_QUANTITY, USAGE_DENIALS } from '../../shared/usage.js';
 
 /**
  * Wire shapes of the usage endpoints (spec: Endpoints › Usage check, Usage report). Slugs are

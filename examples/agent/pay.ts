@@ -9,10 +9,10 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { setGlobalDispatcher } from 'undici';
-import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readDeploymentFile } from '../../chain/deployment.js';
+import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 
 const target = process.argv[2];
 if (!target) {

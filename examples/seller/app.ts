@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
+  type Account,
+  type AccountStore,
   accountsFor,
   createAccountEndpoint,
   createUsageClient,
@@ -8,18 +10,16 @@ import {
   isServiceable,
   MemoryAccountStore,
   PAYMENT_REQUIRED_STATUS,
+  type SigningSecrets,
   sendError,
   sendJson,
   sha256Hex,
-  withHubSignature,
-  type Account,
-  type AccountStore,
-  type SigningSecrets,
   type VerifiedRequest,
   type WriteReply,
+  withHubSignature,
 } from '../../sdk/index.js';
 import { KeyRing } from './keys.js';
-import { metered, type Meter } from './metered.js';
+import { type Meter, metered } from './metered.js';
 import { streamEvents } from './stream.js';
 
 /**

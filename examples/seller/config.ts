@@ -1,6 +1,6 @@
+import { isUsageQuantity, MAX_USAGE_QUANTITY } from '../../sdk/index.js';
 import type { SellerAppOptions } from './app.js';
 import type { Meter } from './metered.js';
-import { isUsageQuantity, MAX_USAGE_QUANTITY } from '../../sdk/index.js';
 
 /**
  * The reference seller's settings from environment variables, for `main.ts`:

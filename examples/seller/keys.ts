@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isServiceable, sha256Hex, type Account, type MintDecision } from '../../sdk/index.js';
+import { type Account, isServiceable, type MintDecision, sha256Hex } from '../../sdk/index.js';
 
 /**
  * The reference seller's own API keys: one live key per account (re-minting rotates, so

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import {
+  type HubIdentity,
   isUsageQuantity,
-  paymentRequiredBody,
   PAYMENT_REQUIRED_STATUS,
+  paymentRequiredBody,
   sendJson,
   setUsageHeader,
-  type HubIdentity,
   type UsageClient,
 } from '../../sdk/index.js';
 

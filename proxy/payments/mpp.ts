@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { IssuedChallenge } from '../../shared/contract.js';
+import { normalizeHost } from '../../shared/pay-host.js';
 import {
   bodyDigest,
   CHARGE_INTENT,
-  signChallenge,
   createReceipt,
   EVM_METHOD,
   evmChargeRequest,
@@ -11,12 +12,11 @@ import {
   readCredential,
   serializeChallenge,
   serializeReceipt,
+  signChallenge,
   toExactPayment,
   verifyEvmCharge,
 } from '../../shared/payments/mpp/index.js';
-import { normalizeHost } from '../../shared/pay-host.js';
 import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
-import type { IssuedChallenge } from '../../shared/contract.js';
 
 /**
  * MPP on the pay URL: the `WWW-Authenticate: Payment` challenge beside x402's, credentials in

@@ -1,18 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isId } from '../../shared/ids.js';
-import { ApiError, errorResponse } from '../../shared/errors.js';
-import type { SignaturePurpose } from '../../shared/signature.js';
 import { sendJson } from '../../runtime/respond.js';
+import { ApiError, errorResponse } from '../../shared/errors.js';
 import { HUB_HEADERS, headerValue } from '../../shared/hub-headers.js';
+import { isId } from '../../shared/ids.js';
+import type { SignaturePurpose } from '../../shared/signature.js';
 import type { HubIdentity } from '../identity.js';
 import { rejection } from '../rejection.js';
 import { readAndCheck, type VerifyOptions } from '../verify-request.js';
 import type { Account } from './account.js';
-import { parseMintRequest, type MintRequest } from './mint-body.js';
+import { type MintRequest, parseMintRequest } from './mint-body.js';
 import { applyAccountWrite, type WriteOutcome } from './netting.js';
-import { mintReply, UNKNOWN_ACCOUNT, writeReply, type MintDecision, type Reply, type WriteReply } from './replies.js';
+import { type MintDecision, mintReply, type Reply, UNKNOWN_ACCOUNT, type WriteReply, writeReply } from './replies.js';
 import type { AccountStore } from './store.js';
-import { parseAccountWrite, type AccountWrite } from './write-body.js';
+import { type AccountWrite, parseAccountWrite } from './write-body.js';
 
 /**
  * The seller's account endpoint (spec: Seller account endpoint): `POST {path}` takes account

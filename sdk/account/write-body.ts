@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isId } from '../../shared/ids.js';
-import { sixDecimalUsd, timestamp } from './money-field.js';
 import type { AccountPlan, AccountStatus } from './account.js';
+import { sixDecimalUsd, timestamp } from './money-field.js';
 import { describe, type ParseResult } from './parse-result.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../scopes.js';
-import { name, idSchema, timestamp } from './fields.js';
+import { idSchema, name, timestamp } from './fields.js';
 
 /** API keys (spec: Resources › API key (list item)). */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { meterKey, name, idSchema, timestamp } from './fields.js';
+import { idSchema, meterKey, name, timestamp } from './fields.js';
 
 export const meterId = idSchema('meter');
 

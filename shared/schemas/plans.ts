@@ -1,6 +1,6 @@
-import { MAX_USAGE_QUANTITY } from '../usage.js';
 import { z } from 'zod';
-import { name, slug, idSchema, timestamp, usdInput, usdOutput, wholeNumber } from './fields.js';
+import { MAX_USAGE_QUANTITY } from '../usage.js';
+import { idSchema, name, slug, timestamp, usdInput, usdOutput, wholeNumber } from './fields.js';
 
 /** Plans (spec: Resources › Plan) and their meter prices (Resources › Plan meter price). */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caip2Network, distinctList, evmAddress, hostname, httpUrl, name, slug, idSchema, timestamp } from './fields.js';
+import { caip2Network, distinctList, evmAddress, hostname, httpUrl, idSchema, name, slug, timestamp } from './fields.js';
 
 /** Sellers on the wire: what the proxy needs to serve a pay URL, and what a seller edits. */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { description, name, slug, idSchema, timestamp } from './fields.js';
+import { description, idSchema, name, slug, timestamp } from './fields.js';
 
 export const serviceId = idSchema('service');
 

@@ -1,9 +1,9 @@
-import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import t from 'tap';
 import { createPublicClient, http } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import { alive } from './helpers.js';

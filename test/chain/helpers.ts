@@ -1,5 +1,5 @@
-import { createPublicClient, http, type Address } from 'viem';
-import { startLocalChain, type LocalChain, type LocalChainOptions } from '../../chain/local-chain.js';
+import { type Address, createPublicClient, http } from 'viem';
+import { type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };

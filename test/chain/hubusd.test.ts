@@ -1,20 +1,19 @@
-import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import t from 'tap';
 import {
+  type Address,
   BaseError,
   ContractFunctionRevertedError,
   createWalletClient,
+  type Hex,
   http,
   parseAbi,
   parseSignature,
   serializeSignature,
   toHex,
-  type Address,
-  type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
-import { domainSeparator, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
+import { domainSeparator, eip3009Abi, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
 import { chainReader, startTestChain, tokenBalance } from './helpers.js';
 
 /** HubUSD's EIP-3009 behaviour, called directly on anvil the way any facilitator would call it. */

@@ -1,7 +1,7 @@
-import t from 'tap';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toFunctionSignature, type AbiFunction } from 'viem';
+import t from 'tap';
+import { type AbiFunction, toFunctionSignature } from 'viem';
 import { compileContract } from '../../chain/compile.js';
 import { deploymentFromJson, deploymentToJson } from '../../chain/deployment.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';

@@ -1,6 +1,6 @@
-import t from 'tap';
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
+import t from 'tap';
 import { exitWithin, runHub, tempDataDir } from '../helpers/processes.js';
 
 t.test('hub bootstrap --json creates an organization, an admin, a session and an all-scopes key', async (t) => {

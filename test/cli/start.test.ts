@@ -1,5 +1,5 @@
-import t from 'tap';
 import { execFileSync } from 'node:child_process';
+import t from 'tap';
 import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 /** The pids of a supervisor's hub processes (its other children, such as tsx's esbuild service, excluded). */

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { authorizeApiKey, authorizeSession } from '../../control-plane/auth/authorize.js';
 import type { ApiKeyCredential, SessionCredential } from '../../control-plane/auth/credentials.js';
-import { bearerToken } from '../../shared/bearer.js';
 import { lastUsedIsStale } from '../../control-plane/auth/last-used.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { ApiError } from '../../shared/errors.js';
 
 // The key-only route groups (spec: Route groups › Usage, Agentify) have no routes in this issue

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { newId } from '../../shared/ids.js';
-import { testProviders } from '../helpers/database.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
+import { testProviders } from '../helpers/database.js';
 import { managementClient } from '../helpers/management.js';
 
 for (const provider of testProviders()) {

@@ -1,10 +1,10 @@
-import t from 'tap';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { bootstrap } from '../../control-plane/bootstrap.js';
+import t from 'tap';
 import { createSession } from '../../control-plane/auth/sessions.js';
+import { bootstrap } from '../../control-plane/bootstrap.js';
 import type { AppRouter } from '../../control-plane/router.js';
-import { testProviders } from '../helpers/database.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
+import { testProviders } from '../helpers/database.js';
 import { managementClient } from '../helpers/management.js';
 
 const PASSWORD = 'correct horse battery';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { newId } from '../../shared/ids.js';
 import { recordRequests } from '../../control-plane/internal/request-records.js';
 import type { RequestRecordInput } from '../../shared/contract.js';
+import { newId } from '../../shared/ids.js';
 import { createTestDatabase, testProviders } from '../helpers/database.js';
 
 // The proxy's batches of request records: identified requests stored up front and completed

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
-import t from 'tap';
 import pino from 'pino';
-import { listen, closeServer } from '../../runtime/http-server.js';
+import t from 'tap';
 import { createControlPlaneServer } from '../../control-plane/server.js';
-import { testProviders } from '../helpers/database.js';
+import { closeServer, listen } from '../../runtime/http-server.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
+import { testProviders } from '../helpers/database.js';
 import { managementClient } from '../helpers/management.js';
 
 for (const provider of testProviders()) {

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { openSecret } from '../../shared/secret-box.js';
-import { testProviders } from '../helpers/database.js';
-import { startTestControlPlane } from '../helpers/control-plane.js';
-import { managementClient } from '../helpers/management.js';
 import { newId } from '../../shared/ids.js';
+import { openSecret } from '../../shared/secret-box.js';
+import { startTestControlPlane } from '../helpers/control-plane.js';
+import { testProviders } from '../helpers/database.js';
+import { managementClient } from '../helpers/management.js';
 
 const SELLER = { name: 'Weather', slug: 'weather', upstreamBaseUrl: 'https://api.weather.example/v2' };
 

@@ -1,10 +1,10 @@
-import t from 'tap';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { checksumOf, migrateDatabase, MigrationError } from '../../control-plane/db/migrate.js';
+import t from 'tap';
+import { checksumOf, MigrationError, migrateDatabase } from '../../control-plane/db/migrate.js';
 import { listMigrations } from '../../control-plane/db/schema-files.js';
-import { createTestDatabase, testProviders } from '../helpers/database.js';
 import type { DatabaseConfig } from '../../shared/config.js';
+import { createTestDatabase, testProviders } from '../helpers/database.js';
 
 /** Runs one SQL query against the test database with the raw driver (not through Prisma). */
 async function rawQuery(database: DatabaseConfig, sql: string): Promise<Record<string, unknown>[]> {

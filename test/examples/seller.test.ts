@@ -1,16 +1,16 @@
-import t from 'tap';
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { closeServer } from '../../runtime/http-server.js';
-import { newId } from '../../shared/ids.js';
-import { newToken } from '../../shared/tokens.js';
-import { MemoryAccountStore, parseUsageHeader } from '../../sdk/index.js';
+import t from 'tap';
 import { createSellerApp } from '../../examples/seller/app.js';
 import { sellerConfigFromEnv } from '../../examples/seller/config.js';
-import { startFakeUsageApi } from '../sdk/fake-usage-api.js';
+import { closeServer } from '../../runtime/http-server.js';
+import { MemoryAccountStore, parseUsageHeader } from '../../sdk/index.js';
+import { newId } from '../../shared/ids.js';
+import { newToken } from '../../shared/tokens.js';
 import { ids, laterWrite, originalWrite } from '../sdk/account-fixtures.js';
-import { kid, onLoopback, secret, secrets, send, signFor, type SignedRequest } from '../sdk/signed-request.js';
+import { startFakeUsageApi } from '../sdk/fake-usage-api.js';
+import { kid, onLoopback, type SignedRequest, secret, secrets, send, signFor } from '../sdk/signed-request.js';
 
 // The reference seller (examples/seller) against a fake of hub's usage API on loopback.
 // spec: Bodies the seller's API returns to the service; Headers on proxied requests; Seller account endpoint.

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import pino from 'pino';
-import { loadConfig, type HubConfig } from '../../shared/config.js';
-import { listen, closeServer } from '../../runtime/http-server.js';
+import { type BootstrapResult, bootstrap } from '../../control-plane/bootstrap.js';
 import type { ControlPlaneServices } from '../../control-plane/context.js';
-import { createControlPlaneServer } from '../../control-plane/server.js';
-import { bootstrap, type BootstrapResult } from '../../control-plane/bootstrap.js';
 import type { Provider } from '../../control-plane/db/client.js';
-import { createTestDatabase } from './database.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
+import { createControlPlaneServer } from '../../control-plane/server.js';
+import { closeServer, listen } from '../../runtime/http-server.js';
+import { type HubConfig, loadConfig } from '../../shared/config.js';
+import { createTestDatabase } from './database.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 

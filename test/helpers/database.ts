@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { randomBase62 } from '../../shared/ids.js';
-import type { DatabaseConfig } from '../../shared/config.js';
-import { openDatabase, type Db, type Provider } from '../../control-plane/db/client.js';
+import { type Db, openDatabase, type Provider } from '../../control-plane/db/client.js';
 import { migrateDatabase } from '../../control-plane/db/migrate.js';
+import type { DatabaseConfig } from '../../shared/config.js';
+import { randomBase62 } from '../../shared/ids.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 

@@ -1,16 +1,16 @@
 import type { Server } from 'node:http';
 import { Readable } from 'node:stream';
-import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import pino from 'pino';
-import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
-import { newId } from '../../shared/ids.js';
-import { sealSecret } from '../../shared/secret-box.js';
-import { hashToken, newToken } from '../../shared/tokens.js';
-import { listen } from '../../runtime/http-server.js';
-import { createProxy } from '../../proxy/create.js';
+import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { touchSeller } from '../../control-plane/catalog/touch-seller.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
+import { createProxy } from '../../proxy/create.js';
+import { listen } from '../../runtime/http-server.js';
+import { newId } from '../../shared/ids.js';
+import { sealSecret } from '../../shared/secret-box.js';
+import { hashToken, newToken } from '../../shared/tokens.js';
 import { startTestControlPlane, type TestControlPlane } from './control-plane.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
@@ -143,5 +143,5 @@ function proxyConfig(env: Record<string, string>) {
   return out;
 }
 
-export { touchSeller };
 export type { Server };
+export { touchSeller };

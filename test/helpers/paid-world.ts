@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
-import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import type { Hex } from 'viem';
-import { localRail } from '../../control-plane/payments/rail.js';
-import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
 import type { Provider } from '../../control-plane/db/client.js';
-import { listen, closeServer } from '../../runtime/http-server.js';
+import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
+import { localRail } from '../../control-plane/payments/rail.js';
+import { closeServer, listen } from '../../runtime/http-server.js';
+import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
 import { paymentRequiredBody } from '../../sdk/payment-required.js';
 import { startTestChain } from '../chain/helpers.js';

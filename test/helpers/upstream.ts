@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
-import { listen, closeServer } from '../../runtime/http-server.js';
-import { withHubSignature } from '../../sdk/node.js';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { closeServer, listen } from '../../runtime/http-server.js';
 import type { HubIdentity } from '../../sdk/identity.js';
+import { withHubSignature } from '../../sdk/node.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 

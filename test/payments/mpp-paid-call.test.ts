@@ -1,6 +1,6 @@
-import t from 'tap';
 import { Receipt as MppxReceipt } from 'mppx';
-import { Mppx, evm } from 'mppx/client';
+import { evm, Mppx } from 'mppx/client';
+import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tokenBalance } from '../chain/helpers.js';
 import { testProviders } from '../helpers/database.js';

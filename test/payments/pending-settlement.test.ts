@@ -1,10 +1,10 @@
-import t from 'tap';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
+import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
-import { finishPendingSettlements } from '../../control-plane/payments/settle.js';
 import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
+import { finishPendingSettlements } from '../../control-plane/payments/settle.js';
 import { tokenBalance } from '../chain/helpers.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
 

@@ -1,13 +1,13 @@
-import t from 'tap';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
+import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { tokenBalance } from '../chain/helpers.js';
-import { signPayment } from '../settlement/payments.js';
 import { testProviders } from '../helpers/database.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
+import { signPayment } from '../settlement/payments.js';
 
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));

@@ -1,12 +1,12 @@
-import t from 'tap';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
+import t from 'tap';
 import { request as undiciRequest } from 'undici';
 import { upstreamFailure } from '../../proxy/upstream.js';
 import { startTestHub } from '../helpers/hub.js';
-import { startTestUpstream } from '../helpers/upstream.js';
 import { freePort } from '../helpers/processes.js';
+import { startTestUpstream } from '../helpers/upstream.js';
 
 t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
   const hub = await startTestHub(t, 'sqlite', { maxBodyBytes: '1024', headersTimeoutMs: '300', bodyTimeoutMs: '300' });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { request as undiciRequest } from 'undici';
-import { testProviders } from '../helpers/database.js';
 import { newId } from '../../shared/ids.js';
+import { testProviders } from '../helpers/database.js';
 import { startTestHub, type TestHub } from '../helpers/hub.js';
 import { startTestUpstream } from '../helpers/upstream.js';
 

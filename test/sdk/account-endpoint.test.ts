@@ -1,23 +1,23 @@
-import t from 'tap';
 import { createServer } from 'node:http';
+import t from 'tap';
 import { closeServer } from '../../runtime/http-server.js';
-import { newId } from '../../shared/ids.js';
-import { newToken } from '../../shared/tokens.js';
 import {
+  type Account,
+  type AccountStore,
+  countPeriodUsage,
   createAccountEndpoint,
   isServiceable,
   MemoryAccountStore,
-  sendJson,
-  countPeriodUsage,
-  spendCredit,
-  type Account,
-  type AccountStore,
   type MintDecision,
+  sendJson,
+  spendCredit,
   type WriteEvent,
   type WriteReply,
 } from '../../sdk/index.js';
+import { newId } from '../../shared/ids.js';
+import { newToken } from '../../shared/tokens.js';
 import { ids, laterWrite, originalWrite } from './account-fixtures.js';
-import { kid, nowSeconds, onLoopback, secrets, send, type SignedRequest } from './signed-request.js';
+import { kid, nowSeconds, onLoopback, type SignedRequest, secrets, send } from './signed-request.js';
 
 // spec: Seller account endpoint (pre-handler checks, write handling rules, write and mint replies),
 // States and transitions, Account-route signature.

@@ -1,20 +1,20 @@
-import t from 'tap';
-import fc from 'fast-check';
-import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newId } from '../../shared/ids.js';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import t from 'tap';
 import {
+  type Account,
+  type AccountStore,
+  type AccountWrite,
   accountsFor,
   applyAccountWrite,
   MemoryAccountStore,
   parseAccountWrite,
   SqliteAccountStore,
-  type Account,
-  type AccountStore,
-  type AccountWrite,
 } from '../../sdk/index.js';
+import { newId } from '../../shared/ids.js';
 import { ids, laterWrite, originalWrite } from './account-fixtures.js';
 
 // The store contract (sdk/account/store.ts) for both implementations; the buyer-id release rule of

@@ -1,5 +1,5 @@
-import t from 'tap';
 import { createServer } from 'node:http';
+import t from 'tap';
 import { closeServer } from '../../runtime/http-server.js';
 import {
   identityRequiredBody,

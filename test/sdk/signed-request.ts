@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { listen } from '../../runtime/http-server.js';
 import { newId } from '../../shared/ids.js';
+import { type SignaturePurpose, sha256Hex, signatureHeader } from '../../shared/signature.js';
 import { newToken } from '../../shared/tokens.js';
-import { sha256Hex, signatureHeader, type SignaturePurpose } from '../../shared/signature.js';
 
 /** Test helpers: a seller's signing secrets and a client that sends requests as hub would. */
 export const kid = newId('signingSecret');

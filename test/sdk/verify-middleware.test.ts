@@ -1,11 +1,11 @@
-import t from 'tap';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
+import t from 'tap';
 import { closeServer } from '../../runtime/http-server.js';
+import { hubExpress, hubFastify, hubIdentity, sendJson, type VerifyOptions, withHubSignature } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
-import { hubExpress, hubFastify, hubIdentity, sendJson, withHubSignature, type VerifyOptions } from '../../sdk/index.js';
 import { kid, nowSeconds, onLoopback, secrets, send } from './signed-request.js';
 
 // spec: Authentication › Request signature; Headers on proxied requests; Bodies the seller's API

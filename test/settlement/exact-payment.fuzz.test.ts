@@ -1,5 +1,5 @@
-import t from 'tap';
 import fc from 'fast-check';
+import t from 'tap';
 import { checkTerms, parseExactPayment, windowFailure } from '../../control-plane/facilitator/exact-payment.js';
 
 /** Payments arrive from agents: parsing them never throws, whatever they hold. */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { toHex, type Address, type Hex } from 'viem';
+import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { LocalChain } from '../../chain/local-chain.js';
-import { transferWithAuthorizationTypes, type Eip712Domain } from '../../control-plane/facilitator/transfer-authorization.js';
+import { type Eip712Domain, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 
 /** Builders for x402 v2 exact-EVM payments on a test chain. */

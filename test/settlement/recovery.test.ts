@@ -1,22 +1,23 @@
-import t from 'tap';
 import fc from 'fast-check';
-import { hashTypedData, parseSignature, serializeSignature, toHex, type Address, type Hex } from 'viem';
+import t from 'tap';
+import { type Address, type Hex, hashTypedData, parseSignature, serializeSignature, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
-  transferAuthorizationDigest,
-  transferWithAuthorizationTypes,
-  type Eip712Domain,
-  type TransferAuthorization,
-} from '../../control-plane/facilitator/transfer-authorization.js';
-import { createRecoverPool } from '../../control-plane/facilitator/signer-recovery.js';
-import { defaultRecoverer, loadRecoverer } from '../../control-plane/facilitator/signer-recovery.js';
-import { parseRecoverableSignature } from '../../control-plane/facilitator/transfer-authorization.js';
-import {
+  createRecoverPool,
+  defaultRecoverer,
+  defaultSignerRecovery,
   inlineSignerRecovery,
+  loadRecoverer,
   recoverAuthorizationSigner,
   type SignedAuthorization,
 } from '../../control-plane/facilitator/signer-recovery.js';
-import { defaultSignerRecovery } from '../../control-plane/facilitator/signer-recovery.js';
+import {
+  type Eip712Domain,
+  parseRecoverableSignature,
+  type TransferAuthorization,
+  transferAuthorizationDigest,
+  transferWithAuthorizationTypes,
+} from '../../control-plane/facilitator/transfer-authorization.js';
 
 t.setTimeout(60_000);
 

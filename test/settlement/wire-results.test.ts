@@ -1,13 +1,14 @@
 import t from 'tap';
+import type { SettleResult } from '../../control-plane/facilitator/results.js';
 import {
   fromSettleResponse,
   fromVerifyResponse,
   payerOf,
+  settleFailureReasons,
   toSettleResponse,
   toVerifyResponse,
+  verifyFailureReasons,
 } from '../../control-plane/facilitator/results.js';
-import { settleFailureReasons, verifyFailureReasons } from '../../control-plane/facilitator/results.js';
-import type { SettleResult } from '../../control-plane/facilitator/results.js';
 
 const tx = `0x${'ab'.repeat(32)}` as const;
 const network = 'eip155:31337' as const;

@@ -1,7 +1,7 @@
-import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { openSecret, sealSecret } from '../../shared/secret-box.js';
+import t from 'tap';
 import { normalizeHost, slugFromPayHost } from '../../shared/pay-host.js';
+import { openSecret, sealSecret } from '../../shared/secret-box.js';
 
 t.test('sealed secrets open with the same key only', async (t) => {
   const key = randomBytes(32);

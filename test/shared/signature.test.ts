@@ -1,15 +1,15 @@
-import t from 'tap';
-import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import t from 'tap';
 import {
   canonicalString,
   formatSignatureHeader,
   parseSignatureHeader,
+  SIGNATURE_TOLERANCE_SECONDS,
+  type SignaturePurpose,
   sha256Hex,
   signatureHeader,
-  SIGNATURE_TOLERANCE_SECONDS,
   verifySignature,
-  type SignaturePurpose,
 } from '../../shared/signature.js';
 
 // spec: Authentication › Request signature, Account-route signature. The vectors were computed with

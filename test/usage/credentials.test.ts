@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createApiKey } from '../../control-plane/auth/api-keys.js';
 import { createSession } from '../../control-plane/auth/sessions.js';
-import type { Scope } from '../../shared/scopes.js';
 import { credentialCache } from '../../control-plane/usage/credential-cache.js';
+import type { Scope } from '../../shared/scopes.js';
 import { bindingsAndProviders, usageWorld } from './world.js';
 
 // The Usage route group takes API keys only: usage:read for checks, usage:write for reports

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { GroupCommit } from '../../control-plane/usage/group-commit.js';
 import { violatedConstraint } from '../../control-plane/db/constraints.js';
+import { GroupCommit } from '../../control-plane/usage/group-commit.js';
 import { testProviders } from '../helpers/database.js';
 import { usageWorld } from './world.js';
 

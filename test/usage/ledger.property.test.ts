@@ -1,5 +1,5 @@
-import t from 'tap';
 import fc from 'fast-check';
+import t from 'tap';
 import { testProviders } from '../helpers/database.js';
 import { usageWorld } from './world.js';
 

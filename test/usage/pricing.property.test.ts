@@ -1,5 +1,5 @@
-import t from 'tap';
 import fc from 'fast-check';
+import t from 'tap';
 import { affordable, bill, costItem, mergeItems, type PriceTerms } from '../../control-plane/usage/pricing.js';
 
 // The cost rules of docs/decisions.md › Usage, as properties of the pure arithmetic that both the

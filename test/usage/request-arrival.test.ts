@@ -1,6 +1,6 @@
 import t from 'tap';
-import { isRecordedRequestId, newRequestId } from '../../shared/ids.js';
 import { recordRequests } from '../../control-plane/internal/request-records.js';
+import { isRecordedRequestId, newRequestId } from '../../shared/ids.js';
 import { bindingsAndProviders, usageWorld } from './world.js';
 
 // The proxy forwards an identified agent's request while its record is still on the way to the

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { newId } from '../../../shared/ids.js';
 import { createMeterInput, meter } from '../../../shared/schemas/meters.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedService } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedService } from '../owned.js';
 import { toMeterWire } from './wire.js';
 
 export const createMeter = catalogWriteProcedure

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
 import { meterId } from '../../../shared/schemas/meters.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedMeter } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
+import { ownedMeter } from '../owned.js';
 
 /**
  * Deletes a meter that no plan prices. A priced meter is refused (409 `resource_in_use`): taking

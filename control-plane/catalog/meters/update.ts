@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { meter, updateMeterInput } from '../../../shared/schemas/meters.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedMeter } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedMeter } from '../owned.js';
 import { toMeterWire } from './wire.js';
 
 export const updateMeter = catalogWriteProcedure

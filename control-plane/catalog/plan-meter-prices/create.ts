@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createPlanMeterPriceInput, planMeterPrice } from '../../../shared/schemas/plans.js';
-import { ApiError } from '../../../shared/errors.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedMeter, ownedPlan } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedMeter, ownedPlan } from '../owned.js';
 import { requireWholeCentsOnPayg } from './whole-cents.js';
 import { toPlanMeterPriceWire } from './wire.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { planMeterPriceId } from '../../../shared/schemas/plans.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedPlanMeterPrice } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
+import { ownedPlanMeterPrice } from '../owned.js';
 
 export const deletePlanMeterPrice = catalogWriteProcedure
   .meta({

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { planMeterPrice, updatePlanMeterPriceInput } from '../../../shared/schemas/plans.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedPlanMeterPrice } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
+import { ownedPlanMeterPrice } from '../owned.js';
 import { requireWholeCentsOnPayg } from './whole-cents.js';
 import { toPlanMeterPriceWire } from './wire.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { newId } from '../../../shared/ids.js';
 import { createPlanInput, plan } from '../../../shared/schemas/plans.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedService } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedService } from '../owned.js';
 import { checkPlanShape, defaultInterval, defaultVerifiedEmailPolicy } from './rules.js';
 import { toPlanWire } from './wire.js';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { planId } from '../../../shared/schemas/plans.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
 import { refuseWhileBuyersHoldPlans } from '../in-use.js';
 import { ownedPlan } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 
 /** Deletes a plan with its meter prices, unless buyers hold accounts on it. */
 export const deletePlan = catalogWriteProcedure

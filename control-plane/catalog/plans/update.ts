@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { plan, updatePlanInput } from '../../../shared/schemas/plans.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedPlan } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedPlan } from '../owned.js';
 import { checkPlanShape } from './rules.js';
 import { toPlanWire } from './wire.js';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { newId } from '../../../shared/ids.js';
 import { createSellerInput, seller } from '../../../shared/schemas/sellers.js';
+import { withUniqueCodes } from '../../db/constraints.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { changeCatalog } from '../change-catalog.js';
-import { withUniqueCodes } from '../../db/constraints.js';
 import { refuseHostnamesUnderPayDomain, replaceHostnames } from './hostnames.js';
 import { sellerWithHostnames, toSellerWire } from './wire.js';
 

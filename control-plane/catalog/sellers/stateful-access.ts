@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Seller } from '../../../generated/prisma/sqlite/client.js';
 import { putStatefulAccessInput, sellerId, statefulAccess } from '../../../shared/schemas/sellers.js';
 import { catalogReadProcedure, catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedSeller } from '../owned.js';
 import { changeCatalog } from '../change-catalog.js';
+import { ownedSeller } from '../owned.js';
 
 /**
  * The seller's account endpoint (spec: Seller account endpoint): the origin of the upstream base

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { seller, updateSellerInput } from '../../../shared/schemas/sellers.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedSeller } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedSeller } from '../owned.js';
 import { refuseHostnamesUnderPayDomain, replaceHostnames } from './hostnames.js';
 import { sellerWithHostnames, toSellerWire } from './wire.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { newId } from '../../../shared/ids.js';
 import { createServiceInput, service } from '../../../shared/schemas/services.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedSeller } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedSeller } from '../owned.js';
 import { toServiceWire } from './wire.js';
 
 export const createService = catalogWriteProcedure

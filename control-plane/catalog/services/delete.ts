@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { serviceId } from '../../../shared/schemas/services.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
 import { refuseWhileBuyersHoldPlans } from '../in-use.js';
 import { ownedService } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 
 /** Deletes a service with its meters, plans and prices, unless buyers hold accounts on its plans. */
 export const deleteService = catalogWriteProcedure

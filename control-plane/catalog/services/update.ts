@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { service, updateServiceInput } from '../../../shared/schemas/services.js';
-import { catalogWriteProcedure } from '../../trpc/procedures.js';
-import { ownedService } from '../owned.js';
-import { changeCatalog } from '../change-catalog.js';
 import { withUniqueCodes } from '../../db/constraints.js';
+import { catalogWriteProcedure } from '../../trpc/procedures.js';
+import { changeCatalog } from '../change-catalog.js';
+import { ownedService } from '../owned.js';
 import { toServiceWire } from './wire.js';
 
 export const updateService = catalogWriteProcedure

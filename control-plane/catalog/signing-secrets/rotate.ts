@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { createdSigningSecret } from '../../../shared/schemas/signing-secrets.js';
 import { sellerId } from '../../../shared/schemas/sellers.js';
+import { createdSigningSecret } from '../../../shared/schemas/signing-secrets.js';
 import { catalogWriteProcedure } from '../../trpc/procedures.js';
 import { ownedSeller } from '../owned.js';
 import { issueSigningSecret } from './issue.js';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '../../tokens.js';
 import { formatAuthParam, parseAuthChallenges } from './auth-params.js';
-import { base64urlEncode, canonicalJson, decodeBase64urlJson, failed, isDatetime, isPlainObject, parsed, type Parsed } from './encoding.js';
+import { base64urlEncode, canonicalJson, decodeBase64urlJson, failed, isDatetime, isPlainObject, type Parsed, parsed } from './encoding.js';
 
 /**
  * An MPP challenge: `WWW-Authenticate: Payment id="…", realm="…", method="…", intent="…",

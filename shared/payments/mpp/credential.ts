@@ -1,5 +1,5 @@
-import { challengeFromWire, challengeToWire, PAYMENT_SCHEME, type Challenge } from './challenge.js';
-import { base64urlEncode, decodeBase64urlJson, failed, isPlainObject, parsed, type Parsed } from './encoding.js';
+import { type Challenge, challengeFromWire, challengeToWire, PAYMENT_SCHEME } from './challenge.js';
+import { base64urlEncode, decodeBase64urlJson, failed, isPlainObject, type Parsed, parsed } from './encoding.js';
 
 /**
  * An MPP credential: base64url JSON `{ challenge, payload, source? }`, where `challenge` echoes the

@@ -1,7 +1,7 @@
-import { getAddress, isAddress, keccak256, stringToBytes, type Address, type Hex } from 'viem';
+import { type Address, getAddress, type Hex, isAddress, keccak256, stringToBytes } from 'viem';
 import { microsToTokenUnits } from '../../money.js';
 import type { Challenge } from './challenge.js';
-import { failed, isPlainObject, parsed, type Parsed } from './encoding.js';
+import { failed, isPlainObject, type Parsed, parsed } from './encoding.js';
 
 /**
  * The `evm` payment method's `charge` intent: the payer signs an EIP-3009

@@ -9,57 +9,57 @@
  * `serializeReceipt(createReceipt(…))` into `Payment-Receipt`.
  */
 
-export type { Parsed } from './encoding.js';
+export { bodyDigest, digestMatches } from './body-digest.js';
 export {
-  signChallenge,
-  expiresAfter,
-  isChallengeExpired,
-  parseChallenge,
-  parseChallenges,
-  serializeChallenge,
-  verifyChallengeId,
-  MAX_REQUEST_PARAM_LENGTH,
-  PAYMENT_SCHEME,
-  WWW_AUTHENTICATE_HEADER,
   type Challenge,
   type ChallengeFailure,
   type ChallengeFields,
+  expiresAfter,
+  isChallengeExpired,
+  MAX_REQUEST_PARAM_LENGTH,
+  PAYMENT_SCHEME,
+  parseChallenge,
+  parseChallenges,
+  serializeChallenge,
+  signChallenge,
+  verifyChallengeId,
+  WWW_AUTHENTICATE_HEADER,
 } from './challenge.js';
 export {
-  decodeCredential,
-  parseCredential,
-  readCredential,
-  serializeCredential,
   AUTHORIZATION_HEADER,
-  MAX_CREDENTIAL_LENGTH,
-  PAYMENT_AUTHORIZATION_HEADER,
   type Credential,
   type CredentialCarrier,
   type CredentialFailure,
   type CredentialLookup,
+  decodeCredential,
   type IncomingHeaders,
+  MAX_CREDENTIAL_LENGTH,
+  PAYMENT_AUTHORIZATION_HEADER,
+  parseCredential,
+  readCredential,
+  serializeCredential,
 } from './credential.js';
-export { bodyDigest, digestMatches } from './body-digest.js';
-export { paymentIdOf, paymentIdOpaque } from './opaque.js';
+export type { Parsed } from './encoding.js';
 export {
-  challengeNonce,
-  evmChargeRequest,
-  evmSource,
-  parseEvmAuthorizationPayload,
-  parseEvmChargeRequest,
   CHARGE_INTENT,
+  challengeNonce,
   EVM_METHOD,
   type EvmAuthorizationPayload,
   type EvmChargeRequest,
   type EvmChargeTerms,
   type EvmToken,
+  evmChargeRequest,
+  evmSource,
+  parseEvmAuthorizationPayload,
+  parseEvmChargeRequest,
 } from './evm-charge.js';
+export { paymentIdOf, paymentIdOpaque } from './opaque.js';
+export { createReceipt, PAYMENT_RECEIPT_HEADER, parseReceipt, type Receipt, type ReceiptFailure, serializeReceipt } from './receipt.js';
 export {
-  verifyEvmCharge,
-  evmChargeFailureReasons,
   type EvmChargeFailure,
+  evmChargeFailureReasons,
   type VerifiedEvmCharge,
   type VerifyOptions,
+  verifyEvmCharge,
 } from './verify.js';
 export { toExactPayment } from './x402-exact.js';
-export { createReceipt, parseReceipt, serializeReceipt, PAYMENT_RECEIPT_HEADER, type Receipt, type ReceiptFailure } from './receipt.js';

@@ -1,6 +1,6 @@
 import { isId } from '../../ids.js';
-import { base64urlEncode, canonicalJson, decodeBase64urlJson, isPlainObject } from './encoding.js';
 import type { Challenge } from './challenge.js';
+import { base64urlEncode, canonicalJson, decodeBase64urlJson, isPlainObject } from './encoding.js';
 
 /**
  * Where hub's payment attempt id (`apay_…`) travels: the challenge's `opaque` parameter, which the

@@ -1,4 +1,4 @@
-import { base64urlEncode, decodeBase64urlJson, failed, isDatetime, isPlainObject, parsed, type Parsed } from './encoding.js';
+import { base64urlEncode, decodeBase64urlJson, failed, isDatetime, isPlainObject, type Parsed, parsed } from './encoding.js';
 import { EVM_METHOD } from './evm-charge.js';
 
 /**

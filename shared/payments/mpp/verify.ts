@@ -1,17 +1,17 @@
-import { isAddress, isAddressEqual, type Address } from 'viem';
+import { type Address, isAddress, isAddressEqual } from 'viem';
 // Types only, erased at run time: `signed` must be exactly what settlement's signer recovery takes.
 import type { Eip712Domain, SignedAuthorization, TransferAuthorization } from '../eip3009.js';
-import { isChallengeExpired, verifyChallengeId, type Challenge } from './challenge.js';
+import { type Challenge, isChallengeExpired, verifyChallengeId } from './challenge.js';
 import type { Credential } from './credential.js';
-import { failed, parsed, type Parsed } from './encoding.js';
+import { failed, type Parsed, parsed } from './encoding.js';
 import {
-  challengeNonce,
   CHARGE_INTENT,
+  challengeNonce,
   EVM_METHOD,
-  parseEvmAuthorizationPayload,
-  parseEvmChargeRequest,
   type EvmAuthorizationPayload,
   type EvmChargeRequest,
+  parseEvmAuthorizationPayload,
+  parseEvmChargeRequest,
 } from './evm-charge.js';
 import { paymentIdOf } from './opaque.js';
 

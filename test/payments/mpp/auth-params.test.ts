@@ -1,6 +1,6 @@
-import t from 'tap';
 import fc from 'fast-check';
-import { formatAuthParam, parseAuthChallenges, MAX_AUTH_HEADER_LENGTH } from '../../../shared/payments/mpp/auth-params.js';
+import t from 'tap';
+import { formatAuthParam, MAX_AUTH_HEADER_LENGTH, parseAuthChallenges } from '../../../shared/payments/mpp/auth-params.js';
 
 t.test('a list of challenges, with params, token68 and bare schemes', async (t) => {
   const parsed = parseAuthChallenges(

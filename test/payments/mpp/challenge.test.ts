@@ -1,15 +1,15 @@
-import t from 'tap';
 import fc from 'fast-check';
 import { Challenge as MppxChallenge } from 'mppx';
+import t from 'tap';
 import {
-  signChallenge,
+  type Challenge,
   expiresAfter,
   isChallengeExpired,
   parseChallenge,
   parseChallenges,
   serializeChallenge,
+  signChallenge,
   verifyChallengeId,
-  type Challenge,
 } from '../../../shared/payments/mpp/index.js';
 import { issueChallenge, REALM, SECRET } from './fixtures.js';
 

@@ -1,13 +1,13 @@
-import t from 'tap';
 import fc from 'fast-check';
 import { Credential as MppxCredential } from 'mppx';
+import t from 'tap';
 import { base64urlEncode } from '../../../shared/payments/mpp/encoding.js';
 import {
+  type Credential,
   decodeCredential,
   parseCredential,
   readCredential,
   serializeCredential,
-  type Credential,
 } from '../../../shared/payments/mpp/index.js';
 import { newToken } from '../../../shared/tokens.js';
 import { issueChallenge, mppxCredential, newPayer } from './fixtures.js';

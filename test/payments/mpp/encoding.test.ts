@@ -1,6 +1,6 @@
-import t from 'tap';
 import fc from 'fast-check';
 import { PaymentRequest } from 'mppx';
+import t from 'tap';
 import { base64urlDecode, base64urlEncode, canonicalJson, decodeBase64urlJson, isDatetime } from '../../../shared/payments/mpp/encoding.js';
 
 t.test('base64url decodes what it encodes, and only the canonical spelling of it', async (t) => {

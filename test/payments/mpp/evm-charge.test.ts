@@ -1,12 +1,12 @@
-import t from 'tap';
 import fc from 'fast-check';
 import { evm as mppxEvm } from 'mppx';
+import t from 'tap';
 import {
   challengeNonce,
   evmChargeRequest,
   evmSource,
-  parseEvmAuthorizationPayload,
   parseCredential,
+  parseEvmAuthorizationPayload,
   parseEvmChargeRequest,
 } from '../../../shared/payments/mpp/index.js';
 import { CHAIN_ID, issueChallenge, mppxCredential, newPayer, PAYEE, TOKEN } from './fixtures.js';

@@ -4,13 +4,13 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { newId } from '../../../shared/ids.js';
 import {
   bodyDigest,
-  signChallenge,
-  evmChargeRequest,
-  expiresAfter,
-  paymentIdOpaque,
   type Challenge,
   type ChallengeFields,
   type EvmToken,
+  evmChargeRequest,
+  expiresAfter,
+  paymentIdOpaque,
+  signChallenge,
 } from '../../../shared/payments/mpp/index.js';
 
 /** Builders shared by the MPP tests: hub's side issues challenges, mppx's side pays them. */

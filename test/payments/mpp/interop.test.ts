@@ -1,10 +1,11 @@
-import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Receipt as MppxReceipt } from 'mppx';
-import { Mppx, evm } from 'mppx/client';
+import { evm, Mppx } from 'mppx/client';
+import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
 import { inlineSignerRecovery } from '../../../control-plane/facilitator/signer-recovery.js';
 import {
+  type CredentialCarrier,
   challengeNonce,
   createReceipt,
   digestMatches,
@@ -14,7 +15,6 @@ import {
   serializeReceipt,
   toExactPayment,
   verifyEvmCharge,
-  type CredentialCarrier,
 } from '../../../shared/payments/mpp/index.js';
 import { chainReader, startTestChain, tokenBalance } from '../../chain/helpers.js';
 import { localFacilitatorFor } from '../../settlement/local-facilitator-for.js';

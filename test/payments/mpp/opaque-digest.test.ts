@@ -1,6 +1,6 @@
-import t from 'tap';
 import { createHash } from 'node:crypto';
 import { Challenge as MppxChallenge } from 'mppx';
+import t from 'tap';
 import { newId } from '../../../shared/ids.js';
 import { base64urlEncode } from '../../../shared/payments/mpp/encoding.js';
 import { bodyDigest, digestMatches, paymentIdOf, paymentIdOpaque, serializeChallenge } from '../../../shared/payments/mpp/index.js';

@@ -1,6 +1,6 @@
-import t from 'tap';
 import fc from 'fast-check';
 import { Receipt as MppxReceipt } from 'mppx';
+import t from 'tap';
 import { base64urlEncode } from '../../../shared/payments/mpp/encoding.js';
 import { createReceipt, parseReceipt, serializeReceipt } from '../../../shared/payments/mpp/index.js';
 

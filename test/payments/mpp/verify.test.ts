@@ -1,20 +1,19 @@
 import t from 'tap';
 import { recoverTypedDataAddress } from 'viem';
 import { checkTerms, parseExactPayment } from '../../../control-plane/facilitator/exact-payment.js';
-import { loadRecoverer } from '../../../control-plane/facilitator/signer-recovery.js';
-import { recoverAuthorizationSigner, type SignedAuthorization } from '../../../control-plane/facilitator/signer-recovery.js';
-import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { loadRecoverer, recoverAuthorizationSigner, type SignedAuthorization } from '../../../control-plane/facilitator/signer-recovery.js';
 import { transferWithAuthorizationTypes } from '../../../control-plane/facilitator/transfer-authorization.js';
 import {
-  signChallenge,
-  evmChargeFailureReasons,
-  parseCredential,
-  toExactPayment,
-  verifyEvmCharge,
   type Challenge,
   type Credential,
   type EvmChargeFailure,
+  evmChargeFailureReasons,
+  parseCredential,
+  signChallenge,
+  toExactPayment,
+  verifyEvmCharge,
 } from '../../../shared/payments/mpp/index.js';
+import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { CHAIN_ID, issueChallenge, mppxCredential, newPayer, PAYEE, REALM, SECRET, TOKEN } from './fixtures.js';
 
 const payer = newPayer();
