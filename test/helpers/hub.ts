@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import pino from 'pino';
 import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { touchSeller } from '../../control-plane/catalog/touch-seller.js';
+import { touchSeller } from '../../control-plane/catalog/guards.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import { createProxy } from '../../proxy/create.js';
