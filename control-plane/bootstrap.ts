@@ -1,8 +1,7 @@
 import { newId } from '../shared/ids.js';
 import { SCOPES } from '../shared/scopes.js';
-import { createApiKey } from './auth/api-keys.js';
+import { createApiKey, createSession } from './auth/credentials.js';
 import { hashPassword } from './auth/password.js';
-import { createSession } from './auth/sessions.js';
 import type { Db } from './db/client.js';
 
 export type BootstrapResult = {

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import type { ApiKey } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
 import { apiKey, apiKeyId, createApiKeyInput, createdApiKey } from '../../shared/schemas/api-keys.js';
-import { createApiKey } from '../auth/api-keys.js';
-import { parseScopes } from '../auth/credentials.js';
+import { createApiKey, parseScopes } from '../auth/credentials.js';
 import { router } from '../trpc/init.js';
 import { adminProcedure, memberProcedure } from '../trpc/procedures.js';
 

@@ -1,10 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { bearerToken } from '../../shared/bearer.js';
 import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
 import { isScope, type Scope } from '../../shared/scopes.js';
-import { hashToken, tokenKind } from '../../shared/tokens.js';
+import { hashToken, KEY_PREFIX_LENGTH, newToken, tokenKind } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
-import { lastUsedIsStale, staleLastUsed } from './last-used.js';
+
+/**
+ * The management API's credentials, issued and checked in one place: API keys and dashboard
+ * sessions are created here (their tokens stored only as hashes), bearer tokens authenticated,
+ * and their last use recorded.
+ */
 
 /** Who is calling: an organization's API key, or a dashboard user's session. */
 export type ApiKeyCredential = { kind: 'apiKey'; id: string; organizationId: string; scopes: Scope[] };
@@ -47,4 +53,63 @@ async function sessionCredential(db: Db, token: string, now: Date): Promise<Sess
 export function parseScopes(scopesJson: string): Scope[] {
   const parsed: unknown = JSON.parse(scopesJson);
   return Array.isArray(parsed) ? parsed.filter(isScope) : [];
+}
+
+/** Creates an API key; the key itself is returned once and only its hash is kept. */
+export async function createApiKey(
+  db: Db,
+  input: { organizationId: string; name: string; scopes: readonly Scope[]; createdById?: string | null },
+) {
+  const key = newToken('apiKey');
+  const apiKey = await db.apiKey.create({
+    data: {
+      id: newId('apiKey'),
+      organizationId: input.organizationId,
+      createdById: input.createdById ?? null,
+      name: input.name,
+      keyPrefix: key.slice(0, KEY_PREFIX_LENGTH),
+      keyHash: hashToken(key),
+      scopesJson: JSON.stringify([...new Set(input.scopes)]),
+    },
+  });
+  return { key, apiKey };
+}
+
+export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Opens a dashboard session; returns the bearer token, which is stored only as a hash. */
+export async function createSession(db: Db, userId: string, currentOrganizationId: string | null) {
+  const token = newToken('session');
+  const session = await db.session.create({
+    data: {
+      id: newId('session'),
+      tokenHash: hashToken(token),
+      userId,
+      currentOrganizationId,
+      expiresAt: new Date(Date.now() + SESSION_LIFETIME_MS),
+    },
+  });
+  return { token, session };
+}
+
+/**
+ * `lastUsedAt` of API keys and sessions is kept current to the minute, not to the request: a
+ * credential used many times a second would otherwise cost a database write per request. The
+ * timestamp is rewritten only when it is older than this.
+ */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function lastUsedIsStale(lastUsedAt: Date | null, now: Date): boolean {
+  return lastUsedAt === null || now.getTime() - lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+}
+
+/**
+ * The `where` of the conditional update: it matches only while the stored value is still stale,
+ * so concurrent requests on several control-planes write it once between them.
+ */
+export function staleLastUsed(id: string, now: Date) {
+  return {
+    id,
+    OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }],
+  };
 }

@@ -1,5 +1,4 @@
 import { contract, type ParsedInput, type ProcedureName, type ProcedureOutput } from '../../shared/contract.js';
-import { sellerByHost } from '../catalog/seller-by-host.js';
 import type { RequestContext } from '../context.js';
 import { databaseIsReachable } from '../db/client.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
@@ -8,9 +7,8 @@ import { settlePaidRequest } from '../payments/settle.js';
 import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, completeRegistration, createRegistrationChallenge } from './agents.js';
 import { captureUsage } from './captured-usage.js';
-import { sellerManifest } from './manifest.js';
 import { recordRequests } from './request-records.js';
-import { sellersChangedSince } from './sellers-changed.js';
+import { sellerByHost, sellerManifest, sellersChangedSince } from './sellers.js';
 
 type Implementation<Name extends ProcedureName> = (ctx: RequestContext, input: ParsedInput<Name>) => Promise<ProcedureOutput<Name>>;
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { authorizeApiKey, authorizeSession } from '../../control-plane/auth/authorize.js';
 import type { ApiKeyCredential, SessionCredential } from '../../control-plane/auth/credentials.js';
-import { lastUsedIsStale } from '../../control-plane/auth/last-used.js';
+import { lastUsedIsStale } from '../../control-plane/auth/credentials.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { ApiError } from '../../shared/errors.js';
 

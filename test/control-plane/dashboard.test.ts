@@ -1,6 +1,6 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import t from 'tap';
-import { createSession } from '../../control-plane/auth/sessions.js';
+import { createSession } from '../../control-plane/auth/credentials.js';
 import { bootstrap } from '../../control-plane/bootstrap.js';
 import type { AppRouter } from '../../control-plane/router.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';

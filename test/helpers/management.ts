@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createApiKey } from '../../control-plane/auth/api-keys.js';
-import { createSession } from '../../control-plane/auth/sessions.js';
+import { createApiKey, createSession } from '../../control-plane/auth/credentials.js';
 import type { BootstrapResult } from '../../control-plane/bootstrap.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import { newId } from '../../shared/ids.js';

@@ -1,6 +1,5 @@
 import t from 'tap';
-import { createApiKey } from '../../control-plane/auth/api-keys.js';
-import { createSession } from '../../control-plane/auth/sessions.js';
+import { createApiKey, createSession } from '../../control-plane/auth/credentials.js';
 import { credentialCache } from '../../control-plane/usage/credential-cache.js';
 import type { Scope } from '../../shared/scopes.js';
 import { bindingsAndProviders, usageWorld } from './world.js';

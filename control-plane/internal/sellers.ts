@@ -1,0 +1,96 @@
+import type { PaySeller, SellerManifest } from '../../shared/contract.js';
+import { formatUsd } from '../../shared/money.js';
+import { normalizeHost, slugFromPayHost } from '../../shared/pay-host.js';
+import { openSecret } from '../../shared/secret-box.js';
+import type { Db } from '../db/client.js';
+
+/**
+ * What the proxy reads about sellers: the seller a pay host names (with its signing secrets
+ * opened), the pay URL's manifest, and which sellers changed since the proxy last looked.
+ */
+
+/** The seller a pay host names: `{slug}.{payDomain}` first, then the custom hostnames. */
+export async function sellerByHost(db: Db, masterKey: Buffer, payDomain: string, hostHeader: string): Promise<PaySeller | null> {
+  const host = normalizeHost(hostHeader);
+  if (!host) return null;
+  const slug = slugFromPayHost(host, payDomain);
+  const sellerId = slug
+    ? (await db.seller.findUnique({ where: { slug }, select: { id: true } }))?.id
+    : (await db.sellerHostname.findUnique({ where: { hostname: host }, select: { sellerId: true } }))?.sellerId;
+  return sellerId ? paySeller(db, masterKey, sellerId) : null;
+}
+
+export async function paySeller(db: Db, masterKey: Buffer, sellerId: string): Promise<PaySeller | null> {
+  const seller = await db.seller.findUnique({
+    where: { id: sellerId },
+    include: {
+      hostnames: { select: { hostname: true } },
+      signingSecrets: { where: { status: 'active' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+    },
+  });
+  if (!seller) return null;
+  return {
+    id: seller.id,
+    organizationId: seller.organizationId,
+    slug: seller.slug,
+    name: seller.name,
+    upstreamBaseUrl: seller.upstreamBaseUrl,
+    sandbox: seller.sandbox,
+    hostnames: seller.hostnames.map((h) => h.hostname),
+    signingSecrets: seller.signingSecrets.map((s) => ({ kid: s.id, secret: openSecret(masterKey, s.encryptedSecret) })),
+    updatedAt: seller.updatedAt.toISOString(),
+  };
+}
+
+/** `GET /manifest.json` on the pay URL: the seller's plans with their per-meter prices. */
+export async function sellerManifest(db: Db, sellerId: string): Promise<SellerManifest | null> {
+  const seller = await db.seller.findUnique({
+    where: { id: sellerId },
+    include: {
+      services: {
+        orderBy: { slug: 'asc' },
+        include: { plans: { orderBy: { slug: 'asc' }, include: { prices: { include: { meter: true }, orderBy: { createdAt: 'asc' } } } } },
+      },
+    },
+  });
+  if (!seller) return null;
+  return {
+    seller: { id: seller.id, slug: seller.slug, name: seller.name },
+    plans: seller.services.flatMap((service) =>
+      service.plans.map((plan) => ({
+        id: plan.id,
+        slug: plan.slug,
+        name: plan.name,
+        serviceSlug: service.slug,
+        billingMode: plan.billingMode,
+        interval: plan.interval,
+        // Pay-as-you-go plans are paid per call, never bought (payg_not_purchasable).
+        purchasable: plan.billingMode !== 'payg',
+        basePriceUsd: formatUsd(plan.basePriceMicros),
+        includedCreditUsd: formatUsd(plan.includedCreditMicros),
+        minimumPurchaseUsd: formatUsd(plan.minimumPurchaseMicros),
+        prices: plan.prices.map((p) => ({
+          meterSlug: p.meter.key,
+          unit: p.meter.unit,
+          priceUsd: formatUsd(p.priceMicros),
+          unitSize: p.unitSize,
+          includedUnits: p.includedUnits,
+          defaultMaxQuantity: p.defaultMaxQuantity,
+        })),
+      })),
+    ),
+  };
+}
+
+/**
+ * Sellers whose catalog changed at or after `since` (ISO time). The proxy polls this to drop
+ * stale cache entries; `now` is the control-plane's clock, to pass back as the next `since`
+ * (a small overlap keeps a write committed during the query from being missed).
+ */
+export async function sellersChangedSince(db: Db, since: string | null): Promise<{ now: string; sellerIds: string[] }> {
+  const now = new Date();
+  if (!since) return { now: now.toISOString(), sellerIds: [] };
+  const from = new Date(new Date(since).getTime() - 2_000);
+  const rows = await db.seller.findMany({ where: { updatedAt: { gte: from } }, select: { id: true } });
+  return { now: now.toISOString(), sellerIds: rows.map((r) => r.id) };
+}
