@@ -18,7 +18,7 @@ import { listen } from '../runtime/http-server.js';
 import { withHubSignature } from '../sdk/node.js';
 import { paymentRequiredBody } from '../sdk/payment-required.js';
 import type { PaymentRequirements } from '../shared/payments/x402-wire.js';
-import { startTestChain } from '../test/chain/helpers.js';
+import { startTestChain } from '../test/helpers/chain.js';
 import { payRequest, startTestHub } from '../test/helpers/hub.js';
 import { teardownRegistry } from './lib/teardown.js';
 

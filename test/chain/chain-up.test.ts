@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createPublicClient, http } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
-import { alive } from './helpers.js';
+import { alive } from '../helpers/chain.js';
 
 t.setTimeout(90_000);
 

@@ -14,7 +14,7 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { domainSeparator, eip3009Abi, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
-import { chainReader, startTestChain, tokenBalance } from './helpers.js';
+import { chainReader, startTestChain, tokenBalance } from '../helpers/chain.js';
 
 /** HubUSD's EIP-3009 behaviour, called directly on anvil the way any facilitator would call it. */
 

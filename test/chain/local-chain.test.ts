@@ -5,7 +5,7 @@ import { type AbiFunction, toFunctionSignature } from 'viem';
 import { compileContract } from '../../chain/compile.js';
 import { deploymentFromJson, deploymentToJson } from '../../chain/deployment.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
-import { alive, chainReader, startTestChain, tokenBalance } from './helpers.js';
+import { alive, chainReader, startTestChain, tokenBalance } from '../helpers/chain.js';
 
 t.setTimeout(90_000);
 

@@ -8,9 +8,9 @@ import { closeServer } from '../../runtime/http-server.js';
 import { MemoryAccountStore, parseUsageHeader } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
-import { ids, laterWrite, originalWrite } from '../sdk/account-fixtures.js';
-import { startFakeUsageApi } from '../sdk/fake-usage-api.js';
-import { kid, onLoopback, type SignedRequest, secret, secrets, send, signFor } from '../sdk/signed-request.js';
+import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
+import { startFakeUsageApi } from '../helpers/fake-usage-api.js';
+import { kid, onLoopback, type SignedRequest, secret, secrets, send, signFor } from '../helpers/signed-request.js';
 
 // The reference seller (examples/seller) against a fake of hub's usage API on loopback.
 // spec: Bodies the seller's API returns to the service; Headers on proxied requests; Seller account endpoint.

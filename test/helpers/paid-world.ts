@@ -8,7 +8,7 @@ import { closeServer, listen } from '../../runtime/http-server.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
 import { paymentRequiredBody } from '../../sdk/payment-required.js';
-import { startTestChain } from '../chain/helpers.js';
+import { startTestChain } from './chain.js';
 import { startTestHub } from './hub.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };

@@ -64,7 +64,7 @@ for (const provider of testProviders()) {
       t.not(seen.headers['hub-request-id'], 'hubreq_spoofed');
       t.notOk(seen.headers['hub-sandbox']);
       // x-payment, payment-signature and payment-authorization are read as payments (a junk one is a
-      // 400, a valid one consumed): test/payments/*-paid-call.test.ts check they never reach the seller.
+      // 400, a valid one consumed): test/proxy/payments/*-paid-call.test.ts check they never reach the seller.
       for (const h of ['x-hub-anything', 'payment']) t.notOk(seen.headers[h], `${h} stripped`);
       t.notOk(seen.headers.authorization, 'the agent token is consumed, not forwarded');
       t.equal(seen.headers['x-custom'], 'kept');

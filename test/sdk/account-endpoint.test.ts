@@ -16,8 +16,8 @@ import {
 } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
-import { ids, laterWrite, originalWrite } from './account-fixtures.js';
-import { kid, nowSeconds, onLoopback, type SignedRequest, secrets, send } from './signed-request.js';
+import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
+import { kid, nowSeconds, onLoopback, type SignedRequest, secrets, send } from '../helpers/signed-request.js';
 
 // spec: Seller account endpoint (pre-handler checks, write handling rules, write and mint replies),
 // States and transitions, Account-route signature.

@@ -15,7 +15,7 @@ import {
   SqliteAccountStore,
 } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
-import { ids, laterWrite, originalWrite } from './account-fixtures.js';
+import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
 
 // The store contract (sdk/account/store.ts) for both implementations; the buyer-id release rule of
 // spec: Headers on proxied requests › Identity combinations.

@@ -9,7 +9,7 @@ import {
   setUsageHeader,
   usageHeaderValue,
 } from '../../sdk/index.js';
-import { onLoopback, send } from './signed-request.js';
+import { onLoopback, send } from '../helpers/signed-request.js';
 
 // spec: Bodies the seller's API returns to the service (402 payment_required); Headers on proxied
 // requests › hub-usage; Limits › Usage quantity.

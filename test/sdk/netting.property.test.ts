@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { type Account, type AccountWrite, applyAccountWrite, parseAccountWrite, parseMintRequest, spendCredit } from '../../sdk/index.js';
 import { MAX_MICROS } from '../../shared/money.js';
-import { ids, laterWrite, originalWrite } from './account-fixtures.js';
+import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
 
 // spec: Account write handling rules 1–4. Writes describe how the account should look; applying
 // the newest version seen always leaves the account correct; money in integer micro-USD.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { createUsageClient, UsageApiError } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
-import { startFakeUsageApi } from './fake-usage-api.js';
+import { startFakeUsageApi } from '../helpers/fake-usage-api.js';
 
 // spec: Endpoints › Usage check, Usage report; Errors › Usage endpoints; Authentication › API key bearer.
 const apiKey = newToken('apiKey');

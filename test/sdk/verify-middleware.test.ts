@@ -6,7 +6,7 @@ import { closeServer } from '../../runtime/http-server.js';
 import { hubExpress, hubFastify, hubIdentity, sendJson, type VerifyOptions, withHubSignature } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
-import { kid, nowSeconds, onLoopback, secrets, send } from './signed-request.js';
+import { kid, nowSeconds, onLoopback, secrets, send } from '../helpers/signed-request.js';
 
 // spec: Authentication › Request signature; Headers on proxied requests; Bodies the seller's API
 // returns to the service (401 invalid_zeroclick_signature before any other work).

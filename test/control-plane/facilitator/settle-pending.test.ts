@@ -1,0 +1,114 @@
+import t from 'tap';
+import type { LocalFacilitatorConfig } from '../../../control-plane/facilitator/local-facilitator.js';
+import { chainReader, startTestChain, tokenBalance } from '../../helpers/chain.js';
+import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
+import { startRpcFaultProxy } from '../../helpers/rpc-fault-proxy.js';
+import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
+
+/**
+ * Settlements whose outcome the facilitator cannot see: they are pending with the transaction
+ * hash, never failed, and settling the same payment again finishes them without paying twice.
+ */
+
+t.setTimeout(120_000);
+
+const chain = await startTestChain(t);
+const proxy = await startRpcFaultProxy(t, chain.rpcUrl);
+const payerKey = chain.accounts[2]!.privateKey;
+const payer = chain.accounts[2]!.address;
+const payee = chain.accounts[3]!.address;
+
+/** Short timeouts, so a lost answer turns into a pending settlement quickly. */
+function facilitatorVia(rpcUrl: string, extra: Partial<LocalFacilitatorConfig> = {}) {
+  return localFacilitatorFor(t, chain, { rpcUrl, rpcTimeoutMs: 500, receiptTimeoutMs: 1_000, ...extra });
+}
+
+/** A fresh $0.01 payment from the payer to the payee. */
+async function newPayment() {
+  const requirements = requirementsFor(chain, payee);
+  return { requirements, payment: await signPayment(chain, payerKey, requirements) };
+}
+
+t.beforeEach(() => proxy.faults.clear());
+
+t.test('a broadcast whose answer is lost is pending with its hash, and settling again confirms it', async (t) => {
+  const facilitator = facilitatorVia(proxy.url);
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payee);
+
+  proxy.faults.set('eth_sendRawTransaction', 'swallow');
+  const pending = await facilitator.settle(payment, requirements);
+  t.match(pending, { status: 'pending', network: chain.network, payer, transaction: /^0x[0-9a-f]{64}$/ });
+  if (pending.status !== 'pending' || !pending.transaction) return;
+
+  const receipt = await chainReader(chain).getTransactionReceipt({ hash: pending.transaction });
+  t.equal(receipt.status, 'success', 'the transfer did reach the chain, under the hash reported');
+  t.equal(await tokenBalance(chain, payee), before + 10_000n);
+
+  proxy.faults.clear();
+  t.same(await facilitator.settle(payment, requirements), {
+    status: 'settled',
+    transaction: pending.transaction,
+    network: chain.network,
+    payer,
+    amount: '10000',
+  });
+  t.equal(await tokenBalance(chain, payee), before + 10_000n, 'paid once');
+});
+
+t.test('a receipt that does not come in time is pending; a new facilitator finds the settlement on chain', async (t) => {
+  const facilitator = facilitatorVia(proxy.url);
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payee);
+
+  proxy.faults.set('eth_getTransactionReceipt', 'swallow');
+  const pending = await facilitator.settle(payment, requirements);
+  t.match(pending, { status: 'pending', transaction: /^0x/ });
+
+  // As after a restart: no memory of the broadcast, only the chain.
+  const restarted = facilitatorVia(chain.rpcUrl);
+  const settled = await restarted.settle(payment, requirements);
+  t.match(settled, { status: 'settled', alreadySettled: true, transaction: pending.status === 'pending' ? pending.transaction : '' });
+  t.equal(await tokenBalance(chain, payee), before + 10_000n, 'paid once');
+});
+
+t.test('a broadcast that never arrived is sent again by the next settle of the same payment', async (t) => {
+  const facilitator = facilitatorVia(proxy.url);
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payee);
+
+  proxy.faults.set('eth_sendRawTransaction', 'drop');
+  const pending = await facilitator.settle(payment, requirements);
+  t.match(pending, { status: 'pending', transaction: /^0x/ });
+  t.equal(await tokenBalance(chain, payee), before, 'nothing reached the chain');
+
+  proxy.faults.clear();
+  t.match(await facilitator.settle(payment, requirements), {
+    status: 'settled',
+    transaction: pending.status === 'pending' ? pending.transaction : '',
+  });
+  t.equal(await tokenBalance(chain, payee), before + 10_000n, 'paid once');
+});
+
+t.test('a broadcast that never arrived fails once the authorization has lapsed, and the settler goes on', async (t) => {
+  let clock = Date.now();
+  const facilitator = facilitatorVia(proxy.url, { now: () => clock });
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payer);
+
+  proxy.faults.set('eth_sendRawTransaction', 'drop');
+  const pending = await facilitator.settle(payment, requirements);
+  t.match(pending, { status: 'pending', transaction: /^0x/ });
+  t.match(await facilitator.settle(payment, requirements), { status: 'pending' }, 'still unknown while the authorization is valid');
+
+  clock += 120_000;
+  t.match(await facilitator.settle(payment, requirements), { status: 'failed', reason: 'authorization_expired' });
+  t.equal(await tokenBalance(chain, payer), before, 'nothing moved');
+
+  // The dropped transaction took a nonce the chain never saw; the next payment must not queue behind it.
+  proxy.faults.clear();
+  clock = Date.now();
+  const next = await newPayment();
+  t.match(await facilitator.settle(next.payment, next.requirements), { status: 'settled' });
+  t.equal(await tokenBalance(chain, payer), before - 10_000n);
+});

@@ -1,0 +1,122 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { affordable, bill, costItem, mergeItems, type PriceTerms } from '../../../control-plane/usage/pricing.js';
+
+// The cost rules of docs/decisions.md › Usage, as properties of the pure arithmetic that both the
+// check and the report use. All amounts are bigint micro-USD.
+
+const MAX_QUANTITY = 2_147_483_647n;
+const quantity = fc.bigInt({ min: 0n, max: MAX_QUANTITY });
+const terms: fc.Arbitrary<PriceTerms> = fc.record({
+  priceMicros: fc.bigInt({ min: 0n, max: 10_000_000n }),
+  unitSize: fc.bigInt({ min: 1n, max: 1_000_000n }),
+  includedUnits: fc.bigInt({ min: 0n, max: MAX_QUANTITY }),
+});
+
+t.test('rule 1: included units first, never more than are left, never more than asked', async (t) => {
+  fc.assert(
+    fc.property(quantity, terms, quantity, (q, price, used) => {
+      const { includedUnits } = costItem(q, price, used);
+      const left = price.includedUnits > used ? price.includedUnits - used : 0n;
+      return includedUnits >= 0n && includedUnits <= q && includedUnits <= left && (includedUnits === q || includedUnits === left);
+    }),
+  );
+  t.pass('holds');
+});
+
+t.test('rule 2: the rest costs the price of every started unit block, exactly', async (t) => {
+  fc.assert(
+    fc.property(quantity, terms, quantity, (q, price, used) => {
+      const { includedUnits, costMicros } = costItem(q, price, used);
+      const billed = q - includedUnits;
+      if (price.priceMicros === 0n) return costMicros === 0n;
+      // A whole number of blocks: enough to hold every billed unit, and not one block more.
+      if (costMicros % price.priceMicros !== 0n) return false;
+      const blocks = costMicros / price.priceMicros;
+      return billed === 0n ? blocks === 0n : blocks * price.unitSize >= billed && (blocks - 1n) * price.unitSize < billed;
+    }),
+  );
+  t.equal(
+    costItem(3n, { priceMicros: 10_000n, unitSize: 10n, includedUnits: 0n }, 0n).costMicros,
+    10_000n,
+    '3 calls at $0.01 per 10 cost $0.01',
+  );
+  t.equal(
+    costItem(1_001n, { priceMicros: 2_000n, unitSize: 1_000n, includedUnits: 0n }, 0n).costMicros,
+    4_000n,
+    '1,001 tokens are two blocks',
+  );
+  t.equal(costItem(12n, { priceMicros: 1_000n, unitSize: 1n, includedUnits: 10n }, 0n).costMicros, 2_000n, 'two beyond the ten included');
+});
+
+t.test('costs never fall when more is used, and never rise when more is included', async (t) => {
+  fc.assert(
+    fc.property(quantity, quantity, terms, quantity, (a, b, price, used) => {
+      const [less, more] = a <= b ? [a, b] : [b, a];
+      const moreIncluded = { ...price, includedUnits: price.includedUnits + 1n };
+      return (
+        costItem(less, price, used).costMicros <= costItem(more, price, used).costMicros &&
+        costItem(more, moreIncluded, used).costMicros <= costItem(more, price, used).costMicros
+      );
+    }),
+  );
+  t.pass('holds');
+});
+
+t.test('rule 3: a sequence of draws against one access never overspends credit or included units', async (t) => {
+  fc.assert(
+    fc.property(
+      terms,
+      fc.bigInt({ min: 0n, max: 100_000_000n }),
+      fc.boolean(),
+      fc.array(fc.bigInt({ min: 0n, max: 100_000n }), { maxLength: 40 }),
+      (price, granted, hasCredit, draws) => {
+        let balance = hasCredit ? granted : 0n;
+        let used = 0n;
+        let spent = 0n;
+        for (const q of draws) {
+          const priced = bill([{ quantity: q, terms: price, includedUsed: used }]);
+          if (!affordable(priced, hasCredit ? balance : null)) continue;
+          balance -= priced.costMicros;
+          spent += priced.costMicros;
+          used += priced.items[0]!.includedUnits;
+          if (balance < 0n || used > price.includedUnits) return false;
+        }
+        return hasCredit ? spent + balance === granted : spent === 0n;
+      },
+    ),
+  );
+  t.pass('holds');
+});
+
+t.test('a bill is the sum of its items; items of one meter merge into their sum', async (t) => {
+  const item = fc.record({ meterSlug: fc.constantFrom('a', 'b', 'c'), quantity: fc.bigInt({ min: 0n, max: 1_000_000n }) });
+  fc.assert(
+    fc.property(fc.array(item, { maxLength: 20 }), (items) => {
+      const merged = mergeItems(items);
+      const total = (list: typeof items, slug: string) => list.filter((i) => i.meterSlug === slug).reduce((s, i) => s + i.quantity, 0n);
+      return (
+        new Set(merged.map((i) => i.meterSlug)).size === merged.length &&
+        ['a', 'b', 'c'].every((slug) => total(items, slug) === total(merged, slug))
+      );
+    }),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.tuple(quantity, terms, quantity), { maxLength: 10 }), (rows) => {
+      const priced = bill(rows.map(([q, price, used]) => ({ quantity: q, terms: price, includedUsed: used })));
+      return priced.costMicros === priced.items.reduce((s, i) => s + i.costMicros, 0n);
+    }),
+  );
+  t.pass('holds');
+});
+
+t.test('free mode: allowed only when included units cover everything that has a price', async (t) => {
+  fc.assert(
+    fc.property(quantity, terms, quantity, (q, price, used) => {
+      const priced = bill([{ quantity: q, terms: price, includedUsed: used }]);
+      const covered = priced.items[0]!.includedUnits === q;
+      return affordable(priced, null) === (covered || price.priceMicros === 0n);
+    }),
+  );
+  t.pass('holds');
+});

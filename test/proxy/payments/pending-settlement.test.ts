@@ -1,0 +1,51 @@
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import t from 'tap';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Facilitator } from '../../../control-plane/facilitator/facilitator.js';
+import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+
+/** Answers the first `n` settles "pending" without submitting anything, as a timed-out RPC would. */
+function pendingFirst(n: number) {
+  let left = n;
+  return (inner: Facilitator): Facilitator => ({
+    verify: (p, r) => inner.verify(p, r),
+    supported: () => inner.supported(),
+    settle: async (p, r) => {
+      if (left-- > 0) return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: outcome unknown' };
+      return inner.settle(p, r);
+    },
+  });
+}
+
+t.test('a settlement with an unknown outcome answers settling, is finished later, and charges once', async (t) => {
+  const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: pendingFirst(1) });
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
+  client.setSpendControls({ allowedAssets: true });
+  const before = await tokenBalance(chain, payTo);
+
+  const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=pending'));
+  t.equal(res.status, 200, 'the seller’s response is delivered');
+  t.same(
+    JSON.parse(res.headers.get('hub-billing') ?? '{}'),
+    { status: 'settling', remainderHandling: null, settleTransactionHash: null },
+    'amounts are withheld while settling',
+  );
+  t.equal(res.headers.get('hub-usage-error'), null, 'an unknown outcome is not a failure');
+  const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=pending' } });
+  t.equal(attempt.status, 'settling');
+  t.equal(await tokenBalance(chain, payTo), before, 'nothing moved yet');
+
+  t.equal(await finishPendingSettlements(db, rail, 0), 1, 'the pending settlement is finished');
+  const settled = await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } });
+  t.equal(settled.status, 'settled');
+  t.match(settled.settleTxHash, /^0x[0-9a-f]{64}$/);
+  t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
+
+  t.equal(await finishPendingSettlements(db, rail, 0), 0, 'nothing is left to finish');
+  t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never charged twice');
+});

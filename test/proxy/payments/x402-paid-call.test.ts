@@ -1,0 +1,245 @@
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import t from 'tap';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { signPayment } from '../../helpers/sign-payment.js';
+
+const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
+
+for (const provider of testProviders()) {
+  t.test(`x402 pay per call on ${provider}`, async (t) => {
+    const { chain, db, payTo, payerKey, served, paymentHeadersSeen, url } = await startPaidWorld(t, provider);
+    const payer = privateKeyToAccount(payerKey);
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls({ allowedAssets: true });
+    const payingFetch = wrapFetchWithPayment(fetch, client);
+
+    /** An unpaid call: the agent-facing 402 and the requirements it carries. */
+    const challenge = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(url(path), init);
+      const body = (await res.json()) as Record<string, unknown> & { accepts: PaymentRequirements[] };
+      return { res, body, requirements: body.accepts[0]! };
+    };
+    const paidRetry = (path: string, payment: unknown, init: RequestInit = {}) =>
+      fetch(url(path), { ...init, headers: { ...(init.headers as Record<string, string>), 'payment-signature': b64json(payment) } });
+
+    await t.test('the challenge: priced body, x402 header, nothing of the seller’s 402', async (t) => {
+      const { res, body } = await challenge('/search?q=1');
+      t.equal(res.status, 402);
+      t.match(body, {
+        error: 'payment_required',
+        reason: 'absent',
+        zcRequestId: /^hubreq_/,
+        serviceSlug: 'search',
+        usage: [{ meterSlug: 'calls', quantity: 1 }],
+        plan: { id: `pln_${'s'.repeat(24)}`, slug: 'per-call', billingMode: 'payg' },
+        payment: { id: /^apay_/, amountUsd: '0.010000' },
+        protocols: {
+          x402: { x402Version: 2, network: chain.network, scheme: 'exact', amount: '10000', asset: chain.token.address },
+          mpp: { challengeId: /^[A-Za-z0-9_-]+$/, method: 'evm', intent: 'charge' },
+        },
+        x402Version: 2,
+        resource: { url: url('/search?q=1') },
+        accepts: [
+          {
+            scheme: 'exact',
+            network: chain.network,
+            amount: '10000',
+            payTo,
+            extra: { name: chain.token.name, version: chain.token.version },
+          },
+        ],
+      });
+      t.notOk('rail' in (body.payment as object), 'rail and network are omitted on anonymous challenges');
+      const header = fromB64(res.headers.get('payment-required'));
+      t.match(header, { x402Version: 2, accepts: body.accepts });
+      t.match(
+        res.headers.get('www-authenticate'),
+        /^Payment id="[^"]+", realm="acme\.pay\.localhost", method="evm", intent="charge", request="/,
+      );
+    });
+
+    await t.test('usage no pay-as-you-go plan prices is a 409, and a ceiling price without a rail for it a 503', async (t) => {
+      const servedBefore = served.length;
+      const unpriced = await fetch(url('/unpriced'));
+      t.equal(unpriced.status, 409);
+      t.match(await unpriced.json(), { error: 'usage_not_priced', reason: /does not price the meter "storage"/ });
+      const ceiling = await fetch(url('/ceiling'));
+      t.equal(ceiling.status, 503);
+      t.same(await ceiling.json(), { error: 'capped_pricing_unavailable' });
+      t.equal(served.length, servedBefore, 'nothing was served');
+    });
+
+    await t.test('the unmodified x402 client pays; the seller’s response arrives with billing headers; tokens move', async (t) => {
+      const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
+      const res = await payingFetch(url('/search?q=paid'));
+      t.equal(res.status, 200);
+      t.match(await res.json(), { results: ['a', 'b'], agent: /^agt_/ });
+      const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
+      t.match(billing, {
+        status: 'settled',
+        authorizedUsd: '0.010000',
+        chargedUsd: '0.010000',
+        remainderUsd: '0.000000',
+        settleTransactionHash: /^0x[0-9a-f]{64}$/,
+      });
+      t.match(fromB64(res.headers.get('payment-response')), {
+        success: true,
+        transaction: billing.settleTransactionHash,
+        network: chain.network,
+        payer: payer.address.toLowerCase(),
+      });
+      t.equal(res.headers.get('hub-usage'), null);
+      t.equal(await tokenBalance(chain, payer.address), before.payer - 10_000n, 'the payer paid 0.01');
+      t.equal(await tokenBalance(chain, payTo), before.payTo + 10_000n, 'the seller was paid 0.01');
+      t.same(paymentHeadersSeen, [], 'payment proofs never reach the seller');
+    });
+
+    await t.test('replay, mismatch and concurrency: exactly one forward and one settlement per payment', async (t) => {
+      const { requirements } = await challenge('/search?q=race', { method: 'POST', body: '{"a":1}' });
+      const payment = await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/search?q=race') },
+        accepts: [requirements],
+      } as never);
+      const mismatch = await paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":2}' });
+      t.equal(mismatch.status, 409);
+      t.same(await mismatch.json(), { error: 'payment_request_mismatch' });
+      const wrongPath = await paidRetry('/search?q=other', payment, { method: 'POST', body: '{"a":1}' });
+      t.same(await wrongPath.json(), { error: 'payment_request_mismatch' });
+
+      const before = await tokenBalance(chain, payTo);
+      const servedBefore = served.length;
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":1}' }).then(async (r) => ({
+            status: r.status,
+            body: (await r.json()) as { error?: string },
+          })),
+        ),
+      );
+      const ok = answers.filter((a) => a.status === 200);
+      t.equal(ok.length, 1, 'exactly one retry is forwarded');
+      for (const a of answers.filter((a) => a.status !== 200)) {
+        t.equal(a.status, 409);
+        t.ok(['payment_request_in_flight', 'payment_request_already_completed'].includes(a.body.error ?? ''), String(a.body.error));
+      }
+      t.equal(served.length - servedBefore, 1, 'the seller served it once');
+      t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'settled once');
+      const late = await paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":1}' });
+      t.same(await late.json(), { error: 'payment_request_already_completed' });
+    });
+
+    await t.test('a payment signed for another challenge cannot pay this one (replay store)', async (t) => {
+      const first = await challenge('/search?q=r1');
+      const payment = await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/search?q=r1') },
+        accepts: [first.requirements],
+      } as never);
+      t.equal((await paidRetry('/search?q=r1', payment)).status, 200);
+      const second = await challenge('/search?q=r1');
+      const replay = { ...payment, accepted: second.requirements };
+      const res = await paidRetry('/search?q=r1', replay);
+      t.equal(res.status, 409);
+      t.same(await res.json(), { error: 'payment_request_already_completed' });
+    });
+
+    await t.test('bad payments are refused with their reason and nothing is forwarded', async (t) => {
+      const servedBefore = served.length;
+      const cases: [string, (r: PaymentRequirements) => Promise<unknown>, string][] = [
+        ['tampered amount', (r) => signPayment(chain, payerKey, r, { tamper: { value: '1' } }), 'amount_mismatch'],
+        ['tampered nonce', (r) => signPayment(chain, payerKey, r, { tamper: { nonce: `0x${'11'.repeat(32)}` } }), 'invalid_signature'],
+        ['underpaid', (r) => signPayment(chain, payerKey, r, { authorization: { value: 1n } }), 'amount_mismatch'],
+        ['wrong payee', (r) => signPayment(chain, payerKey, r, { authorization: { to: payer.address } }), 'wrong_payee'],
+        [
+          'expired',
+          (r) => signPayment(chain, payerKey, r, { authorization: { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) } }),
+          'authorization_expired',
+        ],
+      ];
+      for (const [name, make, reason] of cases) {
+        const { requirements } = await challenge('/search?q=bad');
+        const payment = (await make(requirements)) as Record<string, unknown>;
+        const res = await paidRetry('/search?q=bad', { ...payment, accepted: requirements });
+        t.equal(res.status, 402, name);
+        t.match(await res.json(), { error: 'payment_required', reason: 'settlement_failed', settlementReason: new RegExp(reason) }, name);
+      }
+      t.equal(served.length, servedBefore, 'the seller never saw them');
+    });
+
+    await t.test('malformed payment headers are a clear 400, never a 500', async (t) => {
+      const headers = [
+        'not base64 !!',
+        b64json({ x402Version: 2 }),
+        b64json({ x402Version: 2, accepted: { scheme: 'exact' }, payload: {} }),
+        Buffer.from('{').toString('base64'),
+      ];
+      for (const header of headers) {
+        const res = await fetch(url('/search'), { headers: { 'payment-signature': header } });
+        t.equal(res.status, 400, String(header).slice(0, 20));
+        t.match(await res.json(), { error: 'invalid_request', reason: /Malformed payment header/ });
+      }
+      const unknown = await fetch(url('/search'), {
+        headers: {
+          'x-payment': b64json({
+            x402Version: 2,
+            accepted: {
+              scheme: 'exact',
+              network: chain.network,
+              asset: chain.token.address,
+              amount: '1',
+              payTo,
+              maxTimeoutSeconds: 60,
+              extra: { paymentId: `apay_${'z'.repeat(24)}` },
+            },
+            payload: {},
+          }),
+        },
+      });
+      t.equal(unknown.status, 402);
+      t.match(await unknown.json(), { reason: 'settlement_failed', settlementReason: 'unknown_payment' });
+    });
+
+    await t.test('an upstream 500 after payment charges nothing', async (t) => {
+      const before = await tokenBalance(chain, payer.address);
+      const res = await payingFetch(url('/broken'));
+      t.equal(res.status, 500, 'the seller’s own answer reaches the agent');
+      t.same(await res.json(), { error: 'boom' });
+      t.equal(res.headers.get('hub-billing'), null);
+      t.equal(res.headers.get('payment-response'), null);
+      t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
+      const attempt = await db.paymentAttempt.findFirst({ where: { pathAndQuery: '/broken' }, orderBy: { createdAt: 'desc' } });
+      t.equal(attempt?.status, 'released');
+    });
+
+    await t.test('usage reported beyond the authorization settles at the cap and says so', async (t) => {
+      const res = await payingFetch(url('/over'));
+      t.equal(res.status, 200);
+      t.same(JSON.parse(res.headers.get('hub-usage-adjusted') ?? 'null'), [
+        { meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 },
+      ]);
+      t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settled', chargedUsd: '0.010000' });
+    });
+
+    await t.test('an identity challenge is a zero-amount proof: no charge, no receipt', async (t) => {
+      const { res, body } = await challenge('/identity');
+      t.equal(res.status, 402);
+      t.match(body, { usage: [], payment: { amountUsd: '0.000000' }, accepts: [{ amount: '0' }] });
+      const before = await tokenBalance(chain, payer.address);
+      const paid = await payingFetch(url('/identity'));
+      t.equal(paid.status, 200);
+      t.match(await paid.json(), { agent: /^agt_/ });
+      t.equal(paid.headers.get('hub-billing'), null);
+      t.equal(paid.headers.get('payment-response'), null, 'identity-only responses carry no receipt');
+      t.equal(await tokenBalance(chain, payer.address), before);
+    });
+  });
+}
