@@ -18,6 +18,7 @@ import { listen } from '../runtime/http-server.js';
 import { withHubSignature } from '../sdk/node.js';
 import { paymentRequiredBody } from '../sdk/payment-required.js';
 import type { PaymentRequirements } from '../shared/payments/x402-wire.js';
+import { seedPricedService } from '../test/helpers/catalog-seed.js';
 import { startTestChain } from '../test/helpers/chain.js';
 import { payRequest, startTestHub } from '../test/helpers/hub.js';
 import { teardownRegistry } from './lib/teardown.js';
@@ -59,26 +60,7 @@ async function main() {
       payToAddress: chain.accounts[2]!.address,
     });
     secrets.set(seller.kid, seller.secret);
-    const db = hub.cp.db;
-    const org = hub.organizationId;
-    const ids = { svc: `svc_${'b'.repeat(24)}`, mtr: `mtr_${'b'.repeat(24)}`, pln: `pln_${'b'.repeat(24)}` };
-    await db.service.create({ data: { id: ids.svc, organizationId: org, sellerId: seller.id, name: 'Search', slug: 'search' } });
-    await db.meter.create({ data: { id: ids.mtr, organizationId: org, serviceId: ids.svc, key: 'calls', unit: 'call' } });
-    await db.plan.create({
-      data: {
-        id: ids.pln,
-        organizationId: org,
-        serviceId: ids.svc,
-        name: 'Per call',
-        slug: 'per-call',
-        billingMode: 'payg',
-        interval: 'none',
-        verifiedEmailPolicy: 'off',
-      },
-    });
-    await db.planMeterPrice.create({
-      data: { id: `pmp_${'b'.repeat(24)}`, organizationId: org, planId: ids.pln, meterId: ids.mtr, priceMicros: 10_000n, unitSize: 1 },
-    });
+    await seedPricedService(hub.cp.db, { organizationId: hub.organizationId, sellerId: seller.id, priceMicros: 10_000n });
 
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(chain.accounts[3]!.privateKey as Hex) });

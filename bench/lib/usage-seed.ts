@@ -3,6 +3,7 @@ import { openDatabase } from '../../control-plane/db/client.js';
 import { migrateDatabase } from '../../control-plane/db/migrate.js';
 import { parseDatabaseUrl } from '../../shared/config.js';
 import { newId } from '../../shared/ids.js';
+import { seedPricedService } from '../../test/helpers/catalog-seed.js';
 
 export type UsageSeed = { apiKey: string; requestIds: string[]; serviceSlug: string; meterSlug: string };
 
@@ -19,25 +20,13 @@ export async function seedUsage(databaseUrl: string, agents: number): Promise<Us
     const { organizationId, apiKey } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
     const sellerId = newId('seller');
     await db.seller.create({ data: { id: sellerId, organizationId, name: 'Bench', slug: 'bench', upstreamBaseUrl: 'http://127.0.0.1:9' } });
-    const serviceId = newId('service');
-    await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Forecast', slug: 'forecast' } });
-    const meterId = newId('meter');
-    await db.meter.create({ data: { id: meterId, organizationId, serviceId, key: 'requests', unit: 'request' } });
-    const planId = newId('plan');
-    await db.plan.create({
-      data: {
-        id: planId,
-        organizationId,
-        serviceId,
-        name: 'Credits',
-        slug: 'credits',
-        billingMode: 'credit',
-        interval: 'none',
-        verifiedEmailPolicy: 'off',
-      },
-    });
-    await db.planMeterPrice.create({
-      data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1n, includedUnits: 0 },
+    const { planId } = await seedPricedService(db, {
+      organizationId,
+      sellerId,
+      service: { slug: 'forecast', name: 'Forecast' },
+      meter: { key: 'requests', unit: 'request' },
+      plan: { slug: 'credits', name: 'Credits', billingMode: 'credit' },
+      priceMicros: 1n,
     });
 
     const plenty = 10n ** 15n;

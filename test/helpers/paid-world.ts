@@ -8,6 +8,7 @@ import { closeServer, listen } from '../../runtime/http-server.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
 import { paymentRequiredBody } from '../../sdk/payment-required.js';
+import { seedPricedService } from './catalog-seed.js';
 import { startTestChain } from './chain.js';
 import { startTestHub } from './hub.js';
 
@@ -84,24 +85,12 @@ export async function startPaidWorld(t: Tap, provider: Provider, options: { wrap
   const s = await hub.seller({ slug: 'acme', upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`, payToAddress: payTo });
   secrets.set(s.kid, s.secret);
   const { db } = hub.cp;
-  const org = hub.organizationId;
   const ids = { service: `svc_${'s'.repeat(24)}`, meter: `mtr_${'s'.repeat(24)}`, plan: `pln_${'s'.repeat(24)}` };
-  await db.service.create({ data: { id: ids.service, organizationId: org, sellerId: s.id, name: 'Search', slug: 'search' } });
-  await db.meter.create({ data: { id: ids.meter, organizationId: org, serviceId: ids.service, key: 'calls', unit: 'call' } });
-  await db.plan.create({
-    data: {
-      id: ids.plan,
-      organizationId: org,
-      serviceId: ids.service,
-      name: 'Per call',
-      slug: 'per-call',
-      billingMode: 'payg',
-      interval: 'none',
-      verifiedEmailPolicy: 'off',
-    },
-  });
-  await db.planMeterPrice.create({
-    data: { id: `pmp_${'s'.repeat(24)}`, organizationId: org, planId: ids.plan, meterId: ids.meter, priceMicros: 10_000n, unitSize: 1 },
+  await seedPricedService(db, {
+    organizationId: hub.organizationId,
+    sellerId: s.id,
+    priceMicros: 10_000n,
+    ids: { serviceId: ids.service, meterId: ids.meter, planId: ids.plan, priceId: `pmp_${'s'.repeat(24)}` },
   });
 
   const proxyPort = new URL(hub.proxyUrl).port;

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { request as undiciRequest } from 'undici';
 import { newId } from '../../shared/ids.js';
+import { seedPricedService } from '../helpers/catalog-seed.js';
 import { testProviders } from '../helpers/database.js';
 import { startTestHub, type TestHub } from '../helpers/hub.js';
 import { startTestUpstream } from '../helpers/upstream.js';
@@ -219,39 +220,23 @@ for (const provider of testProviders()) {
 
     await t.test('manifest.json lists the seller’s plans with their prices', async (t) => {
       const db = hub.cp.db;
-      const svc = await db.service.create({
-        data: { id: `svc_${'m'.repeat(24)}`, organizationId: hub.organizationId, sellerId: seller.id, name: 'Search', slug: 'search' },
-      });
-      const meter = await db.meter.create({
-        data: { id: `mtr_${'m'.repeat(24)}`, organizationId: hub.organizationId, serviceId: svc.id, key: 'calls', unit: 'call' },
-      });
-      const plan = await db.plan.create({
-        data: {
-          id: `pln_${'m'.repeat(24)}`,
-          organizationId: hub.organizationId,
-          serviceId: svc.id,
-          name: 'Per call',
-          slug: 'payg',
-          billingMode: 'payg',
-          interval: 'none',
-          verifiedEmailPolicy: 'off',
-        },
-      });
-      await db.planMeterPrice.create({
-        data: {
-          id: `pmp_${'m'.repeat(24)}`,
-          organizationId: hub.organizationId,
-          planId: plan.id,
-          meterId: meter.id,
-          priceMicros: 10_000n,
-          unitSize: 1,
+      const { serviceId } = await seedPricedService(db, {
+        organizationId: hub.organizationId,
+        sellerId: seller.id,
+        plan: { slug: 'payg', name: 'Per call', billingMode: 'payg' },
+        priceMicros: 10_000n,
+        ids: {
+          serviceId: `svc_${'m'.repeat(24)}`,
+          meterId: `mtr_${'m'.repeat(24)}`,
+          planId: `pln_${'m'.repeat(24)}`,
+          priceId: `pmp_${'m'.repeat(24)}`,
         },
       });
       await db.plan.create({
         data: {
           id: `pln_${'n'.repeat(24)}`,
           organizationId: hub.organizationId,
-          serviceId: svc.id,
+          serviceId,
           name: 'Credits',
           slug: 'credits',
           billingMode: 'credit',
@@ -276,7 +261,7 @@ for (const provider of testProviders()) {
           prices: [],
         },
         {
-          id: plan.id,
+          id: `pln_${'m'.repeat(24)}`,
           slug: 'payg',
           billingMode: 'payg',
           purchasable: false,
@@ -360,25 +345,11 @@ for (const provider of testProviders()) {
 async function grantAccess(hub: TestHub, sellerId: string, agentId: string): Promise<void> {
   const { db } = hub.cp;
   const organizationId = hub.organizationId;
-  const serviceId = newId('service');
-  await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Search', slug: 'search' } });
-  const meterId = newId('meter');
-  await db.meter.create({ data: { id: meterId, organizationId, serviceId, key: 'calls', unit: 'call' } });
-  const planId = newId('plan');
-  await db.plan.create({
-    data: {
-      id: planId,
-      organizationId,
-      serviceId,
-      name: 'Credits',
-      slug: 'credits',
-      billingMode: 'credit',
-      interval: 'none',
-      verifiedEmailPolicy: 'off',
-    },
-  });
-  await db.planMeterPrice.create({
-    data: { id: newId('planMeterPrice'), organizationId, planId, meterId, priceMicros: 1_000n, unitSize: 1, includedUnits: 0 },
+  const { planId } = await seedPricedService(db, {
+    organizationId,
+    sellerId,
+    plan: { slug: 'credits', name: 'Credits', billingMode: 'credit' },
+    priceMicros: 1_000n,
   });
   await db.access.create({
     data: {
