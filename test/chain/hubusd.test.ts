@@ -75,6 +75,15 @@ async function authorize(
   return { message, signature, args, vrs: [Number(v), r, s] as const };
 }
 
+function nonceUsed(nonce: Hex): Promise<boolean> {
+  return reader.readContract({
+    address: chain.token.address,
+    abi: eip3009Abi,
+    functionName: 'authorizationState',
+    args: [payer.address, nonce],
+  });
+}
+
 async function send(wallet: ReturnType<typeof walletOf>, functionName: string, args: readonly unknown[]) {
   const hash = await wallet.writeContract({ address: chain.token.address, abi: hubUsdAbi, functionName, args } as never);
   return reader.waitForTransactionReceipt({ hash });
@@ -94,25 +103,11 @@ async function revertName(from: Address, functionName: string, args: readonly un
 t.test('transferWithAuthorization (v, r, s) moves funds once and marks the nonce used', async (t) => {
   const before = await tokenBalance(chain, payee);
   const auth = await authorize();
-  t.notOk(
-    await reader.readContract({
-      address: chain.token.address,
-      abi: eip3009Abi,
-      functionName: 'authorizationState',
-      args: [payer.address, auth.message.nonce],
-    }),
-  );
+  t.notOk(await nonceUsed(auth.message.nonce));
   const receipt = await send(settler, 'transferWithAuthorization', [...auth.args, ...auth.vrs]);
   t.equal(receipt.status, 'success');
   t.equal(await tokenBalance(chain, payee), before + 1_000n);
-  t.ok(
-    await reader.readContract({
-      address: chain.token.address,
-      abi: eip3009Abi,
-      functionName: 'authorizationState',
-      args: [payer.address, auth.message.nonce],
-    }),
-  );
+  t.ok(await nonceUsed(auth.message.nonce));
   t.equal(
     await revertName(settler.account.address, 'transferWithAuthorization', [...auth.args, ...auth.vrs]),
     'AuthorizationUsedOrCanceled',

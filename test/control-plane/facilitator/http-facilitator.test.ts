@@ -8,7 +8,7 @@ import { HttpFacilitator } from '../../../control-plane/facilitator/http-facilit
 import { toSettleResponse, toVerifyResponse } from '../../../control-plane/facilitator/results.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { startTestChain, tokenBalance } from '../../helpers/chain.js';
-import { type Answer, type Route, startFacilitatorServer } from '../../helpers/facilitator-server.js';
+import { type Answer, type Route, startFacilitatorServer, x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
 import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
 import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
@@ -30,20 +30,7 @@ function client(url: string, options: Partial<ConstructorParameters<typeof HttpF
 type Body = { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
 
 t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and balances move', async (t) => {
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
-  const settler = privateKeyToAccount(chain.settler.privateKey);
-  const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
-  const official = new x402Facilitator().register(
-    chain.network,
-    new ExactEvmFacilitatorScheme(
-      toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]),
-    ),
-  );
+  const official = x402ReferenceFacilitator(chain);
   const url = await startFacilitatorServer(t, async (route, body) => {
     if (route === 'supported') return { status: 200, body: official.getSupported() };
     const { paymentPayload, paymentRequirements } = body as Body;

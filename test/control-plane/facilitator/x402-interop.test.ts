@@ -7,6 +7,7 @@ import t from 'tap';
 import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, tokenBalance } from '../../helpers/chain.js';
+import { x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
 import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
 import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
@@ -50,21 +51,7 @@ t.test('a payment from the official x402 client settles through LocalFacilitator
 });
 
 t.test('x402’s own exact-EVM facilitator verifies and settles on HubUSD', async (t) => {
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
-  const settler = privateKeyToAccount(chain.settler.privateKey);
-  const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
-  const facilitator = new x402Facilitator().register(
-    chain.network,
-    new ExactEvmFacilitatorScheme(
-      // As x402's own examples build it, from a viem wallet client with public actions.
-      toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]),
-    ),
-  );
+  const facilitator = x402ReferenceFacilitator(chain);
 
   const requirements = requirementsFor(chain, payee, { amount: '777' });
   const payment = await signPayment(chain, chain.accounts[2]!.privateKey, requirements);

@@ -24,21 +24,13 @@ for (const [provider, binding] of bindingsAndProviders()) {
       t.same(second.body.costUsd, '0.003000', '2 included, 3 × $0.001');
       t.equal(await w.balance(accessId), 7_000n);
 
-      const tokens = await w.report({
-        idempotencyKey: key(),
-        zcRequestId: requestId,
-        serviceSlug: 'forecast',
-        usage: [{ meterSlug: 'tokens', quantity: 1_001 }],
-      });
+      const reportTokens = (quantity: number) =>
+        w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: [{ meterSlug: 'tokens', quantity }] });
+      const tokens = await reportTokens(1_001);
       t.same(tokens.body.costUsd, '0.004000', '1,001 tokens are two started blocks of 1,000 at $0.002');
       t.equal(await w.balance(accessId), 3_000n);
 
-      const zero = await w.report({
-        idempotencyKey: key(),
-        zcRequestId: requestId,
-        serviceSlug: 'forecast',
-        usage: [{ meterSlug: 'tokens', quantity: 0 }],
-      });
+      const zero = await reportTokens(0);
       t.same(zero.body.costUsd, '0.000000', 'quantity 0 records a capped meter at zero');
 
       const events = await w.events(requestId);
