@@ -1,9 +1,5 @@
-import { x402Facilitator } from '@x402/core/facilitator';
-import { toFacilitatorEvmSigner } from '@x402/evm';
-import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
+
 import t from 'tap';
-import { createWalletClient, defineChain, http, publicActions } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { toSettleResponse, toVerifyResponse } from '../../../control-plane/facilitator/results.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';

@@ -1,10 +1,6 @@
 import { x402Client } from '@x402/core/client';
-import { x402Facilitator } from '@x402/core/facilitator';
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import t from 'tap';
-import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
