@@ -19,7 +19,8 @@ for (const provider of testProviders()) {
       if (body.allowed) t.equal(body.reason, null, 'an allowed check has no reason');
       return body.allowed ? 'allowed' : body.reason;
     };
-    const requests = (quantity: number) => [{ meterSlug: 'requests', quantity }];
+    const item = (meterSlug: string, quantity: number) => ({ meterSlug, quantity });
+    const requests = (quantity: number) => [item('requests', quantity)];
 
     // An agent with a credit access: 10 included requests, then $0.001 each, from $1 of credit.
     const agentId = await w.agent();
@@ -29,13 +30,7 @@ for (const provider of testProviders()) {
     await t.test('an agent with an active access is allowed what its access covers', async (t) => {
       t.equal(await verdict(requestId, requests(1)), 'allowed');
       t.equal(await verdict(requestId, []), 'allowed', 'no items: the request is backed');
-      t.equal(
-        await verdict(requestId, [
-          { meterSlug: 'tokens', quantity: 1_500 },
-          { meterSlug: 'requests', quantity: 3 },
-        ]),
-        'allowed',
-      );
+      t.equal(await verdict(requestId, [item('tokens', 1_500), item('requests', 3)]), 'allowed');
       t.equal(await verdict(requestId, requests(1_010)), 'allowed', '10 included + 1,000 × $0.001 = the whole $1');
       t.equal(await verdict(requestId, requests(1_011)), 'usage_exhausted', 'one request more than the credit');
     });
@@ -90,8 +85,8 @@ for (const provider of testProviders()) {
     });
 
     await t.test('meter_not_found and meter_not_priced', async (t) => {
-      t.equal(await verdict(requestId, [{ meterSlug: 'nope', quantity: 1 }]), 'meter_not_found');
-      t.equal(await verdict(requestId, [{ meterSlug: 'unpriced', quantity: 1 }]), 'meter_not_priced', 'the plan does not price the meter');
+      t.equal(await verdict(requestId, [item('nope', 1)]), 'meter_not_found');
+      t.equal(await verdict(requestId, [item('unpriced', 1)]), 'meter_not_priced', 'the plan does not price the meter');
       t.equal(
         await verdict(requestId, [{ meterSlug: 'requests' }]),
         'meter_not_priced',
@@ -115,52 +110,23 @@ for (const provider of testProviders()) {
         'usage_exhausted',
         'maxQuantity counts, not quantity',
       );
-      t.equal(
-        await verdict(id, [
-          { meterSlug: 'tokens', quantity: 600 },
-          { meterSlug: 'tokens', quantity: 600 },
-        ]),
-        'usage_exhausted',
-        'items of one meter add up',
-      );
+      t.equal(await verdict(id, [item('tokens', 600), item('tokens', 600)]), 'usage_exhausted', 'items of one meter add up');
     });
 
     await t.test('the order of precedence', async (t) => {
       const holder = await w.agent();
       const canceled = await w.request({ agentId: holder });
       await w.access({ agentId: holder, status: 'canceled' });
-      t.equal(await verdict(canceled, [{ meterSlug: 'nope', quantity: 1 }], 'nope'), 'service_not_found', 'service before access');
-      t.equal(
-        await verdict('hubreq_a00000000000000000000000', [{ meterSlug: 'nope', quantity: 1 }]),
-        'access_not_found',
-        'access before meter',
-      );
-      t.equal(await verdict(canceled, [{ meterSlug: 'nope', quantity: 1 }]), 'access_inactive', 'access state before meter');
+      t.equal(await verdict(canceled, [item('nope', 1)], 'nope'), 'service_not_found', 'service before access');
+      t.equal(await verdict('hubreq_a00000000000000000000000', [item('nope', 1)]), 'access_not_found', 'access before meter');
+      t.equal(await verdict(canceled, [item('nope', 1)]), 'access_inactive', 'access state before meter');
 
       const expiredHolder = await w.agent();
       await w.access({ agentId: expiredHolder, periodEnd: new Date(Date.now() - 1) });
-      t.equal(
-        await verdict(await w.request({ agentId: expiredHolder }), [{ meterSlug: 'nope', quantity: 1 }]),
-        'plan_expired',
-        'period before meter',
-      );
+      t.equal(await verdict(await w.request({ agentId: expiredHolder }), [item('nope', 1)]), 'plan_expired', 'period before meter');
 
-      t.equal(
-        await verdict(requestId, [
-          { meterSlug: 'unpriced', quantity: 1 },
-          { meterSlug: 'nope', quantity: 1 },
-        ]),
-        'meter_not_found',
-        'meter before price',
-      );
-      t.equal(
-        await verdict(requestId, [
-          { meterSlug: 'requests', quantity: 1_000_000 },
-          { meterSlug: 'unpriced', quantity: 1 },
-        ]),
-        'meter_not_priced',
-        'price before allowance',
-      );
+      t.equal(await verdict(requestId, [item('unpriced', 1), item('nope', 1)]), 'meter_not_found', 'meter before price');
+      t.equal(await verdict(requestId, [item('requests', 1_000_000), item('unpriced', 1)]), 'meter_not_priced', 'price before allowance');
     });
 
     await t.test('several accesses: any one that fits allows; else the one that came closest answers', async (t) => {
@@ -212,25 +178,21 @@ for (const provider of testProviders()) {
     await t.test('a per-call payment covers the usage it was challenged for', async (t) => {
       const payer = await w.agent();
       const id = await w.request({ agentId: payer });
-      await w.payment(id, [{ meterSlug: 'requests', quantity: 2 }]);
+      await w.payment(id, [item('requests', 2)]);
       t.equal(await verdict(id, requests(2)), 'allowed');
       t.equal(await verdict(id, requests(3)), 'usage_exhausted', 'more than was paid for');
-      t.equal(
-        await verdict(id, [{ meterSlug: 'tokens', quantity: 1 }]),
-        'meter_not_priced',
-        'the pay-as-you-go plan does not price tokens',
-      );
-      t.equal(await verdict(id, [{ meterSlug: 'nope', quantity: 1 }]), 'meter_not_found');
+      t.equal(await verdict(id, [item('tokens', 1)]), 'meter_not_priced', 'the pay-as-you-go plan does not price tokens');
+      t.equal(await verdict(id, [item('nope', 1)]), 'meter_not_found');
       t.equal(await verdict(id, [{ meterSlug: 'requests' }]), 'meter_not_priced', 'no quantity and no default');
 
       const anonymous = `hubreq_${'p'.repeat(24)}`;
-      await w.payment(anonymous, [{ meterSlug: 'requests', quantity: 1 }]);
+      await w.payment(anonymous, [item('requests', 1)]);
       t.equal(await verdict(anonymous, requests(1)), 'allowed', 'a paid request needs no agent or request record');
       const done = `hubreq_${'q'.repeat(24)}`;
-      await w.payment(done, [{ meterSlug: 'requests', quantity: 1 }], 'delivered');
+      await w.payment(done, [item('requests', 1)], 'delivered');
       t.equal(await verdict(done, requests(1)), 'access_not_found', 'a payment stands behind its request only while in flight');
       const challenged = `hubreq_${'r'.repeat(24)}`;
-      await w.payment(challenged, [{ meterSlug: 'requests', quantity: 1 }], 'challenge_created');
+      await w.payment(challenged, [item('requests', 1)], 'challenge_created');
       t.equal(await verdict(challenged, requests(1)), 'access_not_found', 'an unpaid challenge is not a payment');
     });
 
@@ -240,7 +202,7 @@ for (const provider of testProviders()) {
       const free = await w.request({ agentId: claimed, buyerId: owner, mode: 'free' });
       t.equal(await verdict(free, requests(5)), 'allowed', 'five free requests a month');
       t.equal(await verdict(free, requests(6)), 'usage_exhausted');
-      t.equal(await verdict(free, [{ meterSlug: 'tokens', quantity: 1 }]), 'meter_not_priced');
+      t.equal(await verdict(free, [item('tokens', 1)]), 'meter_not_priced');
 
       const unclaimed = await w.agent({ buyerId: owner, claimed: false });
       t.equal(
