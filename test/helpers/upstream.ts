@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { closeServer, listen } from '../../runtime/http-server.js';
 import type { HubIdentity } from '../../sdk/identity.js';
 import { withHubSignature } from '../../sdk/node.js';
+import type { TestHub } from './hub.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -92,4 +93,11 @@ export async function startTestUpstream(
     return closeServer(server, 200);
   });
   return { url: `http://127.0.0.1:${port}`, server, seen, secrets, release: () => release() };
+}
+
+/** A seller on the hub whose API is this upstream, with its signing secret handed to the upstream. */
+export async function sellerBehind(hub: Pick<TestHub, 'seller'>, upstream: TestUpstream, slug = 'acme') {
+  const seller = await hub.seller({ slug, upstreamBaseUrl: upstream.url });
+  upstream.secrets.set(seller.kid, seller.secret);
+  return seller;
 }

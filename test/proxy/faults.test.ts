@@ -6,13 +6,12 @@ import { request as undiciRequest } from 'undici';
 import { upstreamFailure } from '../../proxy/upstream.js';
 import { startTestHub } from '../helpers/hub.js';
 import { freePort } from '../helpers/processes.js';
-import { startTestUpstream } from '../helpers/upstream.js';
+import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
 
 t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
   const hub = await startTestHub(t, 'sqlite', { maxBodyBytes: '1024', headersTimeoutMs: '300', bodyTimeoutMs: '300' });
   const upstream = await startTestUpstream(t);
-  const seller = await hub.seller({ slug: 'acme', upstreamBaseUrl: upstream.url });
-  upstream.secrets.set(seller.kid, seller.secret);
+  await sellerBehind(hub, upstream);
 
   await t.test('a body over the limit is 413 and never reaches the seller', async (t) => {
     const before = upstream.seen.length;
@@ -128,8 +127,7 @@ t.test('an agent that goes away before the seller answers takes the upstream req
     arrived();
     await closed;
   });
-  const seller = await hub.seller({ slug: 'held', upstreamBaseUrl: upstream.url });
-  upstream.secrets.set(seller.kid, seller.secret);
+  await sellerBehind(hub, upstream, 'held');
 
   const agent = httpRequest(`${hub.proxyUrl}/hold`, { headers: { host: 'held.pay.localhost' } });
   agent.on('error', () => {});

@@ -4,14 +4,13 @@ import { newId } from '../../shared/ids.js';
 import { seedPricedService } from '../helpers/catalog-seed.js';
 import { testProviders } from '../helpers/database.js';
 import { startTestHub, type TestHub } from '../helpers/hub.js';
-import { startTestUpstream } from '../helpers/upstream.js';
+import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
 
 for (const provider of testProviders()) {
   t.test(`proxy forwarding on ${provider}`, async (t) => {
     const hub = await startTestHub(t, provider);
     const upstream = await startTestUpstream(t);
-    const seller = await hub.seller({ slug: 'acme', upstreamBaseUrl: upstream.url });
-    upstream.secrets.set(seller.kid, seller.secret);
+    const seller = await sellerBehind(hub, upstream);
 
     await t.test('unknown hosts are 404 seller_not_found', async (t) => {
       const res = await hub.pay('nobody', '/echo');

@@ -2,14 +2,13 @@ import t from 'tap';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { testProviders } from '../helpers/database.js';
 import { startTestHub } from '../helpers/hub.js';
-import { startTestUpstream } from '../helpers/upstream.js';
+import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
 
 for (const provider of testProviders()) {
   t.test(`agent registration on ${provider}`, async (t) => {
     const hub = await startTestHub(t, provider);
     const upstream = await startTestUpstream(t);
-    const seller = await hub.seller({ slug: 'acme', upstreamBaseUrl: upstream.url });
-    upstream.secrets.set(seller.kid, seller.secret);
+    await sellerBehind(hub, upstream);
     const wallet = privateKeyToAccount(generatePrivateKey());
     const post = (path: string, body: unknown) =>
       hub.pay('acme', path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });

@@ -1,4 +1,3 @@
-
 import t from 'tap';
 import { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { toSettleResponse, toVerifyResponse } from '../../../control-plane/facilitator/results.js';
