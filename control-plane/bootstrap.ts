@@ -15,22 +15,36 @@ export type BootstrapResult = {
   scopes: string[];
 };
 
+export class BootstrapRefused extends Error {
+  override name = 'BootstrapRefused';
+}
+
 /**
  * First-run set-up: an organization, its admin (reusing the user when the email exists), a
  * dashboard session and an API key with every scope.
+ *
+ * Refuses a database that already has an organization unless `another` is set: a bootstrap that
+ * lands in the wrong database (another shell's DATABASE_URL) would otherwise succeed quietly and
+ * hand out a key the running hub does not know. Never changes an existing user's password.
  */
-export async function bootstrap(db: Db, input: { email: string; organizationName: string; password?: string }): Promise<BootstrapResult> {
+export async function bootstrap(
+  db: Db,
+  input: { email: string; organizationName: string; password?: string; another?: boolean },
+): Promise<BootstrapResult> {
   const email = input.email.trim().toLowerCase();
   const passwordHash = input.password ? await hashPassword(input.password) : undefined;
 
   const { organization, user } = await db.$transaction(async (tx) => {
-    const organization = await tx.organization.create({ data: { id: newId('organization'), name: input.organizationName } });
+    const organizations = await tx.organization.count();
+    if (organizations > 0 && !input.another) {
+      throw new BootstrapRefused(`this database already has ${organizations} organization(s); to add one more, pass --another-org`);
+    }
     const existing = await tx.user.findUnique({ where: { email } });
-    const user = existing
-      ? passwordHash
-        ? await tx.user.update({ where: { id: existing.id }, data: { passwordHash } })
-        : existing
-      : await tx.user.create({ data: { id: newId('user'), email, passwordHash: passwordHash ?? null } });
+    if (existing && passwordHash) {
+      throw new BootstrapRefused(`${email} already has an account, whose password bootstrap leaves alone; drop --password`);
+    }
+    const organization = await tx.organization.create({ data: { id: newId('organization'), name: input.organizationName } });
+    const user = existing ?? (await tx.user.create({ data: { id: newId('user'), email, passwordHash: passwordHash ?? null } }));
     await tx.membership.create({ data: { id: newId('membership'), organizationId: organization.id, userId: user.id, role: 'admin' } });
     return { organization, user };
   });

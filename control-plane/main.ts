@@ -5,6 +5,7 @@ import { loadConfig } from '../shared/config.js';
 import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
 import { migrateDatabase } from './db/migrate.js';
+import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
 import { createControlPlaneServer } from './server.js';
@@ -19,6 +20,12 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const applied = await migrateDatabase(config.database);
   if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
   const { db, provider, close } = await openDatabase(config.database);
+  try {
+    await assertMasterKeyOpensSecrets(db, masterKey, describeDatabase(config.database));
+  } catch (err) {
+    await close();
+    throw err;
+  }
 
   const payments = await resolvePaymentRail(config, env);
   if (payments) logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');

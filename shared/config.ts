@@ -47,10 +47,16 @@ export function parseDatabaseUrl(url: string): DatabaseConfig {
   throw new Error('must start with file: (SQLite) or postgresql:// (PostgreSQL)');
 }
 
-const masterKey = z.string().transform((value, ctx) => {
+/** A 32-byte key written as 64 hex characters or base64; undefined when it is neither. */
+export function parseMasterKey(value: string): Buffer | undefined {
   const trimmed = value.trim();
   const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (bytes.length !== 32) {
+  return bytes.length === 32 ? bytes : undefined;
+}
+
+const masterKey = z.string().transform((value, ctx) => {
+  const bytes = parseMasterKey(value);
+  if (!bytes) {
     ctx.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64' });
     return z.NEVER;
   }

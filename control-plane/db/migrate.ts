@@ -103,14 +103,27 @@ function migrateSqlite(file: string, migrations: MigrationFolder[]): string[] {
   }
 }
 
+/** Why PostgreSQL refused the connection, with what to do when the server answered at all. */
+function unreachable(database: DatabaseConfig, err: NodeJS.ErrnoException): string {
+  const url = new URL(database.url);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  const user = decodeURIComponent(url.username) || 'the connecting user';
+  // SQLSTATE codes: 3D000 invalid_catalog_name, 28P01 / 28000 authentication failures.
+  if (err.code === '3D000') {
+    return `PostgreSQL at ${url.host} has no database "${name}": create it (createdb -h ${url.hostname} -p ${url.port || 5432} ${name}, or CREATE DATABASE "${name}" in psql) and start again`;
+  }
+  if (err.code === '28P01' || err.code === '28000')
+    return `PostgreSQL at ${url.host} refused ${user}: check the user and password in DATABASE_URL`;
+  return `cannot reach PostgreSQL at ${describeDatabase(database)}: ${err.code ?? err.message}`;
+}
+
 async function migratePostgres(database: DatabaseConfig, migrations: MigrationFolder[]): Promise<string[]> {
   const client = new pg.Client({ connectionString: database.url, connectionTimeoutMillis: 5_000 });
   client.on('error', () => {});
   try {
     await client.connect();
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new MigrationError(`cannot reach PostgreSQL at ${describeDatabase(database)}: ${e.code ?? e.message}`);
+    throw new MigrationError(unreachable(database, err as NodeJS.ErrnoException));
   }
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PG_MIGRATION_LOCK]);

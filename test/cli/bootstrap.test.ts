@@ -41,11 +41,63 @@ t.test('hub bootstrap --json creates an organization, an admin, a session and an
   t.equal(membership.role, 'admin');
 });
 
-t.test('hub bootstrap refuses a missing or malformed email', async (t) => {
+t.test('hub bootstrap refuses a missing or malformed email, each with its own line', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
-  for (const args of [['bootstrap'], ['bootstrap', '--email', 'not-an-email']]) {
+  const cases: [string[], RegExp][] = [
+    [['bootstrap'], /bootstrap needs --email <address>/],
+    [['bootstrap', '--email', 'not an email'], /--email: "not an email" is not an email address/],
+  ];
+  for (const [args, message] of cases) {
     const run = runHub(t, args, { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
     t.equal(await exitWithin(run, 20_000), 1);
-    t.match(run.stderr(), /bootstrap needs --email <address>/);
+    t.match(run.stderr(), message);
   }
+});
+
+t.test('hub bootstrap names its database, and a second organization needs --another-org', async (t) => {
+  const { dataDir, databaseUrl } = tempDataDir(t);
+  const env = { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
+  const file = databaseUrl.replace(/^file:/, '');
+
+  const first = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--org', 'Acme'], env);
+  t.equal(await exitWithin(first, 30_000), 0);
+  t.match(
+    first.stdout(),
+    new RegExp(`^database +sqlite:${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`),
+    'the text output starts with the database',
+  );
+
+  const second = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--org', 'Other'], env);
+  t.equal(await exitWithin(second, 30_000), 1, 'refused');
+  t.match(second.stderr(), /sqlite:.*already has 1 organization\(s\); to add one more, pass --another-org/);
+
+  const another = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--org', 'Other', '--another-org', '--json'], env);
+  t.equal(await exitWithin(another, 30_000), 0);
+  t.match(JSON.parse(another.stdout()), { organizationName: 'Other', email: 'owner@example.com', database: `sqlite:${file}` });
+
+  const db = new Database(file, { readonly: true });
+  t.teardown(() => db.close());
+  t.equal((db.prepare('SELECT COUNT(*) AS n FROM Organization').get() as { n: number }).n, 2, 'the refused run created nothing');
+});
+
+t.test('hub bootstrap never changes an existing user’s password', async (t) => {
+  const { dataDir, databaseUrl } = tempDataDir(t);
+  const env = { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
+  const first = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--password', 'first password'], env);
+  t.equal(await exitWithin(first, 30_000), 0);
+  const db = new Database(databaseUrl.replace(/^file:/, ''), { readonly: true });
+  t.teardown(() => db.close());
+  const hashBefore = (db.prepare('SELECT passwordHash FROM User').get() as { passwordHash: string }).passwordHash;
+
+  const again = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--password', 'second password', '--another-org'], env);
+  t.equal(await exitWithin(again, 30_000), 1);
+  t.match(again.stderr(), /owner@example\.com already has an account, whose password bootstrap leaves alone; drop --password/);
+  t.equal((db.prepare('SELECT passwordHash FROM User').get() as { passwordHash: string }).passwordHash, hashBefore);
+  t.equal((db.prepare('SELECT COUNT(*) AS n FROM Organization').get() as { n: number }).n, 1);
+});
+
+t.test('hub --version prints the package version', async (t) => {
+  const run = runHub(t, ['--version'], {});
+  t.equal(await exitWithin(run, 20_000), 0);
+  t.match(run.stdout(), /^hub \d+\.\d+\.\d+\n$/);
 });

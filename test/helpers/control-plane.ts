@@ -51,6 +51,10 @@ export async function startTestControlPlane(
     url: `http://127.0.0.1:${port}`,
     server,
     bootstrap: (email) =>
-      bootstrap(db, { email: email ?? `admin${++n}-${randomBytes(4).toString('hex')}@example.com`, organizationName: 'Test org' }),
+      bootstrap(db, {
+        email: email ?? `admin${++n}-${randomBytes(4).toString('hex')}@example.com`,
+        organizationName: 'Test org',
+        another: true,
+      }),
   };
 }

@@ -54,7 +54,7 @@ for (const provider of testProviders()) {
     });
 
     t.test('organizations: list, current, switch', async (t) => {
-      const second = await bootstrap(cp.db, { email: admin.email, organizationName: 'Second' });
+      const second = await bootstrap(cp.db, { email: admin.email, organizationName: 'Second', another: true });
       const stranger = await cp.bootstrap();
       const token = admin.sessionToken;
       const listed = await api.get('/v1/organizations', token);
@@ -248,7 +248,12 @@ for (const provider of testProviders()) {
     });
 
     t.test('hub bootstrap keeps working alongside', async (t) => {
-      const result = await bootstrap(cp.db, { email: `boot-${provider}@example.com`, organizationName: 'Booted', password: PASSWORD });
+      const result = await bootstrap(cp.db, {
+        email: `boot-${provider}@example.com`,
+        organizationName: 'Booted',
+        password: PASSWORD,
+        another: true,
+      });
       t.equal((await api.get('/v1/sellers', result.apiKey)).status, 200);
       t.equal((await api.get('/v1/api-keys', result.sessionToken)).status, 200);
       t.equal((await api.post('/v1/auth/sign-in', undefined, { email: result.email, password: PASSWORD })).status, 200);

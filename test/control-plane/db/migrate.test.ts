@@ -118,3 +118,20 @@ t.test('an unreachable PostgreSQL fails with one clear line', async (t) => {
   t.type(err, MigrationError);
   t.match(err.message, /^cannot reach PostgreSQL at postgresql:\/\/127\.0\.0\.1:1\/nothing: ECONNREFUSED$/);
 });
+
+t.test(
+  'a PostgreSQL without the named database says so, and how to create it',
+  { skip: !process.env.HUB_TEST_PG_URL && 'HUB_TEST_PG_URL is not set' },
+  async (t) => {
+    const url = new URL(process.env.HUB_TEST_PG_URL!);
+    url.pathname = `/hub_missing_${process.pid}`;
+    const err = await migrateDatabase({ provider: 'postgresql', url: url.toString() }).catch((e) => e);
+    t.type(err, MigrationError);
+    t.match(
+      err.message,
+      new RegExp(
+        `^PostgreSQL at ${url.host} has no database "hub_missing_${process.pid}": create it \\(createdb -h ${url.hostname} -p ${url.port || 5432} hub_missing_${process.pid}, or CREATE DATABASE`,
+      ),
+    );
+  },
+);
