@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -5,24 +6,31 @@ import { z } from 'zod';
  * what it needs; a bad value stops start-up with one line naming the variable.
  */
 
+/** A whole number written in plain decimal: `Number()` would also take `0x1f40`, `1e3` or blanks. */
+const decimal = (error: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,15}$/, error)
+    .transform(Number);
+
 const port = (fallback: number) =>
-  z.coerce
-    .number({ error: 'must be a port number' })
-    .int('must be a whole number')
-    .min(1, 'must be between 1 and 65535')
-    .max(65535, 'must be between 1 and 65535')
+  decimal('must be a port number (1 to 65535, in decimal)')
+    .pipe(z.number().min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535'))
     .default(fallback);
 
 const positiveInt = (fallback: number) =>
-  z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').default(fallback);
+  decimal('must be a whole number in decimal').pipe(z.number().min(1, 'must be at least 1')).default(fallback);
 
-const hostname = z
-  .string()
-  .toLowerCase()
-  .regex(
-    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/,
-    'must be a hostname such as pay.example.com',
-  );
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** An IP address, or a hostname that does not merely look like a malformed one (`999.1.1.1`). */
+function isBindableAddress(value: string): boolean {
+  if (isIP(value) !== 0) return true;
+  return HOSTNAME.test(value.toLowerCase()) && !/^[\d.]+$/.test(value);
+}
+
+const hostname = z.string().toLowerCase().regex(HOSTNAME, 'must be a hostname such as pay.example.com');
 
 export type DatabaseConfig = { provider: 'sqlite'; url: string; file: string } | { provider: 'postgresql'; url: string };
 
@@ -66,7 +74,11 @@ const masterKey = z.string().transform((value, ctx) => {
 const envSchema = z.object({
   HUB_ENV: z.enum(['development', 'production', 'test']).optional(),
   NODE_ENV: z.string().optional(),
-  HUB_HOST: z.string().min(1).default('127.0.0.1'),
+  HUB_HOST: z
+    .string()
+    .trim()
+    .refine(isBindableAddress, 'must be an IP address or a hostname, such as 127.0.0.1, :: or localhost')
+    .default('127.0.0.1'),
   HUB_CONTROL_PLANE_PORT: port(8400),
   HUB_PROXY_PORT: port(8402),
   HUB_CONTROL_PLANE_URL: z.url({ error: 'must be an http(s) URL' }).optional(),

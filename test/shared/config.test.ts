@@ -38,7 +38,12 @@ t.test('bad values fail with one line naming the variable', async (t) => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ HUB_PROXY_PORT: '99999' }, /^HUB_PROXY_PORT must be between 1 and 65535$/],
     [{ HUB_CONTROL_PLANE_PORT: 'eighty' }, /^HUB_CONTROL_PLANE_PORT /],
-    [{ HUB_PROXY_PORT: '80.5' }, /^HUB_PROXY_PORT must be a whole number$/],
+    [{ HUB_PROXY_PORT: '80.5' }, /^HUB_PROXY_PORT must be a port number \(1 to 65535, in decimal\)$/],
+    [{ HUB_CONTROL_PLANE_PORT: '0x1f40' }, /^HUB_CONTROL_PLANE_PORT must be a port number/],
+    [{ HUB_PROXY_PORT: '1e3' }, /^HUB_PROXY_PORT must be a port number/],
+    [{ HUB_MAX_BODY_BYTES: '0x10' }, /^HUB_MAX_BODY_BYTES must be a whole number in decimal$/],
+    [{ HUB_HOST: '999.1.1.1' }, /^HUB_HOST must be an IP address or a hostname/],
+    [{ HUB_HOST: 'two words' }, /^HUB_HOST must be an IP address or a hostname/],
     [{ DATABASE_URL: 'mysql://x/y' }, /^DATABASE_URL must start with file: .* or postgresql:\/\//],
     [{ DATABASE_URL: 'postgresql://host' }, /^DATABASE_URL .*database name/],
     [{ DATABASE_URL: 'file:' }, /^DATABASE_URL a file: URL needs a path/],
@@ -53,6 +58,13 @@ t.test('bad values fail with one line naming the variable', async (t) => {
     t.match(err?.message, message);
     t.notMatch(err?.message, /\n/, 'one line');
   }
+});
+
+t.test('addresses and numbers that are fine', async (t) => {
+  t.equal(loadConfig({ HUB_HOST: '::' }).host, '::');
+  t.equal(loadConfig({ HUB_HOST: '0.0.0.0' }).host, '0.0.0.0');
+  t.equal(loadConfig({ HUB_HOST: 'localhost' }).host, 'localhost');
+  t.equal(loadConfig({ HUB_PROXY_PORT: ' 8403 ' }).proxy.port, 8403, 'surrounding blanks are trimmed');
 });
 
 t.test('database URLs', async (t) => {
