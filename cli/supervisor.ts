@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { onParentExit } from '../runtime/process.js';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that
- * crashes (with backoff), and forwards SIGTERM/SIGINT so both shut down gracefully.
+ * crashes (with backoff), and forwards SIGTERM/SIGINT so both shut down gracefully; it does the
+ * same when whatever started it (`npm start`) exits without passing the signal on.
  * A process that fails within its first seconds on its first run is a start-up error
  * (bad configuration, taken port): the supervisor then stops everything and exits 1.
  */
@@ -53,6 +55,7 @@ export function supervise(bin: string, roles: Role[]): Promise<number> {
 
     process.on('SIGTERM', () => stopAll('SIGTERM'));
     process.on('SIGINT', () => stopAll('SIGTERM'));
+    onParentExit(() => stopAll('SIGTERM'));
     for (const role of roles) launch(role, 0, true);
   });
 }

@@ -18,10 +18,13 @@ export function oneLine(err: unknown): string {
   return message.split('\n')[0]!.trim();
 }
 
-/** Calls `stop` once on SIGTERM or SIGINT, then exits; a second signal exits at once. */
+/**
+ * Calls `stop` once on SIGTERM or SIGINT, or when the process that started this one is gone,
+ * then exits; a second signal exits at once.
+ */
 export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
-  const handle = (signal: NodeJS.Signals) => {
+  const handle = (signal: NodeJS.Signals | 'parent exited') => {
     if (stopping) process.exit(1);
     stopping = true;
     logger.info({ signal }, 'shutting down');
@@ -35,4 +38,20 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
   };
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
+  onParentExit(() => handle('parent exited'));
+}
+
+/**
+ * Calls `then` once when this process is orphaned. A wrapper that dies without passing on its
+ * signal (`npm start` on SIGTERM, a killed supervisor) would otherwise leave hub running with
+ * its ports held; the parent's pid changing is the portable sign.
+ */
+export function onParentExit(then: () => void, intervalMs = 500): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    then();
+  }, intervalMs);
+  timer.unref();
 }

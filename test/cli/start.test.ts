@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
@@ -43,6 +44,30 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
 
   hub.child.kill('SIGTERM');
   t.equal(await exitWithin(hub, 15_000), 0, 'SIGTERM stops everything with exit 0');
+});
+
+t.test('SIGTERM to `npm start` stops hub too, though npm does not pass the signal on', async (t) => {
+  const { dataDir, databaseUrl } = tempDataDir(t);
+  const cpPort = await freePort();
+  const proxyPort = await freePort();
+  const npm = spawn('npm', ['start'], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env: {
+      ...process.env,
+      HUB_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      HUB_CONTROL_PLANE_PORT: String(cpPort),
+      HUB_PROXY_PORT: String(proxyPort),
+      HUB_LOG_LEVEL: 'warn',
+    },
+    stdio: 'ignore',
+  });
+  t.teardown(() => npm.kill('SIGKILL'));
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200), 'running under npm');
+  t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200));
+  npm.kill('SIGTERM');
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 0, 15_000), 'the proxy is gone');
+  t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 0, 15_000), 'the control-plane is gone');
 });
 
 t.test('hub start proxy alone is live but not ready without a control-plane', async (t) => {
