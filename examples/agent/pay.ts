@@ -20,10 +20,19 @@ if (!target) {
   process.exit(2);
 }
 
-const key = (process.env.AGENT_PRIVATE_KEY ??
-  (await readDeploymentFile(process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json'))).accounts.at(-1)!
-    .privateKey) as Hex;
-const wallet = privateKeyToAccount(key);
+const wallet = privateKeyToAccount(await walletKey());
+
+/** AGENT_PRIVATE_KEY, or the dev chain's last funded account; without either, one line saying what to do. */
+async function walletKey(): Promise<Hex> {
+  if (process.env.AGENT_PRIVATE_KEY) return process.env.AGENT_PRIVATE_KEY as Hex;
+  const file = process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json');
+  try {
+    return (await readDeploymentFile(file)).accounts.at(-1)!.privateKey as Hex;
+  } catch {
+    console.error(`no wallet: set AGENT_PRIVATE_KEY, or start the local chain first (npx hub chain up writes ${file})`);
+    process.exit(2);
+  }
+}
 
 if (new URL(target).hostname.endsWith('.localhost')) setGlobalDispatcher(localhostDispatcher());
 
@@ -32,8 +41,17 @@ registerExactEvmScheme(client, { signer: wallet });
 // The dev chain's token is not one the x402 client knows by default: allow it explicitly.
 client.setSpendControls({ allowedAssets: true });
 
-const res = await wrapFetchWithPayment(fetch, client)(target);
-console.log(`${res.status} ${res.statusText}  (paid from ${wallet.address})`);
+const res = await wrapFetchWithPayment(
+  fetch,
+  client,
+)(target).catch((err: Error) => {
+  console.error(`could not call ${target}: ${err.message}`);
+  process.exit(1);
+});
+// Paid only when hub says it settled (or will): a 503 or a refused payment moved nothing.
+const billing = res.headers.get('hub-billing');
+const paid = res.headers.has('payment-response') || /"status":"(settled|settling)"/.test(billing ?? '');
+console.log(`${res.status} ${res.statusText}  (${paid ? `paid from ${wallet.address}` : `nothing paid; wallet ${wallet.address}`})`);
 for (const name of ['hub-billing', 'hub-usage-error', 'hub-usage-adjusted']) {
   const value = res.headers.get(name);
   if (value) console.log(`${name}: ${value}`);
