@@ -7,6 +7,7 @@ import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal, runMain } from '../runtime/process.js';
 import { resolveMasterKey, stageMasterKeyFile } from '../runtime/secrets.js';
 import { ConfigError, loadConfig, parseMasterKey } from '../shared/config.js';
+import { SUPERVISOR_PID } from './supervisor.js';
 
 const USAGE = `usage: hub <command>
 
@@ -57,13 +58,13 @@ async function start(role: string | undefined): Promise<void> {
   if (role === 'control-plane') {
     const { startControlPlane } = await import('../control-plane/main.js');
     const cp = await startControlPlane();
-    onShutdownSignal(cp.logger, cp.stop);
+    onShutdownSignal(cp.logger, cp.stop, { whenOrphaned: supervised() });
     return;
   }
   if (role === 'proxy') {
     const { startProxy } = await import('../proxy/main.js');
     const proxy = await startProxy();
-    onShutdownSignal(proxy.logger, proxy.stop);
+    onShutdownSignal(proxy.logger, proxy.stop, { whenOrphaned: supervised() });
     return;
   }
   if (role !== undefined) throw new Error(`hub start takes control-plane or proxy, not "${role}"`);
@@ -74,6 +75,11 @@ async function start(role: string | undefined): Promise<void> {
   resolveMasterKey(config);
   const { supervise } = await import('./supervisor.js');
   process.exit(await supervise(bin, ['control-plane', 'proxy']));
+}
+
+/** Started by `hub start`'s supervisor, which owns this process's lifetime. */
+function supervised(): boolean {
+  return process.env[SUPERVISOR_PID] === String(process.ppid);
 }
 
 async function migrate(): Promise<void> {

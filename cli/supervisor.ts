@@ -14,6 +14,9 @@ const HEALTHY_AFTER_MS = 60_000;
 
 type Role = 'control-plane' | 'proxy';
 
+/** Set in each child's environment: a child whose parent is no longer this pid stops. */
+export const SUPERVISOR_PID = 'HUB_SUPERVISOR_PID';
+
 export function supervise(bin: string, roles: Role[]): Promise<number> {
   return new Promise((resolve) => {
     const children = new Map<Role, ChildProcess>();
@@ -33,7 +36,10 @@ export function supervise(bin: string, roles: Role[]): Promise<number> {
 
     const launch = (role: Role, attempt: number, firstRun: boolean) => {
       const startedAt = Date.now();
-      const child = spawn(process.execPath, [bin, 'start', role], { stdio: 'inherit', env: process.env });
+      const child = spawn(process.execPath, [bin, 'start', role], {
+        stdio: 'inherit',
+        env: { ...process.env, [SUPERVISOR_PID]: String(process.pid) },
+      });
       children.set(role, child);
       child.on('exit', (code, signal) => {
         children.delete(role);
@@ -55,7 +61,8 @@ export function supervise(bin: string, roles: Role[]): Promise<number> {
 
     process.on('SIGTERM', () => stopAll('SIGTERM'));
     process.on('SIGINT', () => stopAll('SIGTERM'));
-    onParentExit(() => stopAll('SIGTERM'));
+    // Under an npm script, npm owns hub's lifetime; a plain shell's `&` or nohup does not.
+    if (process.env.npm_lifecycle_event) onParentExit(() => stopAll('SIGTERM'));
     for (const role of roles) launch(role, 0, true);
   });
 }

@@ -19,10 +19,10 @@ export function oneLine(err: unknown): string {
 }
 
 /**
- * Calls `stop` once on SIGTERM or SIGINT, or when the process that started this one is gone,
- * then exits; a second signal exits at once.
+ * Calls `stop` once on SIGTERM or SIGINT (or, with `whenOrphaned`, when the process that started
+ * this one is gone), then exits; a second signal exits at once.
  */
-export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
+export function onShutdownSignal(logger: Logger, stop: () => Promise<void>, options: { whenOrphaned?: boolean } = {}): void {
   let stopping = false;
   const handle = (signal: NodeJS.Signals | 'parent exited') => {
     if (stopping) process.exit(1);
@@ -38,13 +38,14 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
   };
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
-  onParentExit(() => handle('parent exited'));
+  if (options.whenOrphaned) onParentExit(() => handle('parent exited'));
 }
 
 /**
  * Calls `then` once when this process is orphaned. A wrapper that dies without passing on its
  * signal (`npm start` on SIGTERM, a killed supervisor) would otherwise leave hub running with
- * its ports held; the parent's pid changing is the portable sign.
+ * its ports held; the parent's pid changing is the portable sign. Only for parents that own hub's
+ * lifetime: a shell that started `nohup hub start &` may exit and leave hub running on purpose.
  */
 export function onParentExit(then: () => void, intervalMs = 500): void {
   const parent = process.ppid;

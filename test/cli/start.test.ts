@@ -3,6 +3,22 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function exitedWithin(pid: number, timeoutMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    if (!alive(pid)) return true;
+  }
+  return false;
+}
+
 /** The pids of a supervisor's hub processes (its other children, such as tsx's esbuild service, excluded). */
 function childPids(pid: number): number[] {
   const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
@@ -68,6 +84,25 @@ t.test('SIGTERM to `npm start` stops hub too, though npm does not pass the signa
   npm.kill('SIGTERM');
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 0, 15_000), 'the proxy is gone');
   t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 0, 15_000), 'the control-plane is gone');
+});
+
+t.test('a killed supervisor takes its processes with it', async (t) => {
+  const { dataDir, databaseUrl } = tempDataDir(t);
+  const cpPort = await freePort();
+  const proxyPort = await freePort();
+  const hub = runHub(t, ['start'], {
+    HUB_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    HUB_CONTROL_PLANE_PORT: String(cpPort),
+    HUB_PROXY_PORT: String(proxyPort),
+  });
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
+  t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200));
+  const children = childPids(hub.child.pid!);
+  hub.child.kill('SIGKILL');
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 0, 15_000), 'the proxy is gone');
+  t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 0, 15_000), 'the control-plane is gone');
+  for (const pid of children) t.ok(await exitedWithin(pid, 15_000), `process ${pid} exited`);
 });
 
 t.test('hub start proxy alone is live but not ready without a control-plane', async (t) => {
