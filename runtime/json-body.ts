@@ -6,6 +6,12 @@ import { readBody } from './read-body.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
+ * No request hub takes nests deeper than a few levels; validation and routing code below this
+ * reader recurses per level, so a body nested thousands deep would overflow its stack.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/**
  * Reads a request body as a JSON object. An empty body is `{}` (actions such as rotate need
  * none); anything else must be `Content-Type: application/json` and a JSON object.
  */
@@ -23,5 +29,30 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw ApiError.validation('The request body must be a JSON object');
+  const refusal = unacceptable(parsed);
+  if (refusal) throw ApiError.validation(refusal);
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * What makes a parsed body unfit to pass on, walked without recursion: nesting beyond
+ * MAX_JSON_DEPTH, and NUL characters, which PostgreSQL cannot store in text (SQLite can), so
+ * they are refused the same on both.
+ */
+function unacceptable(body: object): string | undefined {
+  const pending: [unknown, number][] = [[body, 1]];
+  while (pending.length) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return 'The request body must not contain NUL characters';
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) return `The request body nests deeper than ${MAX_JSON_DEPTH} levels`;
+    for (const [key, child] of Object.entries(value)) {
+      if (key.includes('\u0000')) return 'The request body must not contain NUL characters';
+      pending.push([child, depth + 1]);
+    }
+  }
+  return undefined;
 }
