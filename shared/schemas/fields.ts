@@ -100,7 +100,9 @@ export const hostname = z
       .regex(
         /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/,
         'must be a hostname such as pay.example.com',
-      ),
+      )
+      // An IP literal can never route by Host to a seller; no top-level domain is all digits.
+      .refine((host) => /[a-z-]/.test(host.slice(host.lastIndexOf('.') + 1)), 'must be a hostname, not an IP address'),
   )
   .meta({ example: 'pay.example.com' });
 
