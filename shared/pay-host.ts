@@ -4,9 +4,12 @@
  */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/** Lowercased host without port (handles `[::1]:8402` and trailing dots). */
+/** No DNS name is longer; a longer Host header names nothing hub could serve. */
+const MAX_HOST_LENGTH = 253;
+
+/** Lowercased host without port (handles `[::1]:8402` and trailing dots); undefined for none or an impossible one. */
 export function normalizeHost(hostHeader: string | undefined): string | undefined {
-  if (!hostHeader) return undefined;
+  if (!hostHeader || hostHeader.length > MAX_HOST_LENGTH + 7) return undefined; // 7: `:` and a port
   let host = hostHeader.trim().toLowerCase();
   if (host.startsWith('[')) {
     const end = host.indexOf(']');
@@ -15,7 +18,7 @@ export function normalizeHost(hostHeader: string | undefined): string | undefine
   const colon = host.indexOf(':');
   if (colon >= 0) host = host.slice(0, colon);
   host = host.replace(/\.+$/, '');
-  return host || undefined;
+  return host && host.length <= MAX_HOST_LENGTH ? host : undefined;
 }
 
 /** The seller slug a pay host names, or undefined when the host is not under the pay domain. */

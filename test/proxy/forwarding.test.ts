@@ -18,6 +18,14 @@ for (const provider of testProviders()) {
       t.same(await res.json(), { error: 'seller_not_found' });
       const ip = await fetch(`${hub.proxyUrl}/echo`);
       t.equal(ip.status, 404, 'an IP host names no seller');
+      for (const length of [254, 301, 4_000]) {
+        const long = await hub.pay('a'.repeat(length), '/echo');
+        t.same(
+          [long.status, await long.json()],
+          [404, { error: 'seller_not_found' }],
+          `a ${length}-character host is no seller's, not a 500`,
+        );
+      }
     });
 
     await t.test('anonymous probe: signed, with a request id and no identity headers', async (t) => {
