@@ -19,6 +19,26 @@ async function exitedWithin(pid: number, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/** A data directory and two free ports, as `hub start` reads them from the environment. */
+async function hubEnv(t: Parameters<typeof tempDataDir>[0]) {
+  const { dataDir, databaseUrl } = tempDataDir(t);
+  const cpPort = await freePort();
+  const proxyPort = await freePort();
+  const env = {
+    HUB_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    HUB_CONTROL_PLANE_PORT: String(cpPort),
+    HUB_PROXY_PORT: String(proxyPort),
+  };
+  return { env, cpPort, proxyPort };
+}
+
+/** `hub start` with both processes on their own ports. */
+async function startBoth(t: Parameters<typeof tempDataDir>[0]) {
+  const { env, cpPort, proxyPort } = await hubEnv(t);
+  return { hub: runHub(t, ['start'], env), cpPort, proxyPort };
+}
+
 /** The pids of a supervisor's hub processes (its other children, such as tsx's esbuild service, excluded). */
 function childPids(pid: number): number[] {
   const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
@@ -29,15 +49,7 @@ function childPids(pid: number): number[] {
 }
 
 t.test('hub start brings up both processes on SQLite, restarts a crashed one, stops on SIGTERM', async (t) => {
-  const { dataDir, databaseUrl } = tempDataDir(t);
-  const cpPort = await freePort();
-  const proxyPort = await freePort();
-  const hub = runHub(t, ['start'], {
-    HUB_DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    HUB_CONTROL_PLANE_PORT: String(cpPort),
-    HUB_PROXY_PORT: String(proxyPort),
-  });
+  const { hub, cpPort, proxyPort } = await startBoth(t);
 
   t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200), 'control-plane /healthz answers 200');
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200), 'proxy /healthz answers 200');
@@ -63,19 +75,10 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
 });
 
 t.test('SIGTERM to `npm start` stops hub too, though npm does not pass the signal on', async (t) => {
-  const { dataDir, databaseUrl } = tempDataDir(t);
-  const cpPort = await freePort();
-  const proxyPort = await freePort();
+  const { env, cpPort, proxyPort } = await hubEnv(t);
   const npm = spawn('npm', ['start'], {
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    env: {
-      ...process.env,
-      HUB_DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      HUB_CONTROL_PLANE_PORT: String(cpPort),
-      HUB_PROXY_PORT: String(proxyPort),
-      HUB_LOG_LEVEL: 'warn',
-    },
+    env: { ...process.env, ...env, HUB_LOG_LEVEL: 'warn' },
     stdio: 'ignore',
   });
   t.teardown(() => npm.kill('SIGKILL'));
@@ -87,15 +90,7 @@ t.test('SIGTERM to `npm start` stops hub too, though npm does not pass the signa
 });
 
 t.test('a killed supervisor takes its processes with it', async (t) => {
-  const { dataDir, databaseUrl } = tempDataDir(t);
-  const cpPort = await freePort();
-  const proxyPort = await freePort();
-  const hub = runHub(t, ['start'], {
-    HUB_DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    HUB_CONTROL_PLANE_PORT: String(cpPort),
-    HUB_PROXY_PORT: String(proxyPort),
-  });
+  const { hub, cpPort, proxyPort } = await startBoth(t);
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
   t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/healthz`, 200));
   const children = childPids(hub.child.pid!);
