@@ -6,6 +6,7 @@ import { normalizeHost } from '../shared/pay-host.js';
 import type { ProxyServices } from './context.js';
 import { forwardRequest } from './forward-request.js';
 import { handleRegistration, REGISTRATION_PATHS } from './registration.js';
+import { assertServableTarget } from './request-target.js';
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -36,6 +37,7 @@ export function createProxyServer(services: ProxyServices): Server {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    assertServableTarget(req);
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const host = normalizeHost(req.headers.host);
     if (host === undefined || isOperatorHost(host)) {
