@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from './context.js';
@@ -43,10 +44,14 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     throw new ApiError('not_found');
   };
 
-  return createServer((req, res) => {
-    handle(req, res).catch((err) => {
-      const { status } = sendError(res, err);
-      if (status >= 500) logger.error({ err, url: req.url, method: req.method }, 'request failed');
-    });
-  });
+  return createHttpServer(
+    (req, res) => {
+      handle(req, res).catch((err) => {
+        const { status } = sendError(res, err);
+        if (status >= 500) logger.error({ err, url: req.url, method: req.method }, 'request failed');
+      });
+    },
+    services.config.requests,
+    logger,
+  );
 }

@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
@@ -63,14 +64,18 @@ export function createProxyServer(services: ProxyServices): Server {
     return forwardRequest(services, req, res, seller);
   };
 
-  const server = createServer((req, res) => {
-    const started = performance.now();
-    res.once('close', () => metrics.observe(res.statusCode, performance.now() - started));
-    handle(req, res).catch((err) => {
-      const { status } = sendError(res, err);
-      if (status >= 500 && !(err instanceof ApiError)) logger.error({ err, url: req.url, method: req.method }, 'request failed');
-    });
-  });
+  const server = createHttpServer(
+    (req, res) => {
+      const started = performance.now();
+      res.once('close', () => metrics.observe(res.statusCode, performance.now() - started));
+      handle(req, res).catch((err) => {
+        const { status } = sendError(res, err);
+        if (status >= 500 && !(err instanceof ApiError)) logger.error({ err, url: req.url, method: req.method }, 'request failed');
+      });
+    },
+    services.config.requests,
+    logger,
+  );
   // Bodies are read by the proxy itself with its own limit; keep-alive clients are common.
   server.keepAliveTimeout = 65_000;
   return server;

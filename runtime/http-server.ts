@@ -1,5 +1,70 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { HubConfig } from '../shared/config.js';
+import { ApiError, errorResponse } from '../shared/errors.js';
+import { sendJson } from './respond.js';
+
+/**
+ * An HTTP server for either port, holding slow and malformed clients at bay: a request must
+ * arrive whole within `timeoutMs` and never pause longer than `idleTimeoutMs` (a body trickled
+ * a byte at a time would otherwise hold a connection for minutes). Time spent after the request
+ * has arrived (hub's own work, the seller's API) is not the client's and is not limited here.
+ * What Node's parser refuses (bad framing, oversized heads, unknown methods) never reaches
+ * `handler`; it is answered as Node does and logged at debug.
+ */
+export function createHttpServer(handler: RequestListener, limits: HubConfig['requests'], logger: Logger): Server {
+  const server = createServer(
+    {
+      requestTimeout: limits.timeoutMs,
+      headersTimeout: limits.timeoutMs,
+      // How often Node checks those two limits; its default (30 s) would make them that coarse.
+      connectionsCheckingInterval: Math.min(1_000, limits.idleTimeoutMs),
+    },
+    (req, res) => {
+      holdToIdleLimit(req, res, limits.idleTimeoutMs);
+      handler(req, res);
+    },
+  );
+  // A head that stalls before any request exists: the socket's own idle limit, until the
+  // request takes over (an unanswered timeout destroys the socket).
+  server.on('connection', (socket: Socket) => socket.setTimeout(limits.idleTimeoutMs));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseMalformed(err, socket, logger));
+  return server;
+}
+
+/** Answers a stalled request with a 408 envelope; once it has fully arrived, pauses are hub's. */
+function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: number): void {
+  const socket = req.socket;
+  const onIdle = () => {
+    if (req.complete) return void socket.setTimeout(0);
+    if (res.headersSent) return void socket.destroy();
+    const { status, body } = errorResponse(new ApiError('request_timeout'));
+    res.once('finish', () => socket.destroy());
+    sendJson(res, status, body, { connection: 'close' });
+  };
+  socket.setTimeout(idleMs);
+  // On the response: Node tells a request of its socket's timeout only while it is incomplete.
+  res.on('timeout', onIdle);
+  res.once('close', () => res.off('timeout', onIdle));
+}
+
+/** Node's answers to what its parser refuses, plus a debug line saying what and from whom. */
+function refuseMalformed(err: NodeJS.ErrnoException, socket: Socket, logger: Logger): void {
+  logger.debug({ code: err.code, remoteAddress: socket.remoteAddress }, 'request refused by the HTTP parser');
+  if (err.code !== 'ECONNRESET' && socket.writable && socket.bytesWritten === 0) {
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 408
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? 431
+          : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+            ? 413
+            : 400;
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+  }
+  socket.destroy();
+}
 
 export class ListenError extends Error {
   override name = 'ListenError';

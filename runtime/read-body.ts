@@ -25,13 +25,19 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   if (hasNoBody(req)) return EMPTY_BODY;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        req.resume();
+        throw new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    // The connection ended mid-body: the client left, or was cut off for being too slow.
+    throw new ApiError('invalid_request', 'The request body ended before it was complete.');
   }
   return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size);
 }

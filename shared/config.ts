@@ -92,6 +92,8 @@ const envSchema = z.object({
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
+  HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
 });
 
 export type HubConfig = {
@@ -107,6 +109,11 @@ export type HubConfig = {
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
   };
+  /**
+   * How long either port waits for a client's request: all of its head and body, and any pause
+   * while it arrives. Slower clients get a 408; waiting on hub's own work does not count.
+   */
+  requests: { timeoutMs: number; idleTimeoutMs: number };
   database: DatabaseConfig;
   dataDir: string;
   payDomain: string;
@@ -157,6 +164,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connectTimeoutMs: e.HUB_UPSTREAM_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: e.HUB_UPSTREAM_BODY_TIMEOUT_MS,
+    },
+    requests: {
+      timeoutMs: e.HUB_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: Math.min(e.HUB_REQUEST_IDLE_TIMEOUT_MS, e.HUB_REQUEST_TIMEOUT_MS),
     },
     database,
     dataDir: e.HUB_DATA_DIR,

@@ -38,18 +38,12 @@ export type TestHub = {
 };
 
 /** A control-plane and a proxy on loopback ports, over a fresh database of `provider`. */
-export async function startTestHub(
-  t: Tap,
-  provider: Provider,
-  proxyEnv: Record<string, string> = {},
-  payments?: PaymentRail,
-): Promise<TestHub> {
-  const cp = await startTestControlPlane(t, provider, {}, payments);
+export async function startTestHub(t: Tap, provider: Provider, env: Record<string, string> = {}, payments?: PaymentRail): Promise<TestHub> {
+  const cp = await startTestControlPlane(t, provider, env, payments);
   const boot = await cp.bootstrap();
   const config = {
     ...cp.config,
     controlPlane: { ...cp.config.controlPlane, url: cp.url },
-    proxy: { ...cp.config.proxy, ...proxyConfig(proxyEnv) },
   };
   const proxy = createProxy(config, pino({ level: process.env.HUB_TEST_LOG_LEVEL ?? 'silent' }), cp.internalToken);
   const port = await listen(proxy.server, 0, '127.0.0.1');
@@ -133,14 +127,6 @@ export async function payRequest(
   const noBody = res.statusCode === 204 || res.statusCode === 304 || init.method === 'HEAD';
   if (noBody) await res.body.dump();
   return new Response(noBody ? null : (Readable.toWeb(res.body) as ReadableStream), { status: res.statusCode, headers });
-}
-
-function proxyConfig(env: Record<string, string>) {
-  const out: Record<string, number> = {};
-  if (env.maxBodyBytes) out.maxBodyBytes = Number(env.maxBodyBytes);
-  if (env.headersTimeoutMs) out.headersTimeoutMs = Number(env.headersTimeoutMs);
-  if (env.bodyTimeoutMs) out.bodyTimeoutMs = Number(env.bodyTimeoutMs);
-  return out;
 }
 
 export type { Server };

@@ -63,5 +63,18 @@ function parseResponse(raw: string): Pick<RawAnswer, 'status' | 'headers' | 'bod
   let body = raw.slice(headEnd + 4);
   const length = headers['content-length'];
   if (length !== undefined) body = body.slice(0, Number(length));
+  else if (headers['transfer-encoding'] === 'chunked') body = dechunk(body);
   return { status: Number(statusLine!.split(' ')[1]), headers, body };
+}
+
+function dechunk(chunked: string): string {
+  let body = '';
+  let at = 0;
+  for (;;) {
+    const lineEnd = chunked.indexOf('\r\n', at);
+    const size = Number.parseInt(chunked.slice(at, lineEnd), 16);
+    if (lineEnd < 0 || !(size > 0)) return body;
+    body += chunked.slice(lineEnd + 2, lineEnd + 2 + size);
+    at = lineEnd + 2 + size + 2;
+  }
 }

@@ -9,7 +9,11 @@ import { freePort } from '../helpers/processes.js';
 import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
 
 t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
-  const hub = await startTestHub(t, 'sqlite', { maxBodyBytes: '1024', headersTimeoutMs: '300', bodyTimeoutMs: '300' });
+  const hub = await startTestHub(t, 'sqlite', {
+    HUB_MAX_BODY_BYTES: '1024',
+    HUB_UPSTREAM_HEADERS_TIMEOUT_MS: '300',
+    HUB_UPSTREAM_BODY_TIMEOUT_MS: '300',
+  });
   const upstream = await startTestUpstream(t);
   await sellerBehind(hub, upstream);
 

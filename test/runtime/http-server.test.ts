@@ -1,0 +1,143 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import t from 'tap';
+import { closeServer, createHttpServer, listen } from '../../runtime/http-server.js';
+import { testProviders } from '../helpers/database.js';
+import { startTestHub } from '../helpers/hub.js';
+import { rawExchange } from '../helpers/raw-http.js';
+import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+
+const LIMITS = { HUB_REQUEST_IDLE_TIMEOUT_MS: '300', HUB_REQUEST_TIMEOUT_MS: '1500' };
+
+t.test('slow clients are cut off on both ports; a slow seller is not the client’s fault', async (t) => {
+  const hub = await startTestHub(t, testProviders()[0]!, LIMITS);
+  const upstream = await startTestUpstream(t);
+  await sellerBehind(hub, upstream);
+  const proxyPort = Number(new URL(hub.proxyUrl).port);
+  const controlPlanePort = Number(new URL(hub.cp.url).port);
+  const post = (path: string, host: string, length: number) =>
+    `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+  await t.test('a body that stops arriving is a 408 envelope after the idle limit', async (t) => {
+    const before = upstream.seen.length;
+    for (const [port, head] of [
+      [proxyPort, post('/echo', 'acme.pay.localhost', 10)],
+      [controlPlanePort, post('/v1/auth/sign-in', '127.0.0.1', 10)],
+      [proxyPort, post('/agents/challenge', 'acme.pay.localhost', 10)],
+    ] as const) {
+      const answer = await rawExchange(port, [head, '{'], { gapMs: 20 });
+      t.equal(answer.status, 408, head.split('\r\n', 1)[0]!);
+      t.same(JSON.parse(answer.body), { error: 'request_timeout' });
+      t.equal(answer.headers.connection, 'close');
+      t.ok(answer.elapsedMs >= 250 && answer.elapsedMs < 1_400, `cut after the idle limit (${Math.round(answer.elapsedMs)} ms)`);
+    }
+    t.equal(upstream.seen.length, before, 'nothing reached the seller');
+  });
+
+  await t.test('a body trickled faster than the idle limit is cut at the total limit', async (t) => {
+    const before = upstream.seen.length;
+    for (const [port, head] of [
+      [proxyPort, post('/echo', 'acme.pay.localhost', 40)],
+      [controlPlanePort, post('/v1/auth/sign-in', '127.0.0.1', 40)],
+    ] as const) {
+      const answer = await rawExchange(port, [head, ...'x'.repeat(40)], { gapMs: 100 });
+      t.equal(answer.status, 408, 'Node answers its own 408');
+      t.ok(answer.elapsedMs >= 1_400 && answer.elapsedMs < 3_500, `cut at the total limit (${Math.round(answer.elapsedMs)} ms)`);
+    }
+    t.equal(upstream.seen.length, before, 'nothing reached the seller');
+  });
+
+  await t.test('a head that stalls is dropped without an answer', async (t) => {
+    const answer = await rawExchange(proxyPort, 'GET /echo HTTP/1.1\r\nHost: acme.pay.localhost\r\n');
+    t.equal(answer.status, undefined);
+    t.ok(answer.elapsedMs < 1_400, `closed after the idle limit (${Math.round(answer.elapsedMs)} ms)`);
+  });
+
+  await t.test('a request that arrived in time waits as long as the seller takes', async (t) => {
+    const slow = await hub.pay('acme', '/slow-headers');
+    t.equal(slow.status, 200, 'the seller answered after 1 s, past the client idle limit');
+    t.same(await slow.json(), { late: true });
+    const slowPost = await rawExchange(proxyPort, [
+      `${post('/slow-headers', 'acme.pay.localhost', 2).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')}`,
+      '{}',
+    ]);
+    t.equal(slowPost.status, 200, 'a body that arrived is not timed while the seller works');
+  });
+
+  await t.test('a body with broken framing reaches nothing on either port', async (t) => {
+    const before = upstream.seen.length;
+    for (const [port, host, path] of [
+      [proxyPort, 'acme.pay.localhost', '/echo'],
+      [controlPlanePort, '127.0.0.1', '/v1/auth/sign-in'],
+    ] as const) {
+      const answer = await rawExchange(
+        port,
+        `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n`,
+      );
+      t.equal(answer.status, 400, `${path}: 400`);
+    }
+    t.equal(upstream.seen.length, before, 'nothing reached the seller');
+  });
+
+  await t.test('a keep-alive connection serves request after request', async (t) => {
+    const get = 'GET /echo HTTP/1.1\r\nHost: acme.pay.localhost\r\n\r\n';
+    const answer = await rawExchange(proxyPort, [get, get, `${get.slice(0, -2)}Connection: close\r\n\r\n`], { gapMs: 200 });
+    t.equal(answer.raw.match(/HTTP\/1\.1 200 OK/g)?.length, 3, 'three answers over one connection, each within the idle limit');
+  });
+});
+
+t.test('what the HTTP parser refuses is never handled and is logged at debug', async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  let handled = 0;
+  const server = createHttpServer(
+    async (req, res) => {
+      // A body's framing is parsed after its head reached the handler: the read fails, and only
+      // a request read whole counts as handled.
+      try {
+        for await (const _ of req);
+      } catch {
+        return;
+      }
+      handled++;
+      res.end('ok');
+    },
+    { timeoutMs: 5_000, idleTimeoutMs: 2_000 },
+    pino({ level: 'debug' }, sink),
+  );
+  const port = await listen(server, 0, '127.0.0.1');
+  t.teardown(() => closeServer(server, 100));
+
+  const ok = await rawExchange(port, 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+  t.equal(ok.status, 200);
+  t.equal(handled, 1);
+
+  for (const [name, text, status, code] of [
+    ['an unknown method', 'FROB / HTTP/1.1\r\nHost: a\r\n\r\n', 400, 'HPE_INVALID_METHOD'],
+    ['a malformed request line', 'GET / HTTP/9\r\nHost: a\r\n\r\n', 400, 'HPE_INVALID_VERSION'],
+    ['bad chunking', 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nx\r\n0\r\n\r\n', 400, 'HPE_INVALID_CHUNK_SIZE'],
+    ['headers over 16 KiB', `GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431, 'HPE_HEADER_OVERFLOW'],
+    ['a URL over 16 KiB', `GET /${'u'.repeat(20_000)} HTTP/1.1\r\nHost: a\r\n\r\n`, 431, 'HPE_HEADER_OVERFLOW'],
+    [
+      'both Content-Length and Transfer-Encoding',
+      'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      'HPE_INVALID_TRANSFER_ENCODING',
+    ],
+    ['a missing Host', 'GET / HTTP/1.1\r\n\r\n', 400, undefined],
+  ] as const) {
+    const before = lines.length;
+    const answer = await rawExchange(port, text);
+    t.equal(answer.status, status, `${name}: ${status}`);
+    t.equal(answer.body, '', `${name}: no body, as Node answers`);
+    if (code) {
+      t.match(lines.slice(before), [{ level: 20, code, msg: 'request refused by the HTTP parser' }], `${name}: one debug line`);
+    }
+  }
+  t.equal(handled, 1, 'none of them was handled');
+});
