@@ -6,9 +6,12 @@
  * or a parameter called `payment` is never mistaken for the start of a challenge. It is total and
  * linear in the input; inputs longer than `MAX_AUTH_HEADER_LENGTH` are refused up front.
  *
- * Quoted values are written with `\uXXXX` for every character outside printable ASCII, as mppx
- * writes them, so a header value stays a legal ByteString; the reader undoes it, and undoes the
- * plain RFC quoted-pair (`\"`, `\\`) as well.
+ * Quoted values follow RFC 9110 both ways: `"` and `\` go out as quoted-pairs, tabs and printable
+ * ASCII as themselves, and other characters as bytes (obs-text): ISO-8859-1 when each fits in
+ * one, as readers that decode header bytes as ISO-8859-1 (fetch, Node, mppx) show them, else
+ * UTF-8, which the reader here decodes. A quoted-pair stands for
+ * the character after the backslash, so `\u00e9` reads as `u00e9`, as every RFC reader takes it.
+ * Control characters other than tab cannot be carried in a header at all and are refused.
  */
 
 export type AuthChallenge = {
@@ -52,29 +55,35 @@ function readToken68(input: string, pos: number): Scan<string> {
 function readQuoted(input: string, pos: number): Scan<string> {
   let out = '';
   let i = pos + 1;
+  let bytes = false;
   while (i < input.length) {
-    const char = input[i]!;
-    const code = char.charCodeAt(0);
-    if (char === '"') return { value: out, end: i + 1 };
-    // qdtext excludes control characters other than tab.
-    if ((code < 0x20 && char !== '\t') || code === 0x7f) return undefined;
-    if (char !== '\\') {
-      out += char;
+    let char = input[i]!;
+    if (char === '"') return { value: bytes ? utf8OrAsIs(out) : out, end: i + 1 };
+    if (char === '\\') {
       i++;
-      continue;
+      if (i === input.length) return undefined;
+      char = input[i]!;
     }
-    const next = input[i + 1];
-    if (next === undefined) return undefined;
-    const hex = input.slice(i + 2, i + 6);
-    if (next === 'u' && /^[0-9A-Fa-f]{4}$/.test(hex)) {
-      out += String.fromCharCode(Number.parseInt(hex, 16));
-      i += 6;
-    } else {
-      out += next;
-      i += 2;
-    }
+    const code = char.charCodeAt(0);
+    // qdtext and quoted-pair both exclude control characters other than tab.
+    if ((code < 0x20 && char !== '\t') || code === 0x7f) return undefined;
+    if (code >= 0x80) bytes = true;
+    out += char;
+    i++;
   }
   return undefined;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** obs-text arrives as one character per byte: UTF-8 when it decodes as UTF-8, else as it came. */
+function utf8OrAsIs(text: string): string {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0xff) return text;
+  try {
+    return strictUtf8.decode(Buffer.from(text, 'latin1'));
+  } catch {
+    return text;
+  }
 }
 
 /** Every challenge in a `WWW-Authenticate` value, or undefined when the value breaks the grammar. */
@@ -128,16 +137,48 @@ function readParams(input: string, start: number, into: Record<string, string>):
   }
 }
 
-/** `name="value"`, escaped so that any string survives a round trip through a header. */
+/**
+ * `name="value"` as an RFC 9110 quoted-string, in the one-character-per-byte form a header value
+ * takes. Throws on a control character other than tab, which no header can carry.
+ */
 export function formatAuthParam(name: string, value: string): string {
-  let escaped = '';
-  for (let i = 0; i < value.length; i++) {
-    const char = value[i]!;
-    const code = value.charCodeAt(i);
-    if (char === '"' || char === '\\') escaped += `\\${char}`;
-    else if (code >= 0x20 && code < 0x7f) escaped += char;
-    // Code units, not code points: a surrogate pair becomes two escapes, which the reader rejoins.
-    else escaped += `\\u${code.toString(16).padStart(4, '0')}`;
+  const text = asHeaderBytes(value);
+  let quoted = '';
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    const code = text.charCodeAt(i);
+    if (char === '"' || char === '\\') quoted += `\\${char}`;
+    else if (code >= 0x20 && code !== 0x7f) quoted += char;
+    else if (char === '\t') quoted += char;
+    else throw new TypeError(`${name} holds a control character, which a header cannot carry`);
   }
-  return `${name}="${escaped}"`;
+  return `${name}="${quoted}"`;
+}
+
+/** Whether a header can carry `value`: no control characters but tab. */
+export function isHeaderText(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false;
+  }
+  return true;
+}
+
+/**
+ * A value as header bytes, one character per byte: ISO-8859-1 when every character fits in a
+ * byte (what fetch and Node readers show as the same characters), else UTF-8. Whichever is
+ * written, `utf8OrAsIs` reads the value back: ISO-8859-1 text that would read as UTF-8 is sent
+ * as UTF-8 too.
+ */
+function asHeaderBytes(value: string): string {
+  let wide = false;
+  let high = false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code > 0xff) wide = true;
+    else if (code >= 0x80) high = true;
+  }
+  if (!wide && !high) return value;
+  if (!wide && utf8OrAsIs(value) === value) return value;
+  return Buffer.from(value, 'utf8').toString('latin1');
 }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '../../tokens.js';
-import { formatAuthParam, parseAuthChallenges } from './auth-params.js';
+import { formatAuthParam, isHeaderText, parseAuthChallenges } from './auth-params.js';
 import { base64urlEncode, canonicalJson, decodeBase64urlJson, failed, isDatetime, isPlainObject, type Parsed, parsed } from './encoding.js';
 
 /**
@@ -58,7 +58,7 @@ const optionalChecks: Record<'expires' | 'digest' | 'opaque' | 'description' | '
   expires: isDatetime,
   digest: (v) => v.length <= 256 && v.startsWith('sha-256=') && SLOT_TEXT.test(v),
   opaque: (v) => v.length <= 4096 && BASE64URL_TEXT.test(v),
-  description: (v) => v.length <= 1024,
+  description: (v) => v.length <= 1024 && isHeaderText(v),
   header: (v) => HEADER_NAME.test(v),
 };
 
@@ -159,20 +159,27 @@ export function serializeChallenge(challenge: Challenge): string {
   return `${PAYMENT_SCHEME} ${params.join(', ')}`;
 }
 
-/** Every `Payment` challenge in a `WWW-Authenticate` value (other schemes are skipped). */
+/**
+ * Every well-formed `Payment` challenge in a `WWW-Authenticate` value. Other schemes are skipped,
+ * and so is a Payment offer that is incomplete or malformed, so one bad offer does not hide the
+ * rest; the failure says why when none is usable.
+ */
 export function parseChallenges(header: unknown): Parsed<Challenge[], ChallengeFailure> {
   const all = parseAuthChallenges(header);
   if (!all) return failed('malformed_challenge', 'not a valid WWW-Authenticate value');
   const challenges: Challenge[] = [];
+  let firstRefusal: ReturnType<typeof failed<'malformed_challenge'>> | undefined;
   for (const auth of all) {
     if (auth.scheme.toLowerCase() !== PAYMENT_SCHEME.toLowerCase()) continue;
-    if (auth.token68 !== undefined) return failed('malformed_challenge', 'a Payment challenge takes parameters, not a token68');
-    const challenge = challengeFromWire(auth.params);
-    if (!challenge.ok) return challenge;
-    challenges.push(challenge.value);
+    const challenge =
+      auth.token68 === undefined
+        ? challengeFromWire(auth.params)
+        : failed('malformed_challenge', 'a Payment challenge takes parameters, not a token68');
+    if (challenge.ok) challenges.push(challenge.value);
+    else firstRefusal ??= challenge;
   }
-  if (challenges.length === 0) return failed('no_payment_challenge', 'no Payment challenge in the header');
-  return parsed(challenges);
+  if (challenges.length) return parsed(challenges);
+  return firstRefusal ?? failed('no_payment_challenge', 'no Payment challenge in the header');
 }
 
 /** The first `Payment` challenge in a `WWW-Authenticate` value. */
