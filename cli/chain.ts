@@ -6,6 +6,7 @@ import { startLocalChain } from '../chain/local-chain.js';
 import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal } from '../runtime/process.js';
 import { loadConfig } from '../shared/config.js';
+import { DEV_CHAIN_OF_START, supervised } from './supervision.js';
 
 export const CHAIN_USAGE = 'usage: hub chain up [--port <n>] [--chain-id <n>] [--accounts <n>]';
 
@@ -32,18 +33,27 @@ export async function chainCommand(args: string[]): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('chain', config.logLevel);
   const chain = await startLocalChain({ port, chainId, accounts, cacheDir: join(config.dataDir, 'contracts') });
-  const file = join(config.dataDir, 'chain.json');
+  const file = config.chainFile;
   const { pid: _pid, exited: _exited, stop: _stop, ...deployment } = chain;
   await writeDeploymentFile(file, deployment satisfies ChainDeployment);
-  logger.info({ rpcUrl: chain.rpcUrl, network: chain.network, token: chain.token.address, pid: chain.pid, file }, 'local chain up');
+  logger.info(
+    { rpcUrl: chain.rpcUrl, network: chain.network, token: chain.token.address, pid: chain.pid, file },
+    process.env[DEV_CHAIN_OF_START]
+      ? 'no payment rail configured: took payments on a local development chain (HUB_DEV_CHAIN=off to not)'
+      : 'local chain up',
+  );
 
   // chain.json describes a running chain; once anvil is gone it would point at nothing.
   let stopping = false;
-  onShutdownSignal(logger, async () => {
-    stopping = true;
-    await chain.stop();
-    await rm(file, { force: true });
-  });
+  onShutdownSignal(
+    logger,
+    async () => {
+      stopping = true;
+      await chain.stop();
+      await rm(file, { force: true });
+    },
+    { whenOrphaned: supervised() },
+  );
   void chain.exited.then(async () => {
     if (stopping) return;
     logger.error('anvil exited unexpectedly');

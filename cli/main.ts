@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -7,7 +7,7 @@ import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal, runMain } from '../runtime/process.js';
 import { resolveMasterKey, stageMasterKeyFile } from '../runtime/secrets.js';
 import { ConfigError, loadConfig, parseMasterKey } from '../shared/config.js';
-import { SUPERVISOR_PID } from './supervisor.js';
+import { supervised } from './supervision.js';
 
 const USAGE = `usage: hub <command>
 
@@ -74,12 +74,10 @@ async function start(role: string | undefined): Promise<void> {
   const config = loadConfig();
   resolveMasterKey(config);
   const { supervise } = await import('./supervisor.js');
-  process.exit(await supervise(bin, ['control-plane', 'proxy']));
-}
-
-/** Started by `hub start`'s supervisor, which owns this process's lifetime. */
-function supervised(): boolean {
-  return process.env[SUPERVISOR_PID] === String(process.ppid);
+  // In development, the embedded default takes payments too: with no rail configured, a local chain.
+  const wantsDevChain =
+    config.env === 'development' && config.devChain === 'auto' && !process.env.HUB_FACILITATOR_URL && !existsSync(config.chainFile);
+  process.exit(await supervise(bin, ['control-plane', 'proxy'], wantsDevChain ? { devChainFile: config.chainFile } : {}));
 }
 
 async function migrate(): Promise<void> {

@@ -1,12 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { onParentExit } from '../runtime/process.js';
+import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that
  * crashes (with backoff), and forwards SIGTERM/SIGINT so both shut down gracefully; it does the
  * same when whatever started it (`npm start`) exits without passing the signal on.
- * A process that fails within its first seconds on its first run is a start-up error
+ * A process that exits by itself within its first seconds on its first run is a start-up error
  * (bad configuration, taken port): the supervisor then stops everything and exits 1.
+ *
+ * With `devChainFile`, a local chain (`hub chain up`) runs first, until it has written that
+ * file, so the control-plane starts with it as its payment rail; it stops with the rest. A chain
+ * that cannot start leaves hub running without a rail, as it would be without one.
  */
 const STARTUP_WINDOW_MS = 4_000;
 const MAX_BACKOFF_MS = 30_000;
@@ -14,12 +20,11 @@ const HEALTHY_AFTER_MS = 60_000;
 
 type Role = 'control-plane' | 'proxy';
 
-/** Set in each child's environment: a child whose parent is no longer this pid stops. */
-export const SUPERVISOR_PID = 'HUB_SUPERVISOR_PID';
+const CHAIN_STARTUP_TIMEOUT_MS = 120_000;
 
-export function supervise(bin: string, roles: Role[]): Promise<number> {
+export function supervise(bin: string, roles: Role[], options: { devChainFile?: string } = {}): Promise<number> {
   return new Promise((resolve) => {
-    const children = new Map<Role, ChildProcess>();
+    const children = new Map<Role | 'chain', ChildProcess>();
     let stopping = false;
     let exitCode = 0;
 
@@ -45,7 +50,8 @@ export function supervise(bin: string, roles: Role[]): Promise<number> {
         children.delete(role);
         if (stopping) return finishIfDone();
         const ranFor = Date.now() - startedAt;
-        if (firstRun && ranFor < STARTUP_WINDOW_MS) {
+        // Exiting by itself that early is a start-up error; being killed by a signal is a crash.
+        if (firstRun && ranFor < STARTUP_WINDOW_MS && code !== null) {
           process.stderr.write(`hub: ${role} failed to start (exit ${code ?? signal}); stopping\n`);
           exitCode = 1;
           return stopAll('SIGTERM');
@@ -59,10 +65,38 @@ export function supervise(bin: string, roles: Role[]): Promise<number> {
       });
     };
 
+    /** Resolves once the chain has described itself, or has failed to (hub then runs without it). */
+    const launchChain = (file: string) =>
+      new Promise<void>((ready) => {
+        const child = spawn(process.execPath, [bin, 'chain', 'up'], {
+          stdio: 'inherit',
+          env: { ...process.env, [SUPERVISOR_PID]: String(process.pid), [DEV_CHAIN_OF_START]: '1' },
+        });
+        children.set('chain', child);
+        const deadline = Date.now() + CHAIN_STARTUP_TIMEOUT_MS;
+        const poll = setInterval(() => {
+          if (existsSync(file) || Date.now() > deadline || stopping) finish();
+        }, 100);
+        const finish = () => {
+          clearInterval(poll);
+          ready();
+        };
+        child.on('exit', (code, signal) => {
+          children.delete('chain');
+          finish();
+          if (stopping) return finishIfDone();
+          // Not restarted: a new chain would start empty, on another port than the rail knows.
+          process.stderr.write(`hub: the local chain exited (${code ?? signal}); priced calls answer 503 until hub restarts\n`);
+        });
+      });
+
     process.on('SIGTERM', () => stopAll('SIGTERM'));
     process.on('SIGINT', () => stopAll('SIGTERM'));
     // Under an npm script, npm owns hub's lifetime; a plain shell's `&` or nohup does not.
     if (process.env.npm_lifecycle_event) onParentExit(() => stopAll('SIGTERM'));
-    for (const role of roles) launch(role, 0, true);
+    const chainReady = options.devChainFile ? launchChain(options.devChainFile) : Promise.resolve();
+    void chainReady.then(() => {
+      if (!stopping) for (const role of roles) launch(role, 0, true);
+    });
   });
 }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -92,6 +93,8 @@ const envSchema = z.object({
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
+  HUB_CHAIN_FILE: z.string().min(1).optional(),
+  HUB_DEV_CHAIN: z.enum(['auto', 'off']).default('auto'),
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
 });
@@ -116,6 +119,10 @@ export type HubConfig = {
   requests: { timeoutMs: number; idleTimeoutMs: number };
   database: DatabaseConfig;
   dataDir: string;
+  /** Where `hub chain up` describes the local chain, and where development looks for it. */
+  chainFile: string;
+  /** In development, `hub start` runs a local chain itself when no payment rail is configured. */
+  devChain: 'auto' | 'off';
   payDomain: string;
   /** Absent only outside production; the runtime then uses a generated development key. */
   masterKey: Buffer | undefined;
@@ -171,6 +178,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     database,
     dataDir: e.HUB_DATA_DIR,
+    chainFile: e.HUB_CHAIN_FILE ?? join(e.HUB_DATA_DIR, 'chain.json'),
+    devChain: e.HUB_DEV_CHAIN,
     payDomain: e.HUB_PAY_DOMAIN,
     masterKey: e.HUB_MASTER_KEY,
     internalToken: e.HUB_INTERNAL_TOKEN,

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import type { HubConfig } from '../../shared/config.js';
@@ -24,7 +23,7 @@ export const CHALLENGE_LIFETIME_SECONDS = 300;
 
 /**
  * Finds the rail: a remote facilitator when HUB_FACILITATOR_URL is set (production), otherwise
- * the local chain described by `hub chain up` in `$HUB_DATA_DIR/chain.json` (development), with
+ * the local chain described by `hub chain up` in `HUB_CHAIN_FILE` (development), with
  * hub's in-process facilitator settling from the chain's settler key. No rail: priced challenges
  * answer 503 until one is configured; identity challenges still work.
  */
@@ -48,9 +47,8 @@ export async function resolvePaymentRail(
       maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
     };
   }
-  const chainFile = env.HUB_CHAIN_FILE ?? join(config.dataDir, 'chain.json');
-  if (!existsSync(chainFile)) return undefined;
-  const chain = await readDeploymentFile(chainFile);
+  if (!existsSync(config.chainFile)) return undefined;
+  const chain = await readDeploymentFile(config.chainFile);
   return localRail(chain);
 }
 

@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
@@ -29,6 +31,8 @@ async function hubEnv(t: Parameters<typeof tempDataDir>[0]) {
     DATABASE_URL: databaseUrl,
     HUB_CONTROL_PLANE_PORT: String(cpPort),
     HUB_PROXY_PORT: String(proxyPort),
+    // The local chain `hub start` runs in development has a test of its own.
+    HUB_DEV_CHAIN: 'off',
   };
   return { env, cpPort, proxyPort };
 }
@@ -72,6 +76,34 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
 
   hub.child.kill('SIGTERM');
   t.equal(await exitWithin(hub, 15_000), 0, 'SIGTERM stops everything with exit 0');
+});
+
+t.test('in development, hub start takes payments on a local chain it runs itself, and stops it', async (t) => {
+  const { env, cpPort, proxyPort } = await hubEnv(t);
+  const chainFile = join(env.HUB_DATA_DIR, 'chain.json');
+  const hub = runHub(t, ['start'], { ...env, HUB_DEV_CHAIN: 'auto', HUB_ENV: 'development', HUB_LOG_LEVEL: 'info' });
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/readyz`, 200, 120_000), 'ready');
+  t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/readyz`, 200));
+  t.ok(existsSync(chainFile), 'the chain described itself where the rail looks');
+  const lines = hub
+    .stdout()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { msg: string; pid?: number });
+  const said = lines.filter((l) => /local development chain/.test(l.msg));
+  t.equal(said.length, 1, 'one line says so');
+  t.match(said[0]?.msg, 'no payment rail configured: took payments on a local development chain');
+  t.ok(
+    lines.some((l) => l.msg === 'taking payments'),
+    'the control-plane started with it as its rail',
+  );
+  const anvilPid = said[0]!.pid!;
+  t.ok(alive(anvilPid), 'anvil runs');
+
+  hub.child.kill('SIGTERM');
+  t.equal(await exitWithin(hub, 15_000), 0, 'SIGTERM stops everything with exit 0');
+  t.ok(await exitedWithin(anvilPid, 10_000), 'the chain stopped with hub');
+  t.notOk(existsSync(chainFile), 'and its description is gone, so the next start runs a new one');
 });
 
 t.test('SIGTERM to `npm start` stops hub too, though npm does not pass the signal on', async (t) => {
@@ -150,7 +182,7 @@ t.test('start-up failures print one clear line and exit non-zero', async (t) => 
     ],
   ];
   for (const [name, args, env, message] of cases) {
-    const run = runHub(t, args, { HUB_DATA_DIR: dataDir, ...env });
+    const run = runHub(t, args, { HUB_DATA_DIR: dataDir, HUB_DEV_CHAIN: 'off', ...env });
     const code = await exitWithin(run, 20_000);
     t.equal(code, 1, `${name}: exit 1`);
     t.match(run.stderr(), message, `${name}: says why`);
