@@ -29,7 +29,10 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const payments = await resolvePaymentRail(config, env);
   if (payments) logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
-  else logger.warn('no payment rail configured: priced challenges answer 503 (run `hub chain up` for a local one)');
+  else
+    logger.warn(
+      'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
+    );
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
 
   const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments });

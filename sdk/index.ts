@@ -1,7 +1,8 @@
 /**
  * hub's seller SDK: what a seller runs in its own API to verify hub's signed requests, keep
  * per-buyer accounts from hub's account writes, mint keys, and ask for (and report) usage.
- * See sdk/README.md.
+ * See sdk/README.md. The SQLite account store is its own entry point (`sqlite.ts`), so that only
+ * sellers who use it need better-sqlite3.
  */
 
 // Verifying requests from hub
@@ -34,7 +35,6 @@ export { type MintRequest, parseMintRequest } from './account/mint-body.js';
 export { type AppliedWrite, applyAccountWrite, type WriteOutcome } from './account/netting.js';
 export { accountsFor } from './account/release.js';
 export { DEFAULT_MINT_RETRY_SECONDS, MAX_RETRY_AFTER_SECONDS, type MintDecision, type WriteReply } from './account/replies.js';
-export { SqliteAccountStore } from './account/sqlite-store.js';
 export type { AccountStore } from './account/store.js';
 export { type AccountWrite, parseAccountWrite } from './account/write-body.js';
 export { expressRoute, hubExpress } from './express.js';

@@ -2,8 +2,9 @@
 //
 //   node --import tsx examples/agent/pay.ts http://weather.pay.localhost:8402/metered
 //
-// The wallet is AGENT_PRIVATE_KEY, or a funded account of the dev chain `hub chain up` described
-// in $HUB_DATA_DIR/chain.json (default ./data). *.localhost names are resolved to this machine.
+// The wallet is AGENT_PRIVATE_KEY, or a funded account of the local chain described in
+// $HUB_DATA_DIR/chain.json (default ./data; `npm start` runs one in development, as does
+// `hub chain up`). *.localhost names are resolved to this machine.
 import { join } from 'node:path';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
@@ -29,7 +30,7 @@ async function walletKey(): Promise<Hex> {
   try {
     return (await readDeploymentFile(file)).accounts.at(-1)!.privateKey as Hex;
   } catch {
-    console.error(`no wallet: set AGENT_PRIVATE_KEY, or start the local chain first (npx hub chain up writes ${file})`);
+    console.error(`no wallet: set AGENT_PRIVATE_KEY, or start hub first (in development npm start runs a local chain and writes ${file})`);
     process.exit(2);
   }
 }

@@ -1,4 +1,5 @@
-import { MemoryAccountStore, SqliteAccountStore } from '../../sdk/index.js';
+import { MemoryAccountStore } from '../../sdk/index.js';
+import { SqliteAccountStore } from '../../sdk/sqlite.js';
 import { createSellerApp } from './app.js';
 import { sellerConfigFromEnv } from './config.js';
 

@@ -26,7 +26,10 @@ t.test('before the chain is up: one line saying to start it, no stack trace', as
   const { dataDir } = tempDataDir(t);
   const run = await runAgent('http://weather.pay.localhost:8402/metered', { HUB_DATA_DIR: dataDir, AGENT_PRIVATE_KEY: '' });
   t.equal(run.code, 2);
-  t.match(run.stderr, /^no wallet: set AGENT_PRIVATE_KEY, or start the local chain first \(npx hub chain up writes .*chain\.json\)\n$/);
+  t.match(
+    run.stderr,
+    /^no wallet: set AGENT_PRIVATE_KEY, or start hub first \(in development npm start runs a local chain and writes .*chain\.json\)\n$/,
+  );
 });
 
 t.test('a 503 is reported as nothing paid', async (t) => {

@@ -12,8 +12,8 @@ import {
   applyAccountWrite,
   MemoryAccountStore,
   parseAccountWrite,
-  SqliteAccountStore,
 } from '../../sdk/index.js';
+import { SqliteAccountStore } from '../../sdk/sqlite.js';
 import { newId } from '../../shared/ids.js';
 import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
 
