@@ -49,6 +49,7 @@ export function upstreamRequestHeaders(
   identity: Identity,
   dropAuthorization: boolean,
   bodyLength: number,
+  scheme: 'http' | 'https',
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const inbound: IncomingHttpHeaders = req.headers;
@@ -64,7 +65,7 @@ export function upstreamRequestHeaders(
   const clientIp = req.socket.remoteAddress ?? '';
   const priorFor = inbound['x-forwarded-for'];
   out['x-forwarded-for'] = priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientIp}` : clientIp;
-  out['x-forwarded-proto'] = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  out['x-forwarded-proto'] = scheme;
   if (inbound.host) out['x-forwarded-host'] = inbound.host;
   if (bodyLength > 0 || (req.method !== 'GET' && req.method !== 'HEAD')) out['content-length'] = String(bodyLength);
 

@@ -7,6 +7,7 @@ import { sha256Hex } from '../shared/signature.js';
 import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { type PaymentProof, readPaymentProof } from './payments/proof.js';
+import { type PublicOrigin, publicOrigin } from './public-origin.js';
 import { registrationRecipe } from './registration.js';
 
 const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
@@ -32,15 +33,18 @@ export type PayRequest = {
   proof: PaymentProof;
   /** The Authorization header is hub's (an agent token or a payment) and never reaches the seller. */
   dropAuthorization: boolean;
+  /** How the agent reached the pay URL (behind a trusted reverse proxy, what it reports). */
+  origin: PublicOrigin;
 };
 
 /** Reads a request's facts, refusing what can be refused before its body is read. */
 export async function readPayRequest(services: ProxyServices, req: IncomingMessage, seller: PaySeller): Promise<PayRequest> {
+  const origin = publicOrigin(req, services.config.proxy.trustProxy);
   const authorization = req.headers.authorization;
   const carriesAgentToken = agentToken(authorization) !== undefined;
   const caller = carriesAgentToken ? await services.agents.identify(authorization) : ANONYMOUS;
   if (caller.kind === 'unknown_token') {
-    throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: registrationRecipe(req.headers.host) });
+    throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: registrationRecipe(origin) });
   }
   if (!seller.signingSecrets.length) throw new ApiError('signing_secret_required');
   const mode =
@@ -51,7 +55,7 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
       : 'paid';
   if (mode === 'free' && caller.kind !== 'agent') {
     throw new ApiError('bearer_required', 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.', {
-      auth: registrationRecipe(req.headers.host),
+      auth: registrationRecipe(origin),
     });
   }
   const proof = readPaymentProof(req, services.mppSecret);
@@ -70,5 +74,6 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
     mode,
     proof,
     dropAuthorization: carriesAgentToken || (proof.kind === 'paid' && proof.carriedInAuthorization),
+    origin,
   };
 }

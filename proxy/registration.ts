@@ -5,7 +5,8 @@ import { sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import { tokenPrefixes } from '../shared/tokens.js';
 import { describeIssues } from '../shared/validation-message.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import type { ProxyServices } from './context.js';
+import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
 import type { PaySeller } from './seller-catalog.js';
 
 /**
@@ -34,8 +35,8 @@ async function jsonBody<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<
 }
 
 /** The `auth` block of a 401 `bearer_required`: how an agent gets a token, step by step. */
-export function registrationRecipe(host: string | undefined) {
-  const origin = host ? `http://${host}` : '';
+export function registrationRecipe(publicOrigin: PublicOrigin) {
+  const origin = originUrl(publicOrigin);
   return {
     scheme: 'Bearer',
     tokenPrefix: tokenPrefixes.agent,
@@ -56,8 +57,9 @@ export async function handleRegistration(
   req: IncomingMessage,
   res: ServerResponse,
   seller: PaySeller,
-  controlPlane: ControlPlaneClient,
+  services: Pick<ProxyServices, 'controlPlane' | 'config'>,
 ): Promise<void> {
+  const { controlPlane } = services;
   if (req.method !== 'POST') throw new ApiError('method_not_allowed', `Use POST ${path}.`);
   if (path === REGISTRATION_PATHS.challenge) {
     const body = await jsonBody(req, challengeBody);
@@ -68,7 +70,7 @@ export async function handleRegistration(
   const registration = await controlPlane.call('agentRegister', body).catch((err: unknown) => {
     // A refused registration says how to register, as every `bearer_required` does.
     if (err instanceof ApiError && err.code === 'bearer_required') {
-      throw new ApiError('bearer_required', err.reason, { auth: registrationRecipe(req.headers.host) });
+      throw new ApiError('bearer_required', err.reason, { auth: registrationRecipe(publicOrigin(req, services.config.proxy.trustProxy)) });
     }
     throw err;
   });

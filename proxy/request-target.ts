@@ -22,8 +22,7 @@ export function assertServableTarget(req: IncomingMessage): void {
   if (target.includes('#')) throw refusal('The request target must not carry a fragment');
 
   const host = req.headers.host;
-  if (host !== undefined && host !== '' && !HOST_HEADER.test(host))
-    throw refusal('The Host header is not a host name with an optional port');
+  if (host !== undefined && host !== '' && !isHostHeader(host)) throw refusal('The Host header is not a host name with an optional port');
   if (hasDuplicateHost(req.rawHeaders)) throw refusal('The request carries more than one Host header');
 
   const queryAt = target.indexOf('?');
@@ -31,6 +30,10 @@ export function assertServableTarget(req: IncomingMessage): void {
   if (MAY_HOLD_DOT_SEGMENT.test(path) && climbsAboveRoot(path)) {
     throw refusal('The request path climbs above the root with dot-segments');
   }
+}
+
+export function isHostHeader(value: string): boolean {
+  return HOST_HEADER.test(value);
 }
 
 function refusal(reason: string): ApiError {

@@ -59,7 +59,7 @@ export function createProxyServer(services: ProxyServices): Server {
       return sendJson(res, 200, manifest, { 'cache-control': 'public, max-age=10' });
     }
     if (path === REGISTRATION_PATHS.challenge || path === REGISTRATION_PATHS.register) {
-      return handleRegistration(path, req, res, seller, services.controlPlane);
+      return handleRegistration(path, req, res, seller, services);
     }
     return forwardRequest(services, req, res, seller);
   };

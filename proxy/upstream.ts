@@ -8,6 +8,7 @@ import { nowSeconds, signatureHeader } from '../shared/signature.js';
 import type { ClientGone } from './client-gone.js';
 import { type Identity, upstreamRequestHeaders } from './headers.js';
 import type { UpstreamErrorKind } from './metrics.js';
+import type { PublicOrigin } from './public-origin.js';
 
 /**
  * The seller's API as the proxy reaches it: one keep-alive pool per origin, the target under the
@@ -23,6 +24,7 @@ export type OutgoingRequest = {
   body: Buffer;
   bodyDigest: string;
   dropAuthorization: boolean;
+  origin: PublicOrigin;
 };
 
 export type Forwarded = { response: Dispatcher.ResponseData; kid: string; upstreamPath: string };
@@ -64,7 +66,7 @@ export async function sendSigned(
 
   const { method, body } = request;
   const { origin, path } = upstreamTarget(seller, request.target);
-  const headers = upstreamRequestHeaders(request.req, identity, request.dropAuthorization, body.length);
+  const headers = upstreamRequestHeaders(request.req, identity, request.dropAuthorization, body.length, request.origin.scheme);
   headers[HUB_HEADERS.signature] = signatureHeader({
     timestamp: nowSeconds(),
     method,

@@ -93,6 +93,7 @@ const envSchema = z.object({
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
+  HUB_TRUST_PROXY: z.enum(['on', 'off']).default('off'),
   HUB_CHAIN_FILE: z.string().min(1).optional(),
   HUB_DEV_CHAIN: z.enum(['auto', 'off']).default('auto'),
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
@@ -111,6 +112,8 @@ export type HubConfig = {
     connectTimeoutMs: number;
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
+    /** A reverse proxy in front reports the agent's scheme and host in X-Forwarded-Proto / -Host. */
+    trustProxy: boolean;
   };
   /**
    * How long either port waits for a client's request: all of its head and body, and any pause
@@ -171,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connectTimeoutMs: e.HUB_UPSTREAM_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: e.HUB_UPSTREAM_BODY_TIMEOUT_MS,
+      trustProxy: e.HUB_TRUST_PROXY === 'on',
     },
     requests: {
       timeoutMs: e.HUB_REQUEST_TIMEOUT_MS,

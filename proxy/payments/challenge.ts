@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { sendJson } from '../../runtime/respond.js';
 import type { IssuedChallenge } from '../../shared/contract.js';
@@ -7,6 +7,7 @@ import { isUsageQuantity } from '../../shared/usage.js';
 import type { ProxyServices } from '../context.js';
 import type { Identity } from '../headers.js';
 import type { PayRequest } from '../pay-request.js';
+import { originUrl } from '../public-origin.js';
 import { mppChallenge } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
@@ -41,7 +42,7 @@ export async function answerWithChallenge(
     ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
     sandbox: request.seller.sandbox,
   });
-  const { body, headers } = challengeResponse(request.req, challenge, identity, request.body, services.mppSecret);
+  const { body, headers } = challengeResponse(request, challenge, identity, services.mppSecret);
   sendJson(res, 402, body, headers);
 }
 
@@ -88,14 +89,13 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
  * `www-authenticate` (MPP). `rail` and `network` are left out of `payment` on anonymous challenges.
  */
 export function challengeResponse(
-  req: IncomingMessage,
+  { req, body, origin, target }: Pick<PayRequest, 'req' | 'body' | 'origin' | 'target'>,
   challenge: IssuedChallenge,
   ids: { requestId: string; agentId?: string | undefined },
-  body: Buffer,
   mppSecret: string,
 ) {
   const mpp = mppChallenge(req, challenge, body, mppSecret);
-  const resource = { url: `http://${req.headers.host ?? ''}${req.url ?? '/'}`, mimeType: 'application/json' };
+  const resource = { url: `${originUrl(origin)}${target}`, mimeType: 'application/json' };
   const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements] };
   const payload = {
     error: 'payment_required',

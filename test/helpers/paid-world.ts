@@ -29,11 +29,15 @@ export function useLoopbackResolver(t: Tap): void {
  * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, `/ceiling` asks for calls
  * without a quantity (ceiling pricing), anything else reports 1.
  */
-export async function startPaidWorld(t: Tap, provider: Provider, options: { wrapFacilitator?: (f: Facilitator) => Facilitator } = {}) {
+export async function startPaidWorld(
+  t: Tap,
+  provider: Provider,
+  options: { wrapFacilitator?: (f: Facilitator) => Facilitator; env?: Record<string, string> } = {},
+) {
   const chain = await startTestChain(t);
   const rail = localRail(chain);
   if (options.wrapFacilitator) rail.facilitator = options.wrapFacilitator(rail.facilitator);
-  const hub = await startTestHub(t, provider, {}, rail);
+  const hub = await startTestHub(t, provider, options.env ?? {}, rail);
   useLoopbackResolver(t);
 
   const secrets = new Map<string, string>();
