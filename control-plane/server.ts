@@ -53,5 +53,6 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     },
     services.config.requests,
     logger,
+    { accessLog: services.config.accessLog },
   );
 }

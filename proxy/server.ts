@@ -75,6 +75,7 @@ export function createProxyServer(services: ProxyServices): Server {
     },
     services.config.requests,
     logger,
+    { accessLog: services.config.accessLog },
   );
   // Bodies are read by the proxy itself with its own limit; keep-alive clients are common.
   server.keepAliveTimeout = 65_000;

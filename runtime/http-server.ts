@@ -11,9 +11,16 @@ import { sendJson } from './respond.js';
  * a byte at a time would otherwise hold a connection for minutes). Time spent after the request
  * has arrived (hub's own work, the seller's API) is not the client's and is not limited here.
  * What Node's parser refuses (bad framing, oversized heads, unknown methods) never reaches
- * `handler`; it is answered as Node does and logged at debug.
+ * `handler`; it is answered as Node does and logged at debug. With `accessLog`, every request
+ * leaves one line at info once its response is done (or abandoned).
  */
-export function createHttpServer(handler: RequestListener, limits: HubConfig['requests'], logger: Logger): Server {
+export function createHttpServer(
+  handler: RequestListener,
+  limits: HubConfig['requests'],
+  logger: Logger,
+  options: { accessLog: boolean },
+): Server {
+  const log = options.accessLog && logger.isLevelEnabled('info') ? logger : undefined;
   const server = createServer(
     {
       requestTimeout: limits.timeoutMs,
@@ -23,6 +30,7 @@ export function createHttpServer(handler: RequestListener, limits: HubConfig['re
     },
     (req, res) => {
       holdToIdleLimit(req, res, limits.idleTimeoutMs);
+      if (log) logWhenDone(log, req, res);
       handler(req, res);
     },
   );
@@ -47,6 +55,33 @@ function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: numb
   // On the response: Node tells a request of its socket's timeout only while it is incomplete.
   res.on('timeout', onIdle);
   res.once('close', () => res.off('timeout', onIdle));
+}
+
+/** The longest path an access log line repeats. */
+const MAX_LOGGED_PATH = 512;
+
+/**
+ * One line per request: method, path (the query is left out: it may carry credentials), host,
+ * status, milliseconds and the peer's address; `aborted` when the response never finished.
+ */
+function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  res.once('close', () => {
+    const target = req.url ?? '';
+    const queryAt = target.indexOf('?');
+    logger.info(
+      {
+        method: req.method,
+        path: (queryAt < 0 ? target : target.slice(0, queryAt)).slice(0, MAX_LOGGED_PATH),
+        host: req.headers.host,
+        status: res.statusCode,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        remoteAddress: req.socket.remoteAddress,
+        ...(res.writableFinished ? {} : { aborted: true }),
+      },
+      'request',
+    );
+  });
 }
 
 /** Node's answers to what its parser refuses, plus a debug line saying what and from whom. */

@@ -89,6 +89,7 @@ const envSchema = z.object({
   HUB_MASTER_KEY: masterKey.optional(),
   HUB_INTERNAL_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   HUB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HUB_ACCESS_LOG: z.enum(['on', 'off']).default('on'),
   HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
@@ -131,6 +132,8 @@ export type HubConfig = {
   masterKey: Buffer | undefined;
   internalToken: string | undefined;
   logLevel: z.infer<typeof envSchema>['HUB_LOG_LEVEL'];
+  /** One log line per request at info, on both ports. */
+  accessLog: boolean;
 };
 
 export class ConfigError extends Error {
@@ -188,5 +191,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     masterKey: e.HUB_MASTER_KEY,
     internalToken: e.HUB_INTERNAL_TOKEN,
     logLevel: e.HUB_LOG_LEVEL,
+    accessLog: e.HUB_ACCESS_LOG === 'on',
   };
 }

@@ -97,6 +97,10 @@ t.test('in development, hub start takes payments on a local chain it runs itself
     lines.some((l) => l.msg === 'taking payments'),
     'the control-plane started with it as its rail',
   );
+  t.ok(
+    lines.some((l) => l.msg === 'request' && (l as { path?: string }).path === '/readyz'),
+    'requests are in the access log',
+  );
   const anvilPid = said[0]!.pid!;
   t.ok(alive(anvilPid), 'anvil runs');
 

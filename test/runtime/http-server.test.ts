@@ -109,6 +109,7 @@ t.test('what the HTTP parser refuses is never handled and is logged at debug', a
     },
     { timeoutMs: 5_000, idleTimeoutMs: 2_000 },
     pino({ level: 'debug' }, sink),
+    { accessLog: false },
   );
   const port = await listen(server, 0, '127.0.0.1');
   t.teardown(() => closeServer(server, 100));
@@ -140,4 +141,55 @@ t.test('what the HTTP parser refuses is never handled and is logged at debug', a
     }
   }
   t.equal(handled, 1, 'none of them was handled');
+});
+
+t.test('the access log: one line per request at info, without the query; off by a setting', async (t) => {
+  const serve = async (accessLog: boolean, level: string) => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
+    const server = createHttpServer(
+      (req, res) => {
+        if (req.url === '/hang') return; // answered never: the client gives up
+        res.writeHead(req.url?.startsWith('/missing') ? 404 : 200).end('ok');
+      },
+      { timeoutMs: 5_000, idleTimeoutMs: 2_000 },
+      pino({ level }, sink),
+      { accessLog },
+    );
+    const port = await listen(server, 0, '127.0.0.1');
+    t.teardown(() => closeServer(server, 100));
+    return { port, lines };
+  };
+
+  const on = await serve(true, 'info');
+  await rawExchange(on.port, 'GET /a/b?token=secret HTTP/1.1\r\nHost: weather.pay.localhost\r\nConnection: close\r\n\r\n');
+  await rawExchange(on.port, 'POST /missing HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  await rawExchange(on.port, 'GET /hang HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 200 });
+  await new Promise((r) => setTimeout(r, 100));
+  const requests = on.lines.filter((l) => l.msg === 'request');
+  t.equal(requests.length, 3, 'one line per request');
+  t.match(requests[0], {
+    level: 30,
+    method: 'GET',
+    path: '/a/b',
+    host: 'weather.pay.localhost',
+    status: 200,
+    ms: Number,
+    remoteAddress: '127.0.0.1',
+  });
+  t.notOk(JSON.stringify(on.lines).includes('secret'), 'the query, which may carry credentials, is not logged');
+  t.match(requests[1], { method: 'POST', path: '/missing', status: 404 });
+  t.match(requests[2], { path: '/hang', aborted: true }, 'a request whose client left is marked');
+
+  const off = await serve(false, 'info');
+  await rawExchange(off.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.same(off.lines, [], 'HUB_ACCESS_LOG=off: nothing');
+  const quiet = await serve(true, 'warn');
+  await rawExchange(quiet.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.same(quiet.lines, [], 'below info: nothing');
 });
