@@ -3,16 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import {
-  codeBlocks,
-  missingOutput,
-  readerEnvironment,
-  repoRoot,
-  ShellSession,
-  sandboxCheckout,
-  shellSteps,
-  waitUntilAnswering,
-} from '../helpers/doc-blocks.js';
+import { codeBlocks, readerEnvironment, repoRoot, runShellBlock, ShellSession, sandboxCheckout } from '../helpers/doc-blocks.js';
 
 // The README, top to bottom, as a new user runs it: in a checkout of its own (linked to this one's
 // installed dependencies), one terminal, hub's default ports. Every shell block runs as written
@@ -35,26 +26,10 @@ t.test('every shell block in README.md runs as written, top to bottom', async (t
   const { checkout } = sandboxCheckout(t);
   const shell = new ShellSession(checkout, mkdtempSync(join(tmpdir(), 'hub-readme-')), readerEnvironment());
   t.teardown(() => shell.close());
-  let background = '';
-
   for (const block of codeBlocks(readFileSync(join(repoRoot, 'README.md'), 'utf8'))) {
     if (block.lang !== 'sh') continue;
     const where = `README.md line ${block.line}`;
-    if (block.skip) {
-      t.comment(`${where}: not run (${block.skip})`);
-      continue;
-    }
-    const steps = block.background ? [{ script: `${block.background} &\n`, shows: [] }] : shellSteps(block.code);
-    for (const step of steps) {
-      const run = await shell.run(step.script, 240_000);
-      if (block.background) background = run.outputFile;
-      if (!t.ok(run.ok, `${where}: ${step.script.trim().split('\n', 1)[0]}`, { output: run.output })) return;
-      const missing = missingOutput(step.shows, run.output);
-      if (!t.equal(missing, undefined, `${where}: prints what the README shows`, { output: run.output })) return;
-    }
-    for (const url of block.ready) {
-      const up = await waitUntilAnswering(url);
-      if (!t.ok(up, `${where}: ${url} answers`, { hubOutput: background ? shell.outputOf(background).slice(-4_000) : '' })) return;
-    }
+    if (block.skip) t.comment(`${where}: not run (${block.skip})`);
+    else if (!(await runShellBlock(t, shell, block, where))) return;
   }
 });

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type tap from 'tap';
 
 /**
  * The code blocks of a Markdown document, run as a reader would run them. A block may be preceded
@@ -170,6 +171,29 @@ export class ShellSession {
     }
     signal('SIGKILL');
   }
+}
+
+type Asserts = Pick<typeof tap, 'ok' | 'equal'>;
+
+/**
+ * Runs one shell block in `shell` as its directive says, asserting that each step finishes, shows
+ * what the block shows, and that the servers it names come up. False once something failed (the
+ * blocks after it would only fail for that reason).
+ */
+export async function runShellBlock(t: Asserts, shell: ShellSession, block: CodeBlock, where: string): Promise<boolean> {
+  const steps = block.background ? [{ script: `${block.background} &\n`, shows: [] }] : shellSteps(block.code);
+  let lastOutput = '';
+  for (const step of steps) {
+    const run = await shell.run(step.script, 300_000);
+    lastOutput = run.outputFile;
+    if (!t.ok(run.ok, `${where}: ${step.script.trim().split('\n', 1)[0]}`, { output: run.output })) return false;
+    if (!t.equal(missingOutput(step.shows, run.output), undefined, `${where}: prints what it shows`, { output: run.output })) return false;
+  }
+  for (const url of block.ready) {
+    const up = await waitUntilAnswering(url);
+    if (!t.ok(up, `${where}: ${url} answers`, { output: shell.outputOf(lastOutput).slice(-4_000) })) return false;
+  }
+  return true;
 }
 
 /** Polls `url` until it answers with any status below 500 (a server that is up and ready). */

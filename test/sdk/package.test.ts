@@ -4,15 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { testProviders } from '../helpers/database.js';
-import {
-  codeBlocks,
-  missingOutput,
-  readerEnvironment,
-  repoRoot,
-  ShellSession,
-  sandboxCheckout,
-  shellSteps,
-} from '../helpers/doc-blocks.js';
+import { codeBlocks, readerEnvironment, repoRoot, runShellBlock, ShellSession, sandboxCheckout } from '../helpers/doc-blocks.js';
 import { freePort, waitForStatus } from '../helpers/processes.js';
 import { kid, secret, send } from '../helpers/signed-request.js';
 
@@ -32,11 +24,7 @@ t.test('sdk/README.md: install the packed SDK, run its example against a real co
   if (!t.ok(install, 'the README shows how to install')) return;
   const shell = new ShellSession(checkout, root, { ...readerEnvironment(), npm_config_prefer_offline: 'true' });
   t.teardown(() => shell.close());
-  for (const step of shellSteps(install!.code)) {
-    const run = await shell.run(step.script, 300_000);
-    if (!t.ok(run.ok, `sdk/README.md: ${step.script.trim().split('\n', 1)[0]}`, { output: run.output })) return;
-    t.equal(missingOutput(step.shows, run.output), undefined);
-  }
+  if (!(await runShellBlock(t, shell, install!, 'sdk/README.md'))) return;
   const installed = join(project, 'node_modules', '@hub', 'sdk');
   const files = readdirSync(join(installed, 'dist', 'sdk'));
   t.ok(files.includes('index.js') && files.includes('index.d.ts'), 'the package holds JavaScript and type declarations');
