@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import type { Db, Provider } from './db/client.js';
+import type { MailWorker } from './mail/outbox.js';
 import type { PaymentRail } from './payments/rail.js';
 
 /** What every part of the control-plane is handed: built once at start-up. */
@@ -14,6 +15,8 @@ export type ControlPlaneServices = {
   internalToken: string;
   /** The rail payments are taken on; absent until one is configured (see payments/rail.ts). */
   payments?: PaymentRail | undefined;
+  /** Sends queued mail; `wake` after committing a mail to send it now rather than at the next poll. */
+  mail: Pick<MailWorker, 'wake'>;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

@@ -5,6 +5,8 @@ import { loadConfig } from '../shared/config.js';
 import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
 import { migrateDatabase } from './db/migrate.js';
+import { MailWorker } from './mail/outbox.js';
+import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
@@ -35,13 +37,17 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     );
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
 
-  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments });
+  const mail = new MailWorker(db, createMailTransport(config, logger), logger);
+  mail.start();
+
+  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments, mail });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
 
   const stop = async () => {
     stopPendingLoop();
     await closeServer(server);
+    await mail.stop();
     await close();
   };
   return { server, port, stop, db, logger };

@@ -90,6 +90,11 @@ const envSchema = z.object({
   HUB_INTERNAL_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   HUB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HUB_ACCESS_LOG: z.enum(['on', 'off']).default('on'),
+  HUB_SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL, such as smtps://user:password@mail.example.com')
+    .optional(),
+  HUB_MAIL_FROM: z.string().min(3).max(200).optional(),
   HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
@@ -134,6 +139,11 @@ export type HubConfig = {
   logLevel: z.infer<typeof envSchema>['HUB_LOG_LEVEL'];
   /** One log line per request at info, on both ports. */
   accessLog: boolean;
+  /**
+   * Where mail goes: an SMTP server, or (outside production, without one) `.eml` files under the
+   * data directory. `from` is the sender every mail names.
+   */
+  mail: { smtpUrl: string | undefined; from: string };
 };
 
 export class ConfigError extends Error {
@@ -159,6 +169,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (mode === 'production' && !e.HUB_MASTER_KEY) {
     throw new ConfigError('HUB_MASTER_KEY is required in production (32 bytes, as 64 hex characters or base64)');
+  }
+  if (mode === 'production' && !e.HUB_SMTP_URL) {
+    throw new ConfigError('HUB_SMTP_URL is required in production (smtp:// or smtps://, with credentials): hub mails buyers');
   }
   if (e.HUB_CONTROL_PLANE_URL && !/^https?:\/\//.test(e.HUB_CONTROL_PLANE_URL)) {
     throw new ConfigError('HUB_CONTROL_PLANE_URL must be an http(s) URL');
@@ -192,5 +205,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     internalToken: e.HUB_INTERNAL_TOKEN,
     logLevel: e.HUB_LOG_LEVEL,
     accessLog: e.HUB_ACCESS_LOG === 'on',
+    mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
   };
 }

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { type BootstrapResult, bootstrap } from '../../control-plane/bootstrap.js';
 import type { ControlPlaneServices } from '../../control-plane/context.js';
 import type { Provider } from '../../control-plane/db/client.js';
+import { MailWorker } from '../../control-plane/mail/outbox.js';
+import { createMailTransport } from '../../control-plane/mail/transport.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import { createControlPlaneServer } from '../../control-plane/server.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
@@ -33,14 +38,24 @@ export async function startTestControlPlane(
     database,
     masterKey,
   };
+  const logger = pino({ level: process.env.HUB_TEST_LOG_LEVEL ?? 'silent' });
+  // Without an SMTP server, mail is written under a folder of this test's own.
+  const mailDir = mkdtempSync(join(tmpdir(), 'hub-mail-'));
+  const mail = new MailWorker(db, createMailTransport({ ...config, dataDir: mailDir }, logger), logger, { pollMs: 200 });
+  mail.start();
+  t.teardown(async () => {
+    await mail.stop();
+    rmSync(mailDir, { recursive: true, force: true });
+  });
   const services: ControlPlaneServices = {
     config,
     db,
     provider,
-    logger: pino({ level: process.env.HUB_TEST_LOG_LEVEL ?? 'silent' }),
+    logger,
     masterKey,
     internalToken: randomBytes(24).toString('base64url'),
     payments,
+    mail,
   };
   const server = createControlPlaneServer(services);
   const port = await listen(server, 0, '127.0.0.1');

@@ -24,7 +24,10 @@ t.test('reads every setting', async (t) => {
     HUB_LOG_LEVEL: 'debug',
     HUB_ENV: 'production',
     HUB_CONTROL_PLANE_URL: 'http://cp:9000/',
+    HUB_SMTP_URL: 'smtps://hub:secret@mail.example.com:465',
+    HUB_MAIL_FROM: 'Weather <billing@example.com>',
   });
+  t.same(c.mail, { smtpUrl: 'smtps://hub:secret@mail.example.com:465', from: 'Weather <billing@example.com>' });
   t.equal(c.controlPlane.port, 9000);
   t.equal(c.proxy.port, 9002);
   t.equal(c.database.provider, 'postgresql');
@@ -52,6 +55,11 @@ t.test('bad values fail with one line naming the variable', async (t) => {
     [{ HUB_LOG_LEVEL: 'loud' }, /^HUB_LOG_LEVEL /],
     [{ HUB_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
     [{ NODE_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
+    [
+      { HUB_ENV: 'production', HUB_MASTER_KEY: 'ab'.repeat(32) },
+      /^HUB_SMTP_URL is required in production \(smtp:\/\/ or smtps:\/\/, with credentials\)/,
+    ],
+    [{ HUB_SMTP_URL: 'http://mail.example.com' }, /^HUB_SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
   ];
   for (const [env, message] of cases) {
     const err = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error;
