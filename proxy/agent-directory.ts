@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { bearerToken } from '../shared/bearer.js';
 import type { AgentIdentity } from '../shared/contract.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
@@ -19,14 +20,19 @@ export function agentToken(authorization: string | undefined): string | undefine
 /**
  * Who is calling: an agent presenting its hub token, or an anonymous caller. Lookups are cached
  * by token hash for a short time (bounded in size) so identified traffic does not cost a
- * control-plane call per request; a token revoked by re-registration stops working within the TTL.
+ * control-plane call per request. Changes to an agent (its owner, its token) reach the cache
+ * within about a second: the directory polls the control-plane for agents changed since its last
+ * look and drops them, and `forget` drops one at once where this proxy made the change.
  */
 export class AgentDirectory {
   private readonly cache: ExpiringCache<string, AgentCaller | null>;
+  private since: string | null = null;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
-    private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000 },
+    private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000, pollMs: 1_000 },
+    private readonly logger?: Logger,
   ) {
     this.cache = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries });
   }
@@ -44,7 +50,39 @@ export class AgentDirectory {
     return caller ?? { kind: 'unknown_token' };
   }
 
+  /** Drops what is cached about an agent (its owner just changed). */
+  forget(agentId: string): void {
+    this.cache.deleteWhere((caller) => caller?.agentId === agentId);
+  }
+
+  start(): void {
+    const poll = () =>
+      this.pollChanges().finally(() => {
+        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
+      });
+    this.timer = setTimeout(poll, 0).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   size(): number {
     return this.cache.size;
+  }
+
+  private async pollChanges(): Promise<void> {
+    try {
+      const { now, agentIds } = await this.controlPlane.call('agentsChangedSince', { since: this.since });
+      this.since = now;
+      if (agentIds.length === 0) return;
+      const changed = new Set(agentIds);
+      this.cache.deleteWhere((caller) => caller !== null && changed.has(caller.agentId));
+      // A token just issued may sit in the unknown-token cache.
+      this.cache.deleteWhere((caller) => caller === null);
+    } catch (err) {
+      this.logger?.debug({ err }, 'agent change poll failed');
+    }
   }
 }

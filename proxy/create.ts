@@ -19,17 +19,19 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     logger,
     controlPlane: client,
     catalog: new SellerCatalog(client, logger),
-    agents: new AgentDirectory(client),
+    agents: new AgentDirectory(client, undefined, logger),
     recorder: new RequestRecorder(client, logger),
     pools: new UpstreamPools(config.proxy),
     metrics: new ProxyMetrics(),
     mppSecret: mppSecret(internalToken),
   };
   services.catalog.start();
+  services.agents.start();
   const server = createProxyServer(services);
   const stop = async () => {
     await closeServer(server);
     services.catalog.stop();
+    services.agents.stop();
     await services.recorder.drain();
     await services.pools.close();
     await close();

@@ -4,11 +4,11 @@ import type { PaySeller } from '../shared/contract.js';
 import { ApiError } from '../shared/errors.js';
 import { HUB_HEADERS } from '../shared/hub-headers.js';
 import { sha256Hex } from '../shared/signature.js';
+import { authRecipe } from './agent-auth.js';
 import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { type PaymentProof, readPaymentProof } from './payments/proof.js';
 import { type PublicOrigin, publicOrigin } from './public-origin.js';
-import { registrationRecipe } from './registration.js';
 
 const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
 
@@ -44,7 +44,7 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
   const carriesAgentToken = agentToken(authorization) !== undefined;
   const caller = carriesAgentToken ? await services.agents.identify(authorization) : ANONYMOUS;
   if (caller.kind === 'unknown_token') {
-    throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: registrationRecipe(origin) });
+    throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: authRecipe(origin) });
   }
   if (!seller.signingSecrets.length) throw new ApiError('signing_secret_required');
   const mode =
@@ -53,10 +53,16 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
       .toLowerCase() === 'free'
       ? 'free'
       : 'paid';
-  if (mode === 'free' && caller.kind !== 'agent') {
-    throw new ApiError('bearer_required', 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.', {
-      auth: registrationRecipe(origin),
-    });
+  // Free mode is served only to an agent a human has claimed with a verified email; any other is
+  // told how to get there before anything is forwarded.
+  if (mode === 'free' && !(caller.kind === 'agent' && caller.claimed && caller.buyerId && caller.emailVerified)) {
+    throw new ApiError(
+      'bearer_required',
+      caller.kind === 'agent'
+        ? 'Free mode needs this agent to be claimed by a human with a verified email: see auth.claim.'
+        : 'Free mode needs a registered agent credential, claimed by a buyer with a verified email.',
+      { auth: authRecipe(origin) },
+    );
   }
   const proof = readPaymentProof(req, services.mppSecret);
   if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);

@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { readJsonBody } from '../runtime/json-body.js';
 import { sendJson } from '../runtime/respond.js';
+import { AGENT_PATHS } from '../shared/agent-paths.js';
 import { ApiError } from '../shared/errors.js';
-import { tokenPrefixes } from '../shared/tokens.js';
 import { describeIssues } from '../shared/validation-message.js';
+import { authRecipe } from './agent-auth.js';
 import type { ProxyServices } from './context.js';
-import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
+import { publicOrigin } from './public-origin.js';
 import type { PaySeller } from './seller-catalog.js';
 
 /**
@@ -14,7 +15,6 @@ import type { PaySeller } from './seller-catalog.js';
  * returned message with EIP-191 (`personal_sign`), and exchanges the signature for a bearer token.
  * These paths are reserved on every pay URL (docs/decisions.md).
  */
-export const REGISTRATION_PATHS = { challenge: '/agents/challenge', register: '/agents/register' } as const;
 
 const challengeBody = z
   .object({ walletAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'walletAddress must be a 0x-prefixed 20-byte hex address') })
@@ -35,23 +35,6 @@ async function jsonBody<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<
 }
 
 /** The `auth` block of a 401 `bearer_required`: how an agent gets a token, step by step. */
-export function registrationRecipe(publicOrigin: PublicOrigin) {
-  const origin = originUrl(publicOrigin);
-  return {
-    scheme: 'Bearer',
-    tokenPrefix: tokenPrefixes.agent,
-    proof: 'eip191_wallet_signature',
-    challengeUrl: `${origin}${REGISTRATION_PATHS.challenge}`,
-    registerUrl: `${origin}${REGISTRATION_PATHS.register}`,
-    steps: [
-      `POST ${REGISTRATION_PATHS.challenge} with {"walletAddress":"0x…"}`,
-      'sign the returned `message` with the wallet (EIP-191 personal_sign)',
-      `POST ${REGISTRATION_PATHS.register} with {"challengeId":"regc_…","signature":"0x…"}`,
-      'send the returned token as Authorization: Bearer <token>',
-    ],
-  };
-}
-
 export async function handleRegistration(
   path: string,
   req: IncomingMessage,
@@ -61,7 +44,7 @@ export async function handleRegistration(
 ): Promise<void> {
   const { controlPlane } = services;
   if (req.method !== 'POST') throw new ApiError('method_not_allowed', `Use POST ${path}.`);
-  if (path === REGISTRATION_PATHS.challenge) {
+  if (path === AGENT_PATHS.challenge) {
     const body = await jsonBody(req, challengeBody);
     const challenge = await controlPlane.call('agentChallenge', { walletAddress: body.walletAddress, sellerSlug: seller.slug });
     return sendJson(res, 200, challenge, { 'cache-control': 'no-store' });
@@ -70,7 +53,7 @@ export async function handleRegistration(
   const registration = await controlPlane.call('agentRegister', body).catch((err: unknown) => {
     // A refused registration says how to register, as every `bearer_required` does.
     if (err instanceof ApiError && err.code === 'bearer_required') {
-      throw new ApiError('bearer_required', err.reason, { auth: registrationRecipe(publicOrigin(req, services.config.proxy.trustProxy)) });
+      throw new ApiError('bearer_required', err.reason, { auth: authRecipe(publicOrigin(req, services.config.proxy.trustProxy)) });
     }
     throw err;
   });

@@ -2,11 +2,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
+import { AGENT_PATHS } from '../shared/agent-paths.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
+import { handleClaim, isClaimPath } from './agent-claims.js';
 import type { ProxyServices } from './context.js';
 import { forwardRequest } from './forward-request.js';
-import { handleRegistration, REGISTRATION_PATHS } from './registration.js';
+import { handleRegistration } from './registration.js';
 import { assertServableTarget } from './request-target.js';
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -58,7 +60,8 @@ export function createProxyServer(services: ProxyServices): Server {
       if (!manifest) throw new ApiError('seller_not_found');
       return sendJson(res, 200, manifest, { 'cache-control': 'public, max-age=10' });
     }
-    if (path === REGISTRATION_PATHS.challenge || path === REGISTRATION_PATHS.register) {
+    if (isClaimPath(path)) return handleClaim(path, req, res, seller, services);
+    if (path === AGENT_PATHS.challenge || path === AGENT_PATHS.register) {
       return handleRegistration(path, req, res, seller, services);
     }
     return forwardRequest(services, req, res, seller);

@@ -69,13 +69,37 @@ export type SellerManifest = {
 
 // ─── Agents ─────────────────────────────────────────────────────────────────────────────────────
 
-export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean };
+/** `emailVerified`: the owning buyer's email is verified (free mode needs it). */
+export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean; emailVerified: boolean };
 
 export const registrationChallengeInput = z.object({ walletAddress: z.string().max(100), sellerSlug: z.string().max(100) });
 export type RegistrationChallenge = { challengeId: string; message: string; expiresAt: string };
 
 export const registrationInput = z.object({ challengeId: z.string().max(64), signature: z.string().max(200) });
 export type Registration = { agentId: string; buyerId: string | null; walletAddress: string; token: string };
+
+// ─── Agent claims ───────────────────────────────────────────────────────────────────────────────
+
+export const claimRequestInput = z.object({
+  agentId: anyId,
+  sellerId: anyId,
+  /** Already validated and lowercased by the proxy. */
+  email: z.string().max(254),
+  /** Scheme and host of the pay URL the agent asked on: the mailed links point there. */
+  payOrigin: z.string().max(300),
+});
+export type ClaimRequested = { status: 'pending' | 'claimed'; email: string; expiresAt: string | null };
+
+/** A claim as its links show it to the human who opens them. */
+export type ClaimView = {
+  state: 'open' | 'confirmed' | 'released' | 'expired' | 'used' | 'unknown' | 'taken';
+  agentId?: string;
+  walletAddress?: string;
+  email?: string;
+  sellerName?: string | null;
+  payOrigin?: string;
+};
+export const claimLinkInput = z.object({ tokenHash: sha256Hex });
 
 // ─── Request records ────────────────────────────────────────────────────────────────────────────
 
@@ -239,6 +263,11 @@ export const contract = {
   agentByTokenHash: query<AgentIdentity | null>()(z.object({ tokenHash: sha256Hex })),
   agentChallenge: mutation<RegistrationChallenge>()(registrationChallengeInput),
   agentRegister: mutation<Registration>()(registrationInput),
+  agentsChangedSince: query<{ now: string; agentIds: string[] }>()(z.object({ since: z.iso.datetime().nullable() })),
+  requestAgentClaim: mutation<ClaimRequested>()(claimRequestInput),
+  viewClaim: query<ClaimView>()(claimLinkInput.extend({ link: z.enum(['confirm', 'release']) })),
+  confirmClaim: mutation<ClaimView>()(claimLinkInput),
+  releaseClaim: mutation<ClaimView>()(claimLinkInput),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
   issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),

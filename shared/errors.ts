@@ -85,6 +85,8 @@ export const errorCodes = {
   idempotency_key_reused: { status: 409, reason: 'This idempotency key was used with a different body.' },
   resource_in_use: { status: 409, reason: 'Delete or move what depends on this resource first.' },
   request_timeout: { status: 408, reason: 'The request arrived too slowly.' },
+  rate_limited: { status: 429, reason: 'Too many requests of this kind; try again later.' },
+  agent_already_claimed: { status: 409, reason: 'Another person owns this agent; they must release it first.' },
   payload_too_large: { status: 413, reason: 'The request body is larger than this server accepts.' },
   unsupported_media_type: { status: 415, reason: 'Send a JSON body with Content-Type: application/json.' },
   upstream_unreachable: { status: 502, reason: 'The seller’s API could not be reached.' },

@@ -28,6 +28,7 @@ export const idPrefixes = {
   pageView: 'pv',
   mail: 'mail',
   registrationChallenge: 'regc',
+  agentClaim: 'clm',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -12,6 +12,9 @@ export const tokenPrefixes = {
   agent: 'hubagt_',
   /** A seller's signing secret value; its HMAC key is the UTF-8 bytes of the whole string. */
   signingSecret: 'hubsk_',
+  /** The one-time link that confirms a human's claim on an agent, and the link that releases it. */
+  claimConfirmation: 'hubclm_',
+  claimRelease: 'hubrel_',
 } as const;
 
 export type TokenKind = keyof typeof tokenPrefixes;

@@ -13,8 +13,27 @@ import type { Db } from '../db/client.js';
 export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
 
 export async function agentByTokenHash(db: Db, tokenHash: string): Promise<AgentIdentity | null> {
-  const agent = await db.agent.findUnique({ where: { tokenHash }, select: { id: true, buyerId: true, claimedAt: true } });
-  return agent ? { agentId: agent.id, buyerId: agent.buyerId, claimed: agent.claimedAt !== null } : null;
+  const agent = await db.agent.findUnique({
+    where: { tokenHash },
+    select: { id: true, buyerId: true, claimedAt: true, buyer: { select: { emailVerifiedAt: true } } },
+  });
+  if (!agent) return null;
+  return {
+    agentId: agent.id,
+    buyerId: agent.buyerId,
+    claimed: agent.claimedAt !== null,
+    emailVerified: Boolean(agent.buyerId && agent.buyer?.emailVerifiedAt),
+  };
+}
+
+/** Agents whose cached identity may be stale (owner or token changed) since `since`, for the proxy's cache. */
+export async function agentsChangedSince(db: Db, since: string | null): Promise<{ now: string; agentIds: string[] }> {
+  const now = new Date();
+  if (!since) return { now: now.toISOString(), agentIds: [] };
+  // A little overlap: a write committed just before `since` with an earlier clock is not missed.
+  const from = new Date(new Date(since).getTime() - 2_000);
+  const rows = await db.agent.findMany({ where: { updatedAt: { gte: from } }, select: { id: true }, take: 10_000 });
+  return { now: now.toISOString(), agentIds: rows.map((r) => r.id) };
 }
 
 export type RegistrationFailure = 'invalid_wallet' | 'unknown_challenge' | 'challenge_expired' | 'challenge_used' | 'invalid_signature';

@@ -1,11 +1,13 @@
 import { contract, type ParsedInput, type ProcedureName, type ProcedureOutput } from '../../shared/contract.js';
+import { confirmClaim, releaseClaim, viewClaim } from '../claims/claim-links.js';
+import { requestAgentClaim } from '../claims/request-claim.js';
 import type { RequestContext } from '../context.js';
 import { databaseIsReachable } from '../db/client.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { settlePaidRequest } from '../payments/settle.js';
 import { internalProcedure, router } from '../trpc/init.js';
-import { agentByTokenHash, completeRegistration, createRegistrationChallenge } from './agents.js';
+import { agentByTokenHash, agentsChangedSince, completeRegistration, createRegistrationChallenge } from './agents.js';
 import { captureUsage } from './captured-usage.js';
 import { recordRequests } from './request-records.js';
 import { sellerByHost, sellerManifest, sellersChangedSince } from './sellers.js';
@@ -21,6 +23,11 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   agentByTokenHash: (ctx, input) => agentByTokenHash(ctx.db, input.tokenHash),
   agentChallenge: (ctx, input) => createRegistrationChallenge(ctx.db, input),
   agentRegister: (ctx, input) => completeRegistration(ctx.db, input),
+  agentsChangedSince: (ctx, input) => agentsChangedSince(ctx.db, input.since),
+  requestAgentClaim: (ctx, input) => requestAgentClaim(ctx, input),
+  viewClaim: (ctx, input) => viewClaim(ctx.db, input),
+  confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash),
+  releaseClaim: (ctx, input) => releaseClaim(ctx.db, input.tokenHash),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),

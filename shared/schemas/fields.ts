@@ -28,6 +28,7 @@ const NAMES: Record<IdKind, string> = {
   pageView: 'page view',
   mail: 'mail',
   registrationChallenge: 'registration challenge',
+  agentClaim: 'agent claim',
 };
 
 /**
