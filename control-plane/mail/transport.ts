@@ -33,19 +33,37 @@ export function createMailTransport(config: Pick<HubConfig, 'mail' | 'dataDir'>,
     };
   }
   const folder = join(config.dataDir, 'mail');
-  const builder = createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     kind: 'files',
     send: async (mail) => {
-      const built = await builder.sendMail(envelope(mail));
       await mkdir(folder, { recursive: true });
       const file = join(folder, `${mail.id}.eml`);
-      await writeFile(file, built.message as Buffer, { mode: 0o600 });
+      await writeFile(file, emlFile(mail, from), { mode: 0o600 });
       logger.info(
         { to: mail.to, subject: mail.subject, file, links: mail.text.match(/https?:\/\/\S+/g) ?? [] },
         'mail written (no HUB_SMTP_URL)',
       );
     },
-    close: () => builder.close(),
+    close: () => {},
   };
+}
+
+/**
+ * A mail as an .eml file a person reads in a text editor or opens in a mail client: plain UTF-8
+ * text sent 8bit, so its links stay whole on one line (a transfer encoding would fold them).
+ */
+export function emlFile(mail: OutgoingMail, from: string, date = new Date()): string {
+  const header = (text: string) => (/^[\x20-\x7e]*$/.test(text) ? text : `=?UTF-8?B?${Buffer.from(text).toString('base64')}?=`);
+  return [
+    `From: ${header(from)}`,
+    `To: ${mail.to}`,
+    `Subject: ${header(mail.subject)}`,
+    `Date: ${date.toUTCString()}`,
+    `Message-ID: <${mail.id}@hub>`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    'Content-Transfer-Encoding: 8bit',
+    '',
+    mail.text.replace(/\r?\n/g, '\r\n'),
+  ].join('\r\n');
 }
