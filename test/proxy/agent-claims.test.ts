@@ -143,19 +143,57 @@ for (const provider of testProviders()) {
       t.equal(smtp.received.length, before + 1, 'no mail for either');
     });
 
-    await t.test('what an agent bought before it was claimed becomes its owner’s', async (t) => {
+    await t.test('what an agent bought before it was claimed becomes its owner’s, and reaches her other agents', async (t) => {
       const carol = await registerAgent(hub, 'acme');
-      const { planId } = await seedPricedService(db, { organizationId: hub.organizationId, sellerId: seller.id, priceMicros: 10_000n });
-      // An account this agent already holds (selling plans at the pay URL is issue 13's; seeded here).
+      const { planId } = await seedPricedService(db, {
+        organizationId: hub.organizationId,
+        sellerId: seller.id,
+        plan: { slug: 'credit', name: 'Credit', billingMode: 'credit' },
+        priceMicros: 10_000n,
+      });
+      // An account this agent already holds, with credit (selling plans at the pay URL is issue 13's; seeded here).
       const accessId = newId('access');
-      await db.access.create({ data: { id: accessId, sellerId: seller.id, planId, agentId: carol.agentId, status: 'active' } });
-      const before = smtp.received.length;
+      await db.access.create({
+        data: {
+          id: accessId,
+          sellerId: seller.id,
+          planId,
+          agentId: carol.agentId,
+          status: 'active',
+          provisioningState: 'active',
+          creditGrantedMicros: 1_000_000n,
+          balanceMicros: 1_000_000n,
+        },
+      });
+      /** The seller's usage check for a call the agent makes now. */
+      const checkOnCall = async (token: string) => {
+        const { seen } = await echo(token);
+        const res = await fetch(`${hub.cp.url}/v1/usage/check`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${hub.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            zcRequestId: seen.headers['hub-request-id'],
+            serviceSlug: 'search',
+            usage: [{ meterSlug: 'calls', quantity: 1 }],
+          }),
+        });
+        return (await res.json()) as { allowed: boolean; reason: string | null };
+      };
+      t.match(await checkOnCall(carol.token), { allowed: true }, 'the agent draws on its own account');
+
+      let before = smtp.received.length;
       await claim(carol.token, { email: 'carol@example.com' });
-      const links = await linksInNextMail(before);
-      await hub.pay('acme', links.confirm, { method: 'POST' });
+      await hub.pay('acme', (await linksInNextMail(before)).confirm, { method: 'POST' });
       const owner = (await db.agent.findUniqueOrThrow({ where: { id: carol.agentId } })).buyerId;
       t.match(owner, /^byr_/);
-      t.equal((await db.access.findUniqueOrThrow({ where: { id: accessId } })).buyerId, owner);
+      t.equal((await db.access.findUniqueOrThrow({ where: { id: accessId } })).buyerId, owner, 'the account is now its owner’s');
+
+      const carolsOther = await registerAgent(hub, 'acme');
+      t.match(await checkOnCall(carolsOther.token), { allowed: false, reason: 'access_not_found' }, 'a new agent has nothing of hers');
+      before = smtp.received.length;
+      await claim(carolsOther.token, { email: 'carol@example.com' });
+      await hub.pay('acme', (await linksInNextMail(before)).confirm, { method: 'POST' });
+      t.match(await checkOnCall(carolsOther.token), { allowed: true }, 'once she claims it too, it inherits her account');
     });
 
     await t.test('release: the agent loses its owner at once', async (t) => {
