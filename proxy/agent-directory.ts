@@ -3,6 +3,7 @@ import { bearerToken } from '../shared/bearer.js';
 import type { AgentIdentity } from '../shared/contract.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
 import { hashToken, tokenPrefixes } from '../shared/tokens.js';
+import { ChangeFeed } from './change-feed.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 export type AgentCaller = { kind: 'agent' } & AgentIdentity;
@@ -26,15 +27,27 @@ export function agentToken(authorization: string | undefined): string | undefine
  */
 export class AgentDirectory {
   private readonly cache: ExpiringCache<string, AgentCaller | null>;
-  private since: string | null = null;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly changes: ChangeFeed;
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
     private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000, pollMs: 1_000 },
-    private readonly logger?: Logger,
+    logger?: Logger,
   ) {
     this.cache = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries });
+    this.changes = new ChangeFeed(
+      async (since) => {
+        const { now, agentIds } = await controlPlane.call('agentsChangedSince', { since });
+        return { now, ids: agentIds };
+      },
+      (agentIds) => {
+        const changed = new Set(agentIds);
+        this.cache.deleteWhere((caller) => caller !== null && changed.has(caller.agentId));
+        // A token just issued may sit in the unknown-token cache.
+        this.cache.deleteWhere((caller) => caller === null);
+      },
+      { pollMs: options.pollMs, logger, what: 'agent' },
+    );
   }
 
   async identify(authorization: string | undefined): Promise<Caller> {
@@ -56,33 +69,14 @@ export class AgentDirectory {
   }
 
   start(): void {
-    const poll = () =>
-      this.pollChanges().finally(() => {
-        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
-      });
-    this.timer = setTimeout(poll, 0).unref();
+    this.changes.start();
   }
 
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.changes.stop();
   }
 
   size(): number {
     return this.cache.size;
-  }
-
-  private async pollChanges(): Promise<void> {
-    try {
-      const { now, agentIds } = await this.controlPlane.call('agentsChangedSince', { since: this.since });
-      this.since = now;
-      if (agentIds.length === 0) return;
-      const changed = new Set(agentIds);
-      this.cache.deleteWhere((caller) => caller !== null && changed.has(caller.agentId));
-      // A token just issued may sit in the unknown-token cache.
-      this.cache.deleteWhere((caller) => caller === null);
-    } catch (err) {
-      this.logger?.debug({ err }, 'agent change poll failed');
-    }
   }
 }

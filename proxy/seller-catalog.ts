@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PaySeller, SellerManifest } from '../shared/contract.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
 import { normalizeHost } from '../shared/pay-host.js';
+import { ChangeFeed } from './change-feed.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 export type { PaySeller };
@@ -17,29 +18,35 @@ export class SellerCatalog {
   private readonly byHost: ExpiringCache<string, PaySeller | null>;
   private readonly pending = new Map<string, Promise<PaySeller | null>>();
   private readonly manifests: ExpiringCache<string, SellerManifest | null>;
-  private since: string | null = null;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly changes: ChangeFeed;
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 1_000, maxHosts: 10_000 },
   ) {
     this.byHost = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
     this.manifests = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
+    this.changes = new ChangeFeed(
+      async (since) => {
+        const { now, sellerIds } = await controlPlane.call('sellersChangedSince', { since });
+        return { now, ids: sellerIds };
+      },
+      (sellerIds) => {
+        for (const id of sellerIds) this.evictSeller(id);
+        // A seller that just appeared (or gained a hostname) may sit in the unknown-host cache.
+        this.byHost.deleteWhere((seller) => seller === null);
+      },
+      { pollMs: options.pollMs, logger, what: 'catalog' },
+    );
   }
 
   start(): void {
-    const poll = () =>
-      this.pollChanges().finally(() => {
-        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
-      });
-    this.timer = setTimeout(poll, 0).unref();
+    this.changes.start();
   }
 
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.changes.stop();
   }
 
   async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {
@@ -96,18 +103,5 @@ export class SellerCatalog {
   private evictSeller(sellerId: string): void {
     this.byHost.deleteWhere((seller) => seller?.id === sellerId);
     this.manifests.delete(sellerId);
-  }
-
-  private async pollChanges(): Promise<void> {
-    try {
-      const { now, sellerIds } = await this.controlPlane.call('sellersChangedSince', { since: this.since });
-      this.since = now;
-      if (sellerIds.length === 0) return;
-      for (const id of sellerIds) this.evictSeller(id);
-      // A seller that just appeared (or gained a hostname) may sit in the unknown-host cache.
-      this.byHost.deleteWhere((seller) => seller === null);
-    } catch (err) {
-      this.logger.debug({ err }, 'catalog change poll failed');
-    }
   }
 }

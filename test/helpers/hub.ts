@@ -31,7 +31,10 @@ export type TestHub = {
   }) => Promise<{ id: string; kid: string; secret: string }>;
   /** Adds a newer active secret and retires the others, without telling the proxy (a stale cache). */
   rotateSecretQuietly: (sellerId: string) => Promise<{ kid: string; secret: string }>;
-  /** An agent with a bearer token; `buyer: true` gives it an owner. */
+  /**
+   * An agent with a bearer token; `buyer: true` gives it an owner with a verified email. Written
+   * into the database for speed: test/proxy/agent-claims.test.ts makes the same through the product.
+   */
   agent: (options?: { buyer?: boolean }) => Promise<{ agentId: string; buyerId: string | null; token: string }>;
   /** Sends a request to the pay URL of `slug`. */
   pay: (slug: string, path: string, init?: RequestInit & { headers?: Record<string, string> }) => Promise<Response>;

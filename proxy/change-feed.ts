@@ -1,0 +1,40 @@
+import type { Logger } from 'pino';
+
+/**
+ * Follows one of the control-plane's "changed since" feeds for a proxy cache: every `pollMs` it
+ * asks for the ids changed since its last look (the first look only sets the mark) and hands a
+ * non-empty list to `onChanged`. A failed look is tried again at the next tick from the same mark.
+ */
+export class ChangeFeed {
+  private since: string | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly look: (since: string | null) => Promise<{ now: string; ids: string[] }>,
+    private readonly onChanged: (ids: string[]) => void,
+    private readonly options: { pollMs: number; logger?: Logger | undefined; what: string },
+  ) {}
+
+  start(): void {
+    const poll = () =>
+      this.poll().finally(() => {
+        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
+      });
+    this.timer = setTimeout(poll, 0).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      const { now, ids } = await this.look(this.since);
+      this.since = now;
+      if (ids.length) this.onChanged(ids);
+    } catch (err) {
+      this.options.logger?.debug({ err }, `${this.options.what} change poll failed`);
+    }
+  }
+}
