@@ -59,9 +59,12 @@ function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: numb
 
 /** The longest path an access log line repeats. */
 const MAX_LOGGED_PATH = 512;
+/** hub's secrets (tokens, keys, link tokens): a `hub…_` prefix and 40 base62 characters. */
+const BEARER_SECRET = /\b(hub[a-z]*_)[0-9A-Za-z]{40}\b/g;
 
 /**
- * One line per request: method, path (the query is left out: it may carry credentials), host,
+ * One line per request: method, path (the query is left out and hub's tokens are cut: they are
+ * credentials), host,
  * status, milliseconds and the peer's address; `aborted` when the response never finished.
  */
 function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
@@ -72,7 +75,8 @@ function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse):
     logger.info(
       {
         method: req.method,
-        path: (queryAt < 0 ? target : target.slice(0, queryAt)).slice(0, MAX_LOGGED_PATH),
+        // A claim link's path holds its one-time token: logs keep only the token's kind.
+        path: (queryAt < 0 ? target : target.slice(0, queryAt)).slice(0, MAX_LOGGED_PATH).replace(BEARER_SECRET, '$1…'),
         host: req.headers.host,
         status: res.statusCode,
         ms: Math.round((performance.now() - started) * 10) / 10,

@@ -170,9 +170,11 @@ t.test('the access log: one line per request at info, without the query; off by 
   await rawExchange(on.port, 'GET /a/b?token=secret HTTP/1.1\r\nHost: weather.pay.localhost\r\nConnection: close\r\n\r\n');
   await rawExchange(on.port, 'POST /missing HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   await rawExchange(on.port, 'GET /hang HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 200 });
+  const token = `hubclm_${'A1b2'.repeat(10)}`;
+  await rawExchange(on.port, `POST /agents/claim/confirm/${token} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
   await new Promise((r) => setTimeout(r, 100));
   const requests = on.lines.filter((l) => l.msg === 'request');
-  t.equal(requests.length, 3, 'one line per request');
+  t.equal(requests.length, 4, 'one line per request');
   t.match(requests[0], {
     level: 30,
     method: 'GET',
@@ -185,6 +187,8 @@ t.test('the access log: one line per request at info, without the query; off by 
   t.notOk(JSON.stringify(on.lines).includes('secret'), 'the query, which may carry credentials, is not logged');
   t.match(requests[1], { method: 'POST', path: '/missing', status: 404 });
   t.match(requests[2], { path: '/hang', aborted: true }, 'a request whose client left is marked');
+  t.match(requests[3], { path: '/agents/claim/confirm/hubclm_…' }, 'a token in the path is cut to its kind');
+  t.notOk(JSON.stringify(on.lines).includes(token));
 
   const off = await serve(false, 'info');
   await rawExchange(off.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
