@@ -20,6 +20,8 @@ const USAGE = `usage: hub <command>
   rotate-key                 re-seal the database's secrets under a new master key, with hub stopped;
                              the new key is HUB_NEW_MASTER_KEY, or a generated one
   chain up [--port <n>]      run a local anvil chain with the HubUSD token; writes data/chain.json
+  seller stateful-access <sellerId> [--sales on|off] [--servicing on|off]
+                             the operator's switch for a seller's purchases and key servicing
   --version                  print hub's version
 `;
 
@@ -38,6 +40,8 @@ async function main(argv: string[]): Promise<void> {
       return rotateKey();
     case 'chain':
       return (await import('./chain.js')).chainCommand(rest);
+    case 'seller':
+      return (await import('./seller.js')).sellerCommand(rest);
     case '--version':
     case '-v':
     case 'version':

@@ -9,6 +9,7 @@ import {
   seller,
   sellerId,
   statefulAccess,
+  statefulAccessLater,
   updateSellerInput,
 } from '../../shared/schemas/sellers.js';
 import type { Db } from '../db/client.js';
@@ -160,12 +161,44 @@ export const getStatefulAccess = catalogReadProcedure
       path: '/v1/sellers/{sellerId}/stateful-access',
       tags: ['Sellers'],
       summary: "Read the seller's account endpoint and flags",
+      description: 'The spec first variant by default; `?variant=later` answers the later one (`stateful`, `accessEndpointUrl`).',
     },
     errors: ['seller_not_found'],
   })
-  .input(z.object({ sellerId }))
-  .output(statefulAccess)
-  .query(async ({ ctx, input }) => toWire(await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId)));
+  .input(
+    z.object({
+      sellerId,
+      variant: z.enum(['first', 'later']).default('first').meta({ description: 'Which variant of the answer to give' }),
+    }),
+  )
+  .output(z.union([statefulAccess, statefulAccessLater]))
+  .query(async ({ ctx, input }) => {
+    const seller = await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
+    if (input.variant === 'first') return toWire(seller);
+    return { stateful: seller.salesEnabled || seller.servicingEnabled, accessEndpointUrl: accessEndpointUrlOf(seller) };
+  });
+
+/**
+ * The operator's switch for a seller's storefront (`hub seller stateful-access`): `sales` gates new
+ * purchases, `servicing` key redeem and recovery. Never reachable through the API; a running hub
+ * sees the change within a second (it goes through the catalog's change feed).
+ */
+export async function setStatefulFlags(
+  db: Db,
+  sellerId: string,
+  flags: { sales?: boolean | undefined; servicing?: boolean | undefined },
+): Promise<z.infer<typeof statefulAccess> & { name: string }> {
+  const found = await db.seller.findUnique({ where: { id: sellerId } });
+  if (!found) throw new ApiError('seller_not_found');
+  const data = {
+    ...(flags.sales === undefined ? {} : { salesEnabled: flags.sales }),
+    ...(flags.servicing === undefined ? {} : { servicingEnabled: flags.servicing }),
+  };
+  const seller = Object.keys(data).length
+    ? await changeCatalog(db, sellerId, (tx) => tx.seller.update({ where: { id: sellerId }, data }))
+    : found;
+  return { ...toWire(seller), name: seller.name };
+}
 
 export const putStatefulAccess = catalogWriteProcedure
   .meta({

@@ -50,6 +50,14 @@ export const statefulAccess = z
   })
   .meta({ id: 'StatefulAccess' });
 
+/** The spec's later variant of the same read: whether the seller is stateful at all. */
+export const statefulAccessLater = z
+  .object({
+    stateful: z.boolean().meta({ description: 'The seller holds per-buyer accounts: sales or servicing is enabled' }),
+    accessEndpointUrl: z.string().meta({ description: 'Where account writes go; key mints go to {accessEndpointUrl}/{accessId}/keys' }),
+  })
+  .meta({ id: 'StatefulAccessLater' });
+
 export const putStatefulAccessInput = z.strictObject({
   sellerId,
   accessEndpointUrl: httpUrl.nullable().meta({ description: 'The override; null returns to the default endpoint' }),
