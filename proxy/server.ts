@@ -5,9 +5,11 @@ import { sendError, sendJson } from '../runtime/respond.js';
 import { AGENT_PATHS } from '../shared/agent-paths.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
+import { authRecipe } from './agent-auth.js';
 import { handleClaim, isClaimPath } from './agent-claims.js';
 import type { ProxyServices } from './context.js';
 import { forwardRequest } from './forward-request.js';
+import { publicOrigin } from './public-origin.js';
 import { handleRegistration } from './registration.js';
 import { assertServableTarget } from './request-target.js';
 
@@ -56,9 +58,16 @@ export function createProxyServer(services: ProxyServices): Server {
     }
 
     if (path === '/manifest.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      // Every pay URL endpoint but per-call payment is for registered agents (spec: Agent credentials).
+      const caller = await services.agents.identify(req.headers.authorization);
+      if (caller.kind !== 'agent') {
+        throw new ApiError('bearer_required', 'The manifest is for registered agents.', {
+          auth: authRecipe(publicOrigin(req, services.config.proxy.trustProxy)),
+        });
+      }
       const manifest = await services.catalog.manifest(seller.id);
       if (!manifest) throw new ApiError('seller_not_found');
-      return sendJson(res, 200, manifest, { 'cache-control': 'public, max-age=10' });
+      return sendJson(res, 200, manifest, { 'cache-control': 'private, max-age=10', vary: 'authorization' });
     }
     if (isClaimPath(path)) return handleClaim(path, req, res, seller, services);
     if (path === AGENT_PATHS.challenge || path === AGENT_PATHS.register) {

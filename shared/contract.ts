@@ -50,12 +50,21 @@ export type SellerManifest = {
     slug: string;
     name: string;
     serviceSlug: string;
+    /** `standard`, or `free_trial` (opens without payment, once per buyer). */
+    kind: string;
     billingMode: string;
     interval: string | null;
     purchasable: boolean;
     basePriceUsd: string;
     includedCreditUsd: string;
+    /** Included credit counted in the seller's own units, with their label (`0`/null when none). */
+    includedCreditUnits: number;
+    includedCreditUnitLabel: string | null;
     minimumPurchaseUsd: string;
+    /** Who may open it without paying: `off`, `required` (a claimed agent with a verified email), `requested`. */
+    verifiedEmailPolicy: string;
+    /** How many accounts of this plan a seller grants in all, when bounded. */
+    maxClaims: number | null;
     prices: {
       meterSlug: string;
       unit: string;

@@ -62,13 +62,18 @@ export async function sellerManifest(db: Db, sellerId: string): Promise<SellerMa
         slug: plan.slug,
         name: plan.name,
         serviceSlug: service.slug,
+        kind: plan.kind,
         billingMode: plan.billingMode,
         interval: plan.interval,
         // Pay-as-you-go plans are paid per call, never bought (payg_not_purchasable).
         purchasable: plan.billingMode !== 'payg',
         basePriceUsd: formatUsd(plan.basePriceMicros),
         includedCreditUsd: formatUsd(plan.includedCreditMicros),
+        includedCreditUnits: plan.includedCreditUnits,
+        includedCreditUnitLabel: plan.includedCreditUnitLabel,
         minimumPurchaseUsd: formatUsd(plan.minimumPurchaseMicros),
+        verifiedEmailPolicy: plan.verifiedEmailPolicy,
+        maxClaims: plan.maxClaims,
         prices: plan.prices.map((p) => ({
           meterSlug: p.meter.key,
           unit: p.meter.unit,

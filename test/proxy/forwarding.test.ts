@@ -254,17 +254,29 @@ for (const provider of testProviders()) {
       });
       await db.seller.update({ where: { id: seller.id }, data: { updatedAt: new Date() } });
       await new Promise((r) => setTimeout(r, 1_500)); // the proxy's change poll drops the cached manifest
-      const res = await hub.pay('acme', '/manifest.json');
+      const anonymous = await hub.pay('acme', '/manifest.json');
+      t.equal(anonymous.status, 401, 'only registered agents read it');
+      t.match(await anonymous.json(), { error: 'bearer_required', auth: { challengeUrl: /\/agents\/challenge$/ } });
+      const unknown = await hub.pay('acme', '/manifest.json', { headers: { authorization: 'Bearer hubagt_unknown' } });
+      t.equal(unknown.status, 401);
+      const agent = await hub.agent();
+      const res = await hub.pay('acme', '/manifest.json', { headers: { authorization: `Bearer ${agent.token}` } });
       t.equal(res.status, 200);
+      t.match(res.headers.get('cache-control'), /^private/, 'no shared cache keeps it');
       const manifest = (await res.json()) as { seller: unknown; plans: unknown[] };
       t.match(manifest.seller, { id: seller.id, slug: 'acme' });
       t.match(manifest.plans, [
         {
           id: `pln_${'n'.repeat(24)}`,
           slug: 'credits',
+          kind: 'standard',
           billingMode: 'credit',
           purchasable: true,
           minimumPurchaseUsd: '5.000000',
+          includedCreditUnits: 0,
+          includedCreditUnitLabel: null,
+          verifiedEmailPolicy: 'off',
+          maxClaims: null,
           prices: [],
         },
         {
