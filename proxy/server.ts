@@ -12,6 +12,7 @@ import { forwardRequest } from './forward-request.js';
 import { publicOrigin } from './public-origin.js';
 import { handleRegistration } from './registration.js';
 import { assertServableTarget } from './request-target.js';
+import { handleStorefront, isStorefrontPath } from './storefront.js';
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -70,6 +71,7 @@ export function createProxyServer(services: ProxyServices): Server {
       return sendJson(res, 200, manifest, { 'cache-control': 'private, max-age=10', vary: 'authorization' });
     }
     if (isClaimPath(path)) return handleClaim(path, req, res, seller, services);
+    if (isStorefrontPath(path)) return handleStorefront(path, req, res, seller, services);
     if (path === AGENT_PATHS.challenge || path === AGENT_PATHS.register) {
       return handleRegistration(path, req, res, seller, services);
     }

@@ -9,4 +9,8 @@ export const AGENT_PATHS = {
   /** Followed by the token of a link hub mailed. */
   confirmClaim: '/agents/claim/confirm/',
   releaseClaim: '/agents/claim/release/',
+  /** The storefront (spec: Pay URL endpoints): buy, renew or top up; list purchases; get a key. */
+  extend: '/extend',
+  receipt: '/purchases/receipt',
+  redeem: '/keys/redeem',
 } as const;

@@ -110,6 +110,12 @@ export type ClaimView = {
 };
 export const claimLinkInput = z.object({ tokenHash: sha256Hex });
 
+// ─── Storefront ─────────────────────────────────────────────────────────────────────────────────
+
+export const purchaseTermsInput = z.object({ sellerId: anyId, planId: anyId, amountUsd: z.string().max(40).optional() });
+/** A purchase that passed every refusal made before payment: what it would cost. */
+export type PurchaseTerms = { planId: string; billingMode: string; priceUsd: string };
+
 // ─── Request records ────────────────────────────────────────────────────────────────────────────
 
 export const requestRecordSchema = z.object({
@@ -277,6 +283,7 @@ export const contract = {
   viewClaim: query<ClaimView>()(claimLinkInput.extend({ link: z.enum(['confirm', 'release']) })),
   confirmClaim: mutation<ClaimView>()(claimLinkInput),
   releaseClaim: mutation<ClaimView>()(claimLinkInput),
+  purchaseTerms: query<PurchaseTerms>()(purchaseTermsInput),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
   issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),

@@ -46,14 +46,10 @@ export const errorCodes = {
 
   // Pay URL (spec: Errors agents see at the pay URL)
   invalid_request: { status: 400, reason: 'Malformed request body.' },
-  amount_required: { status: 400, reason: 'A credit plan purchase needs amountUsd.', reserved: 'plan purchases and top-ups' },
-  payg_not_purchasable: {
-    status: 400,
-    reason: 'Pay-as-you-go plans are paid per call, not purchased.',
-    reserved: 'plan purchases and top-ups',
-  },
-  amount_not_cent_increment: { status: 400, reason: 'amountUsd must be a whole number of cents.', reserved: 'plan purchases and top-ups' },
-  amount_below_minimum: { status: 400, reason: 'amountUsd is below the plan minimum.', reserved: 'plan purchases and top-ups' },
+  amount_required: { status: 400, reason: 'A credit plan purchase needs amountUsd.' },
+  payg_not_purchasable: { status: 400, reason: 'Pay-as-you-go plans are paid per call, not purchased.' },
+  amount_not_cent_increment: { status: 400, reason: 'amountUsd must be a whole number of cents.' },
+  amount_below_minimum: { status: 400, reason: 'amountUsd is below the plan minimum.' },
   encryption_not_configured: { status: 400, reason: 'The seller publishes no encryption keys.', reserved: 'encrypted request bodies' },
   invalid_compact_jwe: { status: 400, reason: 'The body is not a five-segment Compact JWE.', reserved: 'encrypted request bodies' },
   unsupported_jwe_suite: { status: 400, reason: 'The JWE is not in the seller’s suite.', reserved: 'encrypted request bodies' },
@@ -69,7 +65,7 @@ export const errorCodes = {
   payment_request_in_flight: { status: 409, reason: 'Another request with this payment is in flight.' },
   payment_amount_mismatch: { status: 409, reason: 'amountUsd differs from the paid challenge.', reserved: 'plan purchases and top-ups' },
   usage_not_priced: { status: 409, reason: 'No pay-as-you-go plan prices this usage.' },
-  entitlements_not_available: { status: 501, reason: 'This storefront sells no plans or top-ups.', reserved: 'plan purchases and top-ups' },
+  entitlements_not_available: { status: 501, reason: 'This storefront sells no plans or top-ups.' },
   capped_pricing_unavailable: { status: 503, reason: 'Ceiling pricing needs a rail that can pay actual usage.' },
 
   // hub's own codes, where the spec shows none (docs/decisions.md)
