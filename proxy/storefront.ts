@@ -1,31 +1,45 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { readJsonBody } from '../runtime/json-body.js';
+import { parseJsonBody } from '../runtime/json-body.js';
+import { EMPTY_BODY, hasNoBody, readBody } from '../runtime/read-body.js';
+import { sendJson } from '../runtime/respond.js';
 import { AGENT_PATHS } from '../shared/agent-paths.js';
-import type { PaySeller } from '../shared/contract.js';
+import type { AccountView, PaySeller, PurchaseOutcome } from '../shared/contract.js';
 import { ApiError } from '../shared/errors.js';
 import { idSchema } from '../shared/schemas/fields.js';
+import { sha256Hex } from '../shared/signature.js';
 import { describeIssues } from '../shared/validation-message.js';
 import { authRecipe } from './agent-auth.js';
+import type { Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
-import { publicOrigin } from './public-origin.js';
+import { challengeResponse } from './payments/challenge.js';
+import { billingHeaders } from './payments/payment.js';
+import { readPaymentProof } from './payments/proof.js';
+import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
 
 /**
- * The storefront's paths on the pay URL: hub's, never the seller's (they are not forwarded). Each
- * is for registered agents. `POST /extend` applies every refusal the spec makes before payment
- * (docs/decisions.md › Storefront); taking the payment and opening the account is not built yet,
- * so a purchase that passes them, a receipt and a key redeem answer 501 saying so.
+ * The storefront's paths on the pay URL: hub's, never the seller's (they are not forwarded).
+ *
+ * * `POST /extend` buys a plan, or with `?accessId=` renews or tops up an account: 402 with the
+ *   price in both protocols, then the paid retry opens or extends the account. Free plans open at
+ *   once. The paid retry may come without the agent's token (an MPP client puts its credential in
+ *   `Authorization`): the payment binds it to the challenge, which was issued to the agent.
+ * * `GET /purchases/receipt` lists the accounts the agent, and the human who owns it, hold here.
+ * * `POST /keys/redeem` mints a key through a stateful seller: not built yet (501).
  */
 const STOREFRONT_PATHS = new Set<string>([AGENT_PATHS.extend, AGENT_PATHS.receipt, AGENT_PATHS.redeem]);
 
-const NOT_YET = 'Buying plans at the pay URL is not available on this hub yet; calls are paid one by one.';
+/** A purchase body is a plan id and an amount: anything near this size is not one. */
+const MAX_PURCHASE_BODY_BYTES = 4_096;
 
 const extendBody = z
   .object({
-    planId: idSchema('plan'),
+    planId: idSchema('plan').optional(),
     amountUsd: z.string().max(40, 'amountUsd is too long').optional(),
   })
   .strict();
+
+const accessIdParam = idSchema('access');
 
 export function isStorefrontPath(path: string): boolean {
   return STOREFRONT_PATHS.has(path);
@@ -34,27 +48,118 @@ export function isStorefrontPath(path: string): boolean {
 export async function handleStorefront(
   path: string,
   req: IncomingMessage,
-  _res: ServerResponse,
+  res: ServerResponse,
   seller: PaySeller,
   services: ProxyServices,
 ): Promise<void> {
-  const caller = await services.agents.identify(req.headers.authorization);
-  if (caller.kind !== 'agent') {
-    throw new ApiError('bearer_required', 'The storefront is for registered agents.', {
-      auth: authRecipe(publicOrigin(req, services.config.proxy.trustProxy)),
-    });
-  }
+  const origin = publicOrigin(req, services.config.proxy.trustProxy);
   const method = path === AGENT_PATHS.receipt ? 'GET' : 'POST';
+  const proof = path === AGENT_PATHS.extend ? readPaymentProof(req, services.mppSecret) : undefined;
+  const caller = await services.agents.identify(req.headers.authorization);
+  if (caller.kind !== 'agent' && proof?.kind !== 'paid') {
+    throw new ApiError('bearer_required', 'The storefront is for registered agents.', { auth: authRecipe(origin) });
+  }
   if (req.method !== method && !(method === 'GET' && req.method === 'HEAD'))
     throw new ApiError('method_not_allowed', `Use ${method} ${path}.`);
-  if (path !== AGENT_PATHS.extend) throw new ApiError('entitlements_not_available', NOT_YET);
 
-  const parsed = extendBody.safeParse(await readJsonBody(req, 4_096));
+  if (path === AGENT_PATHS.receipt) {
+    const agentId = (caller as Extract<Caller, { kind: 'agent' }>).agentId;
+    const { purchases } = await services.controlPlane.call('purchaseReceipt', { sellerId: seller.id, agentId });
+    return sendJson(res, 200, { purchases: purchases.map((p) => withLinks(p, origin)) }, { 'cache-control': 'no-store' });
+  }
+  if (path === AGENT_PATHS.redeem) {
+    throw new ApiError('entitlements_not_available', 'Keys are minted by stateful sellers, which this hub does not deliver to yet.');
+  }
+
+  const target = req.url ?? '/';
+  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, MAX_PURCHASE_BODY_BYTES);
+  const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body) };
+  if (proof?.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
+  if (proof?.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
+  if (proof?.kind === 'paid') {
+    // A retry's amount is compared with the paid one even when the body is otherwise off.
+    const amountUsd = amountOf(body, req.headers['content-type']);
+    const outcome = await services.controlPlane.call('completePurchase', {
+      paymentId: proof.paymentId,
+      ...bound,
+      protocol: proof.protocol,
+      payload: proof.payload,
+      ...(amountUsd === undefined ? {} : { amountUsd }),
+    });
+    return answer(res, outcome, origin, proof.protocol);
+  }
+
+  const agent = caller as Extract<Caller, { kind: 'agent' }>;
+  const parsed = extendBody.safeParse(parseJsonBody(body, req.headers['content-type']));
   if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
-  const terms = await services.controlPlane.call('purchaseTerms', {
-    sellerId: seller.id,
-    planId: parsed.data.planId,
-    ...(parsed.data.amountUsd === undefined ? {} : { amountUsd: parsed.data.amountUsd }),
-  });
-  throw new ApiError('entitlements_not_available', NOT_YET, { terms });
+  const outcome = await services.controlPlane
+    .call('startPurchase', {
+      sellerId: seller.id,
+      agentId: agent.agentId,
+      ...definedOnly(parsed.data),
+      ...definedOnly({ accessId: accessIdOf(target) }),
+      ...bound,
+    })
+    .catch((err: unknown) => {
+      // A free plan that asks for a verified email says how to get one.
+      if (err instanceof ApiError && err.code === 'bearer_required')
+        throw new ApiError('bearer_required', err.reason, { auth: authRecipe(origin) });
+      throw err;
+    });
+  if (outcome.kind === 'challenge') {
+    const ids = { requestId: outcome.requestId, agentId: agent.agentId };
+    const { body: challenge, headers } = challengeResponse({ req, body, origin, target }, outcome.challenge, ids, services.mppSecret);
+    return sendJson(res, 402, challenge, headers);
+  }
+  return answer(res, outcome, origin);
+}
+
+/**
+ * The answer to a purchase: 201 with the account opened or extended and the payment behind it
+ * (with the billing headers of a settled one), or 202 while its settlement is still pending.
+ */
+function answer(res: ServerResponse, outcome: PurchaseOutcome, origin: PublicOrigin, protocol?: 'x402' | 'mpp'): void {
+  if (outcome.kind === 'challenge') throw new Error('a paid retry is never challenged again');
+  if (outcome.kind === 'settling') {
+    sendJson(
+      res,
+      202,
+      { status: 'settling', payment: outcome.payment, receiptUrl: `${originUrl(origin)}${AGENT_PATHS.receipt}` },
+      { 'cache-control': 'no-store' },
+    );
+  }
+  const headers = { 'cache-control': 'no-store', ...(outcome.settled && protocol ? billingHeaders(outcome.settled, protocol) : {}) };
+  sendJson(res, 201, { status: 'active', account: withLinks(outcome.account, origin), payment: outcome.payment }, headers);
+}
+
+/** An account with where to get a key for it and where to renew or top it up. */
+function withLinks(account: AccountView, origin: PublicOrigin) {
+  const base = originUrl(origin);
+  const id = encodeURIComponent(account.accessId);
+  return { ...account, redeemUrl: `${base}${AGENT_PATHS.redeem}?accessId=${id}`, topUpUrl: `${base}${AGENT_PATHS.extend}?accessId=${id}` };
+}
+
+/** `?accessId=` of the target; 400 when present but not an account id. */
+function accessIdOf(target: string): string | undefined {
+  const query = target.indexOf('?');
+  if (query < 0) return undefined;
+  const values = new URLSearchParams(target.slice(query + 1)).getAll('accessId');
+  if (values.length === 0) return undefined;
+  const parsed = accessIdParam.safeParse(values.length === 1 ? values[0] : '');
+  if (!parsed.success) throw new ApiError('invalid_request', 'accessId must be one account id (hubacc_…).');
+  return parsed.data;
+}
+
+/** The `amountUsd` a body names, if it is a JSON object that names one; never throws. */
+function amountOf(body: Buffer, contentType: string | undefined): string | undefined {
+  try {
+    const amount = parseJsonBody(body, contentType).amountUsd;
+    return typeof amount === 'string' && amount.length <= 40 ? amount : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function definedOnly<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

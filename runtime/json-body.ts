@@ -16,10 +16,15 @@ export const MAX_JSON_DEPTH = 32;
  * none); anything else must be `Content-Type: application/json` and a JSON object.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
-  const text = (await readBody(req, limit)).toString('utf8');
+  return parseJsonBody(await readBody(req, limit), req.headers['content-type']);
+}
+
+/** `readJsonBody` for a body already read (where its bytes matter too, as a payment binds to them). */
+export function parseJsonBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+  const text = raw.toString('utf8');
   if (text.trim() === '') return {};
 
-  const mediaType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const mediaType = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
   if (mediaType !== 'application/json') throw new ApiError('unsupported_media_type');
   let parsed: unknown;
   try {

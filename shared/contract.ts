@@ -112,10 +112,49 @@ export const claimLinkInput = z.object({ tokenHash: sha256Hex });
 
 // ─── Storefront ─────────────────────────────────────────────────────────────────────────────────
 
-export const purchaseTermsInput = z.object({ sellerId: anyId, planId: anyId, amountUsd: z.string().max(40).optional() });
-/** A purchase that passed every refusal made before payment: what it would cost. */
-export type PurchaseTerms = { planId: string; billingMode: string; priceUsd: string };
+/** `POST /extend` as the proxy read it: who buys, what, and the request a payment binds to. */
+export const startPurchaseInput = z.object({
+  sellerId: anyId,
+  agentId: anyId,
+  planId: anyId.optional(),
+  amountUsd: z.string().max(40).optional(),
+  accessId: anyId.optional(),
+  method: z.string().max(16),
+  pathAndQuery: z.string().max(MAX_PAYMENT_TARGET),
+  bodyDigest: sha256Hex,
+});
 
+/** An account (`hubacc_`) as its holder and its seller see it. */
+export type AccountView = {
+  accessId: string;
+  /** active | canceled | suspended */
+  status: string;
+  /** pending | provisioning | active | failed: whether the seller has the account (stateful sellers) */
+  provisioningState: string;
+  /** The newest account write's delivery; null for sellers that take none. */
+  deliveryStatus: string | null;
+  agentId: string;
+  buyerId: string | null;
+  plan: { id: string; slug: string; name: string; billingMode: string; interval: string };
+  period: { start: string | null; end: string | null };
+  creditGrantedUsd: string | null;
+  creditReversedUsd: string;
+  balanceUsd: string | null;
+  includedUnits: { meterSlug: string; includedUnits: number; usedUnits: number }[];
+  stateVersion: number;
+  createdAt: string;
+  canceledAt: string | null;
+};
+
+/** The payment behind a purchase: settled at once, or reserved until a stateful seller has the account. */
+export type PurchasePayment = { id: string; amountUsd: string; status: string; settleTransactionHash: string | null };
+
+export type PurchaseOutcome =
+  | { kind: 'challenge'; challenge: IssuedChallenge; requestId: string }
+  | { kind: 'opened'; account: AccountView; payment: PurchasePayment | null; settled: SettleOutcome | null }
+  | { kind: 'settling'; payment: PurchasePayment };
+
+// ─── Request records ────────────────────────────────────────────────────────────────────────────
 // ─── Request records ────────────────────────────────────────────────────────────────────────────
 
 export const requestRecordSchema = z.object({
@@ -283,7 +322,9 @@ export const contract = {
   viewClaim: query<ClaimView>()(claimLinkInput.extend({ link: z.enum(['confirm', 'release']) })),
   confirmClaim: mutation<ClaimView>()(claimLinkInput),
   releaseClaim: mutation<ClaimView>()(claimLinkInput),
-  purchaseTerms: query<PurchaseTerms>()(purchaseTermsInput),
+  startPurchase: mutation<PurchaseOutcome>()(startPurchaseInput),
+  completePurchase: mutation<PurchaseOutcome>()(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() })),
+  purchaseReceipt: query<{ purchases: AccountView[] }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
   issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),

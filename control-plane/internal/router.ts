@@ -6,7 +6,7 @@ import { databaseIsReachable } from '../db/client.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { settlePaidRequest } from '../payments/settle.js';
-import { purchaseTerms } from '../storefront/purchase-terms.js';
+import { completePurchase, purchaseReceipt, startPurchase } from '../storefront/purchase.js';
 import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, agentsChangedSince, completeRegistration, createRegistrationChallenge } from './agents.js';
 import { captureUsage } from './captured-usage.js';
@@ -29,7 +29,9 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   viewClaim: (ctx, input) => viewClaim(ctx.db, input),
   confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash),
   releaseClaim: (ctx, input) => releaseClaim(ctx.db, input.tokenHash),
-  purchaseTerms: (ctx, input) => purchaseTerms(ctx.db, input),
+  startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.payments, input),
+  completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input),
+  purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),

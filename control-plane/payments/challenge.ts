@@ -14,38 +14,22 @@ import { attemptRequirements } from './requirements.js';
  */
 export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput): Promise<IssuedChallenge> {
   const priced = await priceUsage(db, input);
-  if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
-  const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { organizationId: true, payToAddress: true } });
-  if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
-
-  const id = newId('paymentAttempt');
-  const now = new Date();
   const usage = input.usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 0 }));
+  const attempt = await newAttempt(db, rail, {
+    sellerId: input.sellerId,
+    serviceId: priced.service.id,
+    planId: priced.plan?.id ?? null,
+    requestId: input.requestId,
+    agentId: input.agentId,
+    kind: usage.length ? 'call' : 'identity',
+    method: input.method,
+    pathAndQuery: input.pathAndQuery,
+    bodyDigest: input.bodyDigest,
+    usageJson: JSON.stringify(usage),
+    amountMicros: priced.amountMicros,
+  });
   await db.$transaction([
-    db.paymentAttempt.create({
-      data: {
-        id,
-        organizationId: seller.organizationId,
-        sellerId: input.sellerId,
-        serviceId: priced.service.id,
-        planId: priced.plan?.id ?? null,
-        requestId: input.requestId,
-        agentId: input.agentId,
-        kind: usage.length ? 'call' : 'identity',
-        method: input.method,
-        pathAndQuery: input.pathAndQuery,
-        bodyDigest: input.bodyDigest,
-        usageJson: JSON.stringify(usage),
-        amountMicros: priced.amountMicros,
-        rail: rail.name,
-        network: rail.network,
-        asset: rail.token.address,
-        payTo: seller.payToAddress,
-        paymentMethod: 'x402_wallet',
-        status: 'challenge_created',
-        expiresAt: new Date(now.getTime() + rail.maxTimeoutSeconds * 1000),
-      },
-    }),
+    attempt.create,
     db.requestRecord.upsert({
       where: { id: input.requestId },
       create: {
@@ -54,29 +38,76 @@ export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefine
         serviceId: priced.service.id,
         agentId: input.agentId,
         buyerId: input.buyerId,
-        paymentAttemptId: id,
+        paymentAttemptId: attempt.id,
         method: input.method,
         path: input.pathAndQuery.slice(0, 2048),
         lifecycle: 'challenged',
         upstreamStatus: 402,
         sandbox: input.sandbox,
       },
-      update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId: id },
+      update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId: attempt.id },
     }),
   ]);
+  return attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan });
+}
 
+type AttemptFields = {
+  sellerId: string;
+  serviceId: string;
+  planId: string | null;
+  requestId: string;
+  agentId: string | null;
+  kind: string;
+  method: string;
+  pathAndQuery: string;
+  bodyDigest: string;
+  usageJson: string;
+  amountMicros: bigint;
+  purchaseJson?: string;
+};
+
+/**
+ * A payment attempt on the deployment's rail, paid to the seller's wallet, open for the rail's
+ * timeout: the statement that records it (for the caller's transaction) and the challenge that
+ * shows it to the agent. 503 when the hub takes no payments or the seller has no wallet.
+ */
+export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: AttemptFields) {
+  if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
+  const seller = await db.seller.findUniqueOrThrow({
+    where: { id: fields.sellerId },
+    select: { organizationId: true, payToAddress: true },
+  });
+  if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
+  const payTo = seller.payToAddress;
+  const id = newId('paymentAttempt');
+  const expiresAt = new Date(Date.now() + rail.maxTimeoutSeconds * 1000);
   return {
-    paymentId: id,
-    amountMicros: priced.amountMicros.toString(),
-    amountUsd: formatUsd(priced.amountMicros),
-    payTo: seller.payToAddress,
-    token: { address: rail.token.address, decimals: rail.token.decimals, name: rail.token.name, version: rail.token.version },
-    serviceSlug: priced.service.slug,
-    usage,
-    plan: priced.plan,
-    rail: rail.name,
-    network: rail.network,
-    requirements: attemptRequirements(rail, { id, amountMicros: priced.amountMicros, payTo: seller.payToAddress }),
-    expiresAt: new Date(now.getTime() + rail.maxTimeoutSeconds * 1000).toISOString(),
+    id,
+    create: db.paymentAttempt.create({
+      data: {
+        ...fields,
+        id,
+        organizationId: seller.organizationId,
+        rail: rail.name,
+        network: rail.network,
+        asset: rail.token.address,
+        payTo,
+        paymentMethod: 'x402_wallet',
+        status: 'challenge_created',
+        expiresAt,
+      },
+    }),
+    challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
+      paymentId: id,
+      amountMicros: fields.amountMicros.toString(),
+      amountUsd: formatUsd(fields.amountMicros),
+      payTo,
+      token: { address: rail.token.address, decimals: rail.token.decimals, name: rail.token.name, version: rail.token.version },
+      ...shown,
+      rail: rail.name,
+      network: rail.network,
+      requirements: attemptRequirements(rail, { id, amountMicros: fields.amountMicros, payTo }),
+      expiresAt: expiresAt.toISOString(),
+    }),
   };
 }

@@ -1,11 +1,15 @@
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import { parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
-const COMPLETED = new Set(['delivered', 'settling', 'settled']);
+const COMPLETED = new Set(['delivered', 'reserved', 'settling', 'settled']);
+
+/** Attempts that pay for an account rather than a call (control-plane/storefront/purchase.ts). */
+export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);
 
 /**
  * Admits a paid retry: it must be the challenged request byte for byte, its payment must verify
@@ -13,7 +17,11 @@ const COMPLETED = new Set(['delivered', 'settling', 'settled']);
  * for `(payer, nonce)` plus `challenge_created → in_flight`) is one transaction, so across any
  * number of proxies exactly one retry per payment is forwarded.
  */
-export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimedPayment> {
+export async function claimPaidRequest(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: ClaimInput & { amountUsd?: string | undefined },
+): Promise<ClaimedPayment> {
   const failed = (settlementReason: string, identity = false) =>
     new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
   const attempt = await db.paymentAttempt.findUnique({ where: { id: input.paymentId } });
@@ -21,6 +29,13 @@ export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, in
   const identity = attempt.kind === 'identity';
 
   if (attempt.method !== input.method || attempt.pathAndQuery !== input.pathAndQuery || attempt.bodyDigest !== input.bodyDigest) {
+    // A purchase retried with another amount than the one paid for says so.
+    if (PURCHASE_KINDS.has(attempt.kind) && boughtCredit(attempt.purchaseJson) !== retriedCredit(input.amountUsd)) {
+      throw new ApiError(
+        'payment_amount_mismatch',
+        'amountUsd differs from the paid challenge: retry with the body you were challenged for.',
+      );
+    }
     throw new ApiError('payment_request_mismatch');
   }
   if (attempt.status === 'in_flight') throw new ApiError('payment_request_in_flight');
@@ -76,4 +91,14 @@ export async function claimPaidRequest(db: Db, rail: PaymentRail | undefined, in
     });
     return { requestId: attempt.requestId, agentId: agent.id, buyerId: agent.buyerId, payer, kind: attempt.kind };
   });
+}
+
+function boughtCredit(purchaseJson: string | null): bigint {
+  return BigInt((JSON.parse(purchaseJson ?? '{}') as { creditMicros?: string }).creditMicros ?? '0');
+}
+
+/** The credit a retried body asks for; an amount that does not parse is no amount at all. */
+function retriedCredit(amountUsd: string | undefined): bigint {
+  const parsed = parseUsd(amountUsd ?? '0');
+  return parsed.ok ? parsed.micros : -1n;
 }

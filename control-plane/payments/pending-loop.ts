@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
+import { fulfilSettledPurchases } from '../storefront/purchase.js';
 import type { PaymentRail } from './rail.js';
 import { finishPendingSettlements } from './settle.js';
 
-/** Every `intervalMs`, settles again what was left `settling` (unknown outcome, crash, restart). */
+/**
+ * Every `intervalMs`, settles again what was left `settling` (unknown outcome, crash, restart), then
+ * opens the accounts such purchases paid for.
+ */
 export function startPendingSettlementLoop(db: Db, rail: PaymentRail | undefined, logger: Logger, intervalMs = 15_000): () => void {
   if (!rail) return () => {};
   let running = false;
@@ -12,6 +16,8 @@ export function startPendingSettlementLoop(db: Db, rail: PaymentRail | undefined
     running = true;
     finishPendingSettlements(db, rail)
       .then((n) => n && logger.info({ settled: n }, 'finished pending settlements'))
+      .then(() => fulfilSettledPurchases(db))
+      .then((n) => n && logger.info({ opened: n }, 'opened the accounts of purchases settled late'))
       .catch((err) => logger.warn({ err }, 'finishing pending settlements failed'))
       .finally(() => (running = false));
   }, intervalMs);

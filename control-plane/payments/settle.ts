@@ -47,7 +47,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     return {
       kind: 'billed',
       adjusted,
-      billing: summary('settled', authorized, 0n, 'escrow_expired', null),
+      billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null),
       receipt: {
         success: true,
         transaction: '',
@@ -59,7 +59,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
 
   const remainderHandling = remainder > 0n ? 'credited' : null;
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
-  const result = await submit(rail, attempt);
+  const result = await submitSettlement(rail, attempt);
   if (result.status === 'failed') {
     await db.paymentAttempt.update({
       where: { id: attempt.id },
@@ -75,7 +75,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   return {
     kind: 'billed',
     adjusted,
-    billing: summary(settled ? 'settled' : 'settling', authorized, charged, remainderHandling, result.transaction ?? null),
+    billing: billingSummary(settled ? 'settled' : 'settling', authorized, charged, remainderHandling, result.transaction ?? null),
     // The payer as hub recorded it (lowercased), not as the facilitator spelled it.
     receipt: { ...toSettleResponse(result), ...(attempt.payer ? { payer: attempt.payer } : {}) },
   };
@@ -89,7 +89,7 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
   });
   let finished = 0;
   for (const attempt of pending) {
-    const result = await submit(rail, attempt);
+    const result = await submitSettlement(rail, attempt);
     if (result.status === 'settled') {
       await db.paymentAttempt.update({
         where: { id: attempt.id },
@@ -106,7 +106,7 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
   return finished;
 }
 
-async function submit(
+export async function submitSettlement(
   rail: PaymentRail | undefined,
   attempt: { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null },
 ) {
@@ -151,7 +151,7 @@ async function settledCharge(
   return { charged: charged < authorized ? charged : authorized, adjusted };
 }
 
-function summary(
+export function billingSummary(
   status: 'settled' | 'settling',
   authorized: bigint,
   charged: bigint,

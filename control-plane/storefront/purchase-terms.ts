@@ -1,25 +1,58 @@
-import type { PurchaseTerms } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
-import { formatUsd, parseUsd } from '../../shared/money.js';
+import { formatUsd, isWholeCents, parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 
-/** A purchase amount is whole cents: 10,000 micro-USD. */
-const CENT_MICROS = 10_000n;
+/** What a payment at `POST /extend` buys: a new account, a renewal of one, or credit added to one. */
+export type PurchaseKind = 'purchase' | 'renewal' | 'topup';
+
+export type PurchasePlan = {
+  id: string;
+  slug: string;
+  name: string;
+  kind: string;
+  billingMode: string;
+  interval: string;
+  serviceId: string;
+  serviceSlug: string;
+  basePriceMicros: bigint;
+  includedCreditMicros: bigint;
+  minimumPurchaseMicros: bigint;
+  verifiedEmailPolicy: string;
+  maxClaims: number | null;
+};
+
+export type PurchaseTerms = {
+  kind: PurchaseKind;
+  plan: PurchasePlan;
+  /** The account renewed or topped up; null for a new one. */
+  accessId: string | null;
+  /** What the payment is for; 0 for free trials and $0 plans, which open without one. */
+  priceMicros: bigint;
+  /** Credit bought on top of the plan's included credit (credit plans). */
+  creditMicros: bigint;
+};
+
+/** The parts of `POST /extend` the terms are decided from. */
+export type PurchaseAsk = {
+  sellerId: string;
+  agentId: string;
+  planId?: string | undefined;
+  amountUsd?: string | undefined;
+  accessId?: string | undefined;
+};
 
 /**
- * What a purchase at the pay URL (`POST /extend`) is refused for before any payment is asked, in
- * the order an agent can act on: a storefront that sells nothing (sales off, or no plan but
- * pay-as-you-go) is 501 `entitlements_not_available`; then the plan (404 `plan_not_found`, 400
- * `payg_not_purchasable`), then the amount a credit plan needs (`amount_required`,
- * `amount_not_cent_increment`, `amount_below_minimum` with the minimum). Returns the terms of a
- * purchase that passes.
+ * What a purchase at the pay URL is refused for before any payment is asked, in the order an
+ * agent can act on: a storefront that sells nothing (sales off, or no plan but pay-as-you-go) is
+ * 501 `entitlements_not_available`; then the account named by `?accessId=` (404
+ * `access_not_found` unless the agent or its owner holds it), then the plan (404
+ * `plan_not_found`, 400 `payg_not_purchasable`), then the amount a credit plan needs
+ * (`amount_required`, `amount_not_cent_increment`, `amount_below_minimum` with the minimum).
+ * Returns the terms of a purchase that passes.
  */
-export async function purchaseTerms(
-  db: Db,
-  input: { sellerId: string; planId: string; amountUsd?: string | undefined },
-): Promise<PurchaseTerms> {
+export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseTerms> {
   const seller = await db.seller.findUniqueOrThrow({
-    where: { id: input.sellerId },
+    where: { id: ask.sellerId },
     select: { salesEnabled: true, services: { select: { plans: { select: { id: true, billingMode: true } } } } },
   });
   const plans = seller.services.flatMap((service) => service.plans);
@@ -28,24 +61,64 @@ export async function purchaseTerms(
     throw new ApiError('entitlements_not_available', 'This seller sells no plans; its calls are paid one by one.');
   }
 
-  const plan = plans.some((p) => p.id === input.planId) ? await db.plan.findUniqueOrThrow({ where: { id: input.planId } }) : null;
+  const access = ask.accessId === undefined ? null : await heldAccess(db, ask.sellerId, ask.agentId, ask.accessId);
+  const planId = ask.planId ?? access?.planId;
+  if (planId === undefined) throw new ApiError('invalid_request', 'planId is required (or name an account with ?accessId=).');
+  if (access && planId !== access.planId) {
+    throw new ApiError('invalid_request', 'planId differs from the account’s plan: buy the other plan as a new purchase.');
+  }
+  const plan = plans.some((p) => p.id === planId) ? await loadPlan(db, planId) : null;
   if (!plan) throw new ApiError('plan_not_found', 'This seller has no plan with that id: see /manifest.json.');
   if (plan.billingMode === 'payg') throw new ApiError('payg_not_purchasable');
+  if (access && plan.kind === 'free_trial') throw new ApiError('invalid_request', 'A free trial is not renewed: buy a plan.');
 
-  let amountMicros = 0n;
-  if (plan.billingMode === 'credit') {
-    if (input.amountUsd === undefined) throw new ApiError('amount_required');
-    const amount = parseUsd(input.amountUsd);
+  const kind: PurchaseKind = !access ? 'purchase' : plan.billingMode === 'credit' ? 'topup' : 'renewal';
+  let creditMicros = 0n;
+  if (plan.billingMode === 'credit' && plan.kind !== 'free_trial') {
+    if (ask.amountUsd === undefined) throw new ApiError('amount_required');
+    const amount = parseUsd(ask.amountUsd);
     if (!amount.ok) throw new ApiError('invalid_request', `amountUsd ${amount.reason}`);
-    if (amount.micros % CENT_MICROS !== 0n) throw new ApiError('amount_not_cent_increment');
+    if (!isWholeCents(amount.micros)) throw new ApiError('amount_not_cent_increment');
     if (amount.micros < plan.minimumPurchaseMicros) {
       throw new ApiError('amount_below_minimum', undefined, { minimumPurchaseUsd: formatUsd(plan.minimumPurchaseMicros) });
     }
-    amountMicros = amount.micros;
+    creditMicros = amount.micros;
+  } else if (ask.amountUsd !== undefined) {
+    throw new ApiError('invalid_request', 'amountUsd is for credit plans only: this plan has a fixed price.');
   }
+  // A top-up buys credit only; a purchase or renewal pays the plan's price for the period too.
+  const priceMicros = plan.kind === 'free_trial' ? 0n : (kind === 'topup' ? 0n : plan.basePriceMicros) + creditMicros;
+  return { kind, plan, accessId: access?.id ?? null, priceMicros, creditMicros };
+}
+
+/** The account `?accessId=` names, if the agent or the human who owns it holds it with this seller. */
+async function heldAccess(db: Db, sellerId: string, agentId: string, accessId: string) {
+  const [access, agent] = await Promise.all([
+    db.access.findUnique({ where: { id: accessId }, select: { id: true, sellerId: true, planId: true, agentId: true, buyerId: true } }),
+    db.agent.findUniqueOrThrow({ where: { id: agentId }, select: { buyerId: true } }),
+  ]);
+  const holds = access?.agentId === agentId || (agent.buyerId !== null && access?.buyerId === agent.buyerId);
+  if (!access || access.sellerId !== sellerId || !holds) {
+    throw new ApiError('access_not_found', 'You hold no account with that id here: see /purchases/receipt.');
+  }
+  return access;
+}
+
+export async function loadPlan(db: Pick<Db, 'plan'>, planId: string): Promise<PurchasePlan> {
+  const plan = await db.plan.findUniqueOrThrow({ where: { id: planId }, include: { service: { select: { slug: true } } } });
   return {
-    planId: plan.id,
+    id: plan.id,
+    slug: plan.slug,
+    name: plan.name,
+    kind: plan.kind,
     billingMode: plan.billingMode,
-    priceUsd: formatUsd(plan.basePriceMicros + amountMicros),
+    interval: plan.interval,
+    serviceId: plan.serviceId,
+    serviceSlug: plan.service.slug,
+    basePriceMicros: plan.basePriceMicros,
+    includedCreditMicros: plan.includedCreditMicros,
+    minimumPurchaseMicros: plan.minimumPurchaseMicros,
+    verifiedEmailPolicy: plan.verifiedEmailPolicy,
+    maxClaims: plan.maxClaims,
   };
 }

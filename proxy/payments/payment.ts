@@ -61,7 +61,7 @@ export class Payment {
  * was clipped, `hub-usage-error` when the settlement failed after delivery. Identity-only and
  * released requests carry none.
  */
-function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol): Record<string, string> {
+export function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol): Record<string, string> {
   const headers: Record<string, string> = {};
   if (outcome.kind === 'released' || outcome.kind === 'identity') return headers;
   if (outcome.adjusted.length) headers[HUB_HEADERS.usageAdjusted] = JSON.stringify(outcome.adjusted);

@@ -1,0 +1,117 @@
+import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { newId } from '../../shared/ids.js';
+import { type AccountSnapshot, serializeSnapshot } from './account-write.js';
+import { periodEnd, renewedPeriod } from './billing-period.js';
+import type { PurchasePlan, PurchaseTerms } from './purchase-terms.js';
+
+/**
+ * Every change to an account (`hubacc_`) goes through here, inside the caller's transaction:
+ * the change, `stateVersion` raised by one, and for a stateful seller one account write in the
+ * outbox describing the whole account at that version. A change first writes to the account's
+ * row (the version), which takes PostgreSQL's row lock until commit and queues concurrent changes
+ * on SQLite, so each change builds on the one before it: no renewal or top-up is lost or doubled.
+ */
+
+type Tx = Prisma.TransactionClient;
+
+/** Opens a new account for a paid purchase, a free trial or a $0 plan. */
+export async function openAccount(
+  tx: Tx,
+  input: { accessId: string; sellerId: string; agentId: string; buyerId: string | null; terms: PurchaseTerms; now: Date },
+): Promise<void> {
+  const { plan } = input.terms;
+  const credit = grantedCredit(plan, input.terms.creditMicros);
+  await tx.access.create({
+    data: {
+      id: input.accessId,
+      sellerId: input.sellerId,
+      planId: plan.id,
+      agentId: input.agentId,
+      buyerId: input.buyerId,
+      status: 'active',
+      periodStart: input.now,
+      periodEnd: periodEnd(input.now, plan.interval),
+      stateVersion: 1,
+      creditGrantedMicros: credit,
+      balanceMicros: credit ?? 0n,
+    },
+  });
+  await recordChange(tx, input.accessId);
+}
+
+/**
+ * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
+ * added) an account. Either makes a canceled account active again.
+ */
+export async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
+  const { plan } = input.terms;
+  const locked = await tx.access.update({ where: { id: input.accessId }, data: { stateVersion: { increment: 1 } } });
+  const added = input.terms.kind === 'topup' ? input.terms.creditMicros : plan.includedCreditMicros;
+  const period = input.terms.kind === 'renewal' ? renewedPeriod({ end: locked.periodEnd }, plan.interval, input.now) : undefined;
+  const hasCredit = locked.creditGrantedMicros !== null || added > 0n;
+  await tx.access.update({
+    where: { id: input.accessId },
+    data: {
+      status: 'active',
+      canceledAt: null,
+      ...(period ? { periodStart: period.start, periodEnd: period.end } : {}),
+      ...(hasCredit ? { creditGrantedMicros: (locked.creditGrantedMicros ?? 0n) + added, balanceMicros: { increment: added } } : {}),
+    },
+  });
+  await recordChange(tx, input.accessId);
+}
+
+/**
+ * Cancels an account: its period ends now (a plan without one gets one that ends now), what is
+ * left of its credit is no longer drawn on, and the next account write says so.
+ */
+export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promise<void> {
+  await tx.access.update({
+    where: { id: accessId },
+    data: { status: 'canceled', canceledAt: now, periodEnd: now, stateVersion: { increment: 1 } },
+  });
+  await recordChange(tx, accessId);
+}
+
+/** For a stateful seller, leaves the account write of a change that has just raised the version. */
+export async function recordChange(tx: Tx, accessId: string): Promise<void> {
+  const access = await tx.access.findUniqueOrThrow({
+    where: { id: accessId },
+    include: { seller: { select: { stateful: true } }, plan: true, buyer: { select: { email: true, emailVerifiedAt: true } } },
+  });
+  if (!access.seller.stateful) return;
+  const snapshot: AccountSnapshot = {
+    accessId,
+    agentId: access.agentId,
+    buyerId: access.buyerId,
+    buyerEmail: access.buyer?.emailVerifiedAt ? access.buyer.email : null,
+    stateVersion: access.stateVersion,
+    plan: {
+      slug: access.plan.slug,
+      name: access.plan.name,
+      billingMode: access.plan.billingMode,
+      interval: access.plan.interval,
+      basePriceMicros: access.plan.basePriceMicros,
+    },
+    period: { start: access.periodStart ?? access.createdAt, end: access.periodEnd },
+    creditGrantedMicros: access.creditGrantedMicros,
+    creditReversedMicros: access.creditReversedMicros,
+    status: access.status === 'suspended' ? 'suspended' : 'active',
+  };
+  await tx.accountWrite.create({
+    data: {
+      id: newId('accountWrite'),
+      accessId,
+      kind: 'write',
+      stateVersion: access.stateVersion,
+      bodyJson: serializeSnapshot(snapshot),
+      status: 'pending',
+    },
+  });
+}
+
+/** Credit an account opens with: null when its plan has no credit component. */
+function grantedCredit(plan: PurchasePlan, bought: bigint): bigint | null {
+  if (plan.billingMode === 'credit') return plan.includedCreditMicros + bought;
+  return plan.includedCreditMicros > 0n ? plan.includedCreditMicros : null;
+}

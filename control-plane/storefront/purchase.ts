@@ -1,0 +1,197 @@
+import type { AccountView, ClaimInput, PurchaseOutcome, PurchasePayment } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { formatUsd } from '../../shared/money.js';
+import type { Db } from '../db/client.js';
+import { newAttempt } from '../payments/challenge.js';
+import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
+import type { PaymentRail } from '../payments/rail.js';
+import { billingSummary, submitSettlement } from '../payments/settle.js';
+import { extendAccount, openAccount } from './account-changes.js';
+import { accountViews } from './account-view.js';
+import { freeTaker, takeFreePlan } from './free-plans.js';
+import { loadPlan, type PurchaseAsk, type PurchaseKind, type PurchaseTerms, purchaseTerms } from './purchase-terms.js';
+
+/**
+ * A purchase at the pay URL (`POST /extend`), from the ask to the account:
+ *
+ * 1. `startPurchase` makes every refusal (purchase-terms.ts), then opens a free plan at once, or
+ *    records a payment attempt for the price and answers the challenge.
+ * 2. `completePurchase` takes the paid retry: the claim admits it once (byte-identical, verified,
+ *    not replayed), then a stateful seller's purchase is reserved and the account opened, or any
+ *    other seller's is settled and then the account opened. A settlement whose outcome is not
+ *    known yet opens the account when it settles (`fulfilSettledPurchases`).
+ *
+ * The account is opened or extended in the same transaction that records which account the
+ * payment bought, guarded on it not having one yet: one payment, one change, whoever gets there.
+ */
+
+type StartPurchase = PurchaseAsk & { method: string; pathAndQuery: string; bodyDigest: string };
+
+/** What a paid attempt buys, kept on the attempt until the payment arrives. */
+type Bought = { kind: PurchaseKind; planId: string; creditMicros: string; accessId: string | null };
+
+export async function startPurchase(db: Db, rail: PaymentRail | undefined, input: StartPurchase): Promise<PurchaseOutcome> {
+  const terms = await purchaseTerms(db, input);
+  if (terms.priceMicros === 0n) return openFree(db, input, terms);
+
+  const bought: Bought = { kind: terms.kind, planId: terms.plan.id, creditMicros: terms.creditMicros.toString(), accessId: terms.accessId };
+  const requestId = newId('request');
+  const attempt = await newAttempt(db, rail, {
+    sellerId: input.sellerId,
+    serviceId: terms.plan.serviceId,
+    planId: terms.plan.id,
+    requestId,
+    agentId: input.agentId,
+    kind: terms.kind,
+    method: input.method,
+    pathAndQuery: input.pathAndQuery,
+    bodyDigest: input.bodyDigest,
+    usageJson: '[]',
+    amountMicros: terms.priceMicros,
+    purchaseJson: JSON.stringify(bought),
+  });
+  await attempt.create;
+  const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
+  return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
+}
+
+async function openFree(db: Db, input: StartPurchase, terms: PurchaseTerms): Promise<PurchaseOutcome> {
+  const takerId = await freeTaker(db, input.agentId, terms);
+  const accessId = terms.accessId ?? newId('access');
+  const now = new Date();
+  await db.$transaction(async (tx) => {
+    if (terms.kind !== 'purchase') return extendAccount(tx, { accessId, terms, now });
+    await takeFreePlan(tx, terms, takerId, accessId);
+    const agent = await tx.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } });
+    await openAccount(tx, { accessId, sellerId: input.sellerId, agentId: input.agentId, buyerId: agent.buyerId, terms, now });
+  }, TRANSACTION_LIMITS);
+  return { kind: 'opened', account: await accountView(db, input.sellerId, accessId), payment: null, settled: null };
+}
+
+export async function completePurchase(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: ClaimInput & { amountUsd?: string | undefined },
+): Promise<PurchaseOutcome> {
+  const found = await db.paymentAttempt.findUnique({ where: { id: input.paymentId }, select: { kind: true } });
+  // A per-call payment presented here pays for another request.
+  if (found && !PURCHASE_KINDS.has(found.kind)) throw new ApiError('payment_request_mismatch');
+  await claimPaidRequest(db, rail, input);
+  const attempt = await db.paymentAttempt.findUniqueOrThrow({
+    where: { id: input.paymentId },
+    include: { seller: { select: { stateful: true } } },
+  });
+
+  if (attempt.seller.stateful) {
+    const accessId = await fulfil(db, attempt.id, 'reserved');
+    return opened(db, { ...attempt, status: 'reserved' }, accessId, null);
+  }
+
+  await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: attempt.amountMicros } });
+  const result = await submitSettlement(rail, attempt);
+  if (result.status === 'failed') {
+    await db.paymentAttempt.update({
+      where: { id: attempt.id },
+      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
+    });
+    throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
+  }
+  const transaction = result.transaction ?? null;
+  if (result.status !== 'settled') {
+    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { settleTxHash: transaction } });
+    return { kind: 'settling', payment: paymentView({ ...attempt, status: 'settling', settleTxHash: transaction }) };
+  }
+  await db.paymentAttempt.update({
+    where: { id: attempt.id },
+    data: { status: 'settled', settleTxHash: transaction, settledAt: new Date() },
+  });
+  const accessId = await fulfil(db, attempt.id);
+  const settled = {
+    kind: 'billed' as const,
+    adjusted: [],
+    billing: billingSummary('settled', attempt.amountMicros, attempt.amountMicros, null, transaction),
+    receipt: { success: true, transaction: transaction ?? '', network: result.network, payer: attempt.payer ?? '' },
+  };
+  return opened(db, { ...attempt, status: 'settled', settleTxHash: transaction }, accessId, settled);
+}
+
+/**
+ * Opens the account of purchases settled after their buyer stopped waiting (an unknown outcome
+ * finished later, a crash between settling and opening). Safe beside a purchase finishing itself.
+ */
+export async function fulfilSettledPurchases(db: Db, olderThanMs = 10_000): Promise<number> {
+  const waiting = await db.paymentAttempt.findMany({
+    where: { kind: { in: [...PURCHASE_KINDS] }, status: 'settled', accessId: null, settledAt: { lt: new Date(Date.now() - olderThanMs) } },
+    select: { id: true },
+    take: 100,
+  });
+  for (const { id } of waiting) await fulfil(db, id);
+  return waiting.length;
+}
+
+/**
+ * Opens or extends the account a paid attempt bought, once: the attempt is marked with the
+ * account in the same transaction, guarded on it having none. Returns the account either way.
+ */
+async function fulfil(db: Db, attemptId: string, status?: 'reserved'): Promise<string> {
+  return db.$transaction(async (tx) => {
+    const attempt = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } });
+    if (attempt.accessId) return attempt.accessId;
+    const bought = JSON.parse(attempt.purchaseJson ?? 'null') as Bought;
+    const accessId = bought.accessId ?? newId('access');
+    const marked = await tx.paymentAttempt.updateMany({
+      where: { id: attemptId, accessId: null },
+      data: { accessId, ...(status ? { status } : {}) },
+    });
+    if (marked.count !== 1) return (await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } })).accessId!;
+    const plan = await loadPlan(tx, bought.planId);
+    const terms: PurchaseTerms = {
+      kind: bought.kind,
+      plan,
+      accessId: bought.accessId,
+      priceMicros: attempt.amountMicros,
+      creditMicros: BigInt(bought.creditMicros),
+    };
+    const now = new Date();
+    if (bought.accessId) await extendAccount(tx, { accessId, terms, now });
+    else {
+      const agent = await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId! }, select: { buyerId: true } });
+      await openAccount(tx, { accessId, sellerId: attempt.sellerId, agentId: attempt.agentId!, buyerId: agent.buyerId, terms, now });
+    }
+    return accessId;
+  }, TRANSACTION_LIMITS);
+}
+
+/** Renewals of one account queue behind each other on its row lock. */
+const TRANSACTION_LIMITS = { maxWait: 15_000, timeout: 15_000 };
+
+async function opened(
+  db: Db,
+  attempt: { id: string; sellerId: string; amountMicros: bigint; status: string; settleTxHash: string | null },
+  accessId: string,
+  settled: Extract<PurchaseOutcome, { kind: 'opened' }>['settled'],
+): Promise<PurchaseOutcome> {
+  return { kind: 'opened', account: await accountView(db, attempt.sellerId, accessId), payment: paymentView(attempt), settled };
+}
+
+function paymentView(attempt: { id: string; amountMicros: bigint; status: string; settleTxHash: string | null }): PurchasePayment {
+  return {
+    id: attempt.id,
+    amountUsd: formatUsd(attempt.amountMicros),
+    status: attempt.status,
+    settleTransactionHash: attempt.settleTxHash,
+  };
+}
+
+async function accountView(db: Db, sellerId: string, accessId: string): Promise<AccountView> {
+  const [view] = await accountViews(db, { id: accessId, sellerId });
+  return view!;
+}
+
+/** `GET /purchases/receipt`: the accounts the agent holds with the seller, and those of the human who owns it. */
+export async function purchaseReceipt(db: Db, input: { sellerId: string; agentId: string }): Promise<{ purchases: AccountView[] }> {
+  const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } });
+  const holders = [{ agentId: input.agentId }, ...(agent.buyerId ? [{ buyerId: agent.buyerId }] : [])];
+  return { purchases: await accountViews(db, { sellerId: input.sellerId, OR: holders }) };
+}
