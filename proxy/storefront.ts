@@ -16,6 +16,7 @@ import { challengeResponse } from './payments/challenge.js';
 import { billingHeaders } from './payments/payment.js';
 import { readPaymentProof } from './payments/proof.js';
 import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
+import { accountLinks } from './storefront-links.js';
 
 /**
  * The storefront's paths on the pay URL: hub's, never the seller's (they are not forwarded).
@@ -127,16 +128,19 @@ function answer(res: ServerResponse, outcome: PurchaseOutcome, origin: PublicOri
       { status: 'settling', payment: outcome.payment, receiptUrl: `${originUrl(origin)}${AGENT_PATHS.receipt}` },
       { 'cache-control': 'no-store' },
     );
+    return;
   }
   const headers = { 'cache-control': 'no-store', ...(outcome.settled && protocol ? billingHeaders(outcome.settled, protocol) : {}) };
-  sendJson(res, 201, { status: 'active', account: withLinks(outcome.account, origin), payment: outcome.payment }, headers);
+  sendJson(
+    res,
+    201,
+    { status: outcome.account.provisioningState, account: withLinks(outcome.account, origin), payment: outcome.payment },
+    headers,
+  );
 }
 
-/** An account with where to get a key for it and where to renew or top it up. */
 function withLinks(account: AccountView, origin: PublicOrigin) {
-  const base = originUrl(origin);
-  const id = encodeURIComponent(account.accessId);
-  return { ...account, redeemUrl: `${base}${AGENT_PATHS.redeem}?accessId=${id}`, topUpUrl: `${base}${AGENT_PATHS.extend}?accessId=${id}` };
+  return { ...account, ...accountLinks(origin, account.accessId) };
 }
 
 /** `?accessId=` of the target; 400 when present but not an account id. */

@@ -252,7 +252,12 @@ export type IssuedChallenge = {
   network: `${string}:${string}`;
   requirements: PaymentRequirements;
   expiresAt: string;
+  /** Why an identified agent's plan did not cover the call; absent for anonymous callers. */
+  standing?: PlanStanding | undefined;
 };
+
+/** The reason a priced call's 402 gives an identified agent, and the account it can extend. */
+export type PlanStanding = { reason: 'usage_exhausted' | 'access_not_found'; accessId: string | null; sells: boolean };
 
 export const protocolSchema = z.enum(['x402', 'mpp']);
 export type PaymentProtocol = z.infer<typeof protocolSchema>;

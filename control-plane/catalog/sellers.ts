@@ -10,6 +10,7 @@ import {
   sellerId,
   statefulAccess,
   statefulAccessLater,
+  statefulAccessSettings,
   updateSellerInput,
 } from '../../shared/schemas/sellers.js';
 import type { Db } from '../db/client.js';
@@ -175,7 +176,7 @@ export const getStatefulAccess = catalogReadProcedure
   .query(async ({ ctx, input }) => {
     const seller = await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
     if (input.variant === 'first') return toWire(seller);
-    return { stateful: seller.salesEnabled || seller.servicingEnabled, accessEndpointUrl: accessEndpointUrlOf(seller) };
+    return { stateful: seller.stateful, accessEndpointUrl: accessEndpointUrlOf(seller) };
   });
 
 /**
@@ -206,18 +207,24 @@ export const putStatefulAccess = catalogWriteProcedure
       method: 'PUT',
       path: '/v1/sellers/{sellerId}/stateful-access',
       tags: ['Sellers'],
-      summary: "Override the seller's account endpoint",
+      summary: "Override the seller's account endpoint, or make the seller stateful",
     },
     errors: ['seller_not_found'],
   })
   .input(putStatefulAccessInput)
-  .output(statefulAccess)
+  .output(statefulAccessSettings)
   .mutation(async ({ ctx, input }) => {
     await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
     const seller = await changeCatalog(ctx.db, input.sellerId, (tx) =>
-      tx.seller.update({ where: { id: input.sellerId }, data: { accessEndpointUrl: input.accessEndpointUrl } }),
+      tx.seller.update({
+        where: { id: input.sellerId },
+        data: {
+          ...(input.accessEndpointUrl === undefined ? {} : { accessEndpointUrl: input.accessEndpointUrl }),
+          ...(input.stateful === undefined ? {} : { stateful: input.stateful }),
+        },
+      }),
     );
-    return toWire(seller);
+    return { ...toWire(seller), stateful: seller.stateful };
   });
 
 /** Changes the fields given; `hostnames` and `networks`, when given, replace the whole list. */

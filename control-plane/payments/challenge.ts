@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { planStanding } from '../storefront/plan-standing.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -13,7 +14,14 @@ import { attemptRequirements } from './requirements.js';
  * challenged, so the paid retry forwards under the same request id.
  */
 export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput): Promise<IssuedChallenge> {
-  const priced = await priceUsage(db, input);
+  const standing = input.usage.length ? await planStanding(db, input) : undefined;
+  const priced = await priceUsage(db, input).catch((err: unknown) => {
+    // Usage no pay-as-you-go plan prices can still be bought as a plan: say which way to go.
+    if (err instanceof ApiError && err.code === 'usage_not_priced' && standing?.sells) {
+      throw new ApiError('payment_required', standing.reason, { accessId: standing.accessId });
+    }
+    throw err;
+  });
   const usage = input.usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 0 }));
   const attempt = await newAttempt(db, rail, {
     sellerId: input.sellerId,
@@ -48,7 +56,7 @@ export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefine
       update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId: attempt.id },
     }),
   ]);
-  return attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan });
+  return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
 }
 
 type AttemptFields = {

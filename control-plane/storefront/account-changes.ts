@@ -21,6 +21,7 @@ export async function openAccount(
 ): Promise<void> {
   const { plan } = input.terms;
   const credit = grantedCredit(plan, input.terms.creditMicros);
+  const seller = await tx.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } });
   await tx.access.create({
     data: {
       id: input.accessId,
@@ -34,6 +35,8 @@ export async function openAccount(
       stateVersion: 1,
       creditGrantedMicros: credit,
       balanceMicros: credit ?? 0n,
+      // A stateful seller has the account once it acknowledges the account write; hub alone holds the others.
+      provisioningState: seller.stateful ? 'pending' : 'active',
     },
   });
   await recordChange(tx, input.accessId);

@@ -8,6 +8,7 @@ import type { ProxyServices } from '../context.js';
 import type { Identity } from '../headers.js';
 import type { PayRequest } from '../pay-request.js';
 import { originUrl } from '../public-origin.js';
+import { planLinks } from '../storefront-links.js';
 import { mppChallenge } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
@@ -29,19 +30,28 @@ export async function answerWithChallenge(
   const raw = await readLimited(sellerBody, MAX_SELLER_402_BYTES);
   const asked = raw && parseSellerPaymentRequired(raw);
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
-  const challenge = await services.controlPlane.call('issuePaymentChallenge', {
-    sellerId: request.seller.id,
-    requestId: identity.requestId,
-    agentId: identity.agentId ?? null,
-    buyerId: identity.buyerId ?? null,
-    method: request.method,
-    pathAndQuery: request.target,
-    bodyDigest: request.bodyDigest,
-    serviceSlug: asked.serviceSlug,
-    usage: asked.usage,
-    ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
-    sandbox: request.seller.sandbox,
-  });
+  const challenge = await services.controlPlane
+    .call('issuePaymentChallenge', {
+      sellerId: request.seller.id,
+      requestId: identity.requestId,
+      agentId: identity.agentId ?? null,
+      buyerId: identity.buyerId ?? null,
+      method: request.method,
+      pathAndQuery: request.target,
+      bodyDigest: request.bodyDigest,
+      serviceSlug: asked.serviceSlug,
+      usage: asked.usage,
+      ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
+      sandbox: request.seller.sandbox,
+    })
+    .catch((err: unknown) => {
+      // No per-call price, but a plan to buy or extend: the 402 says where.
+      if (err instanceof ApiError && err.code === 'payment_required') {
+        const accessId = typeof err.extra.accessId === 'string' ? err.extra.accessId : null;
+        throw new ApiError('payment_required', err.reason, { ...planLinks(request.origin, accessId) });
+      }
+      throw err;
+    });
   const { body, headers } = challengeResponse(request, challenge, identity, services.mppSecret);
   sendJson(res, 402, body, headers);
 }
@@ -97,9 +107,12 @@ export function challengeResponse(
   const mpp = mppChallenge(req, challenge, body, mppSecret);
   const resource = { url: `${originUrl(origin)}${target}`, mimeType: 'application/json' };
   const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements] };
+  // An identified agent at a storefront that sells plans learns why its plan did not cover the call.
+  const standing = challenge.standing?.sells ? challenge.standing : undefined;
   const payload = {
     error: 'payment_required',
-    reason: 'absent',
+    reason: standing?.reason ?? 'absent',
+    ...(standing ? planLinks(origin, standing.accessId) : {}),
     ...(ids.agentId ? { zcAgentId: ids.agentId } : {}),
     zcRequestId: ids.requestId,
     serviceSlug: challenge.serviceSlug,

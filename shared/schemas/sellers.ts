@@ -53,12 +53,21 @@ export const statefulAccess = z
 /** The spec's later variant of the same read: whether the seller is stateful at all. */
 export const statefulAccessLater = z
   .object({
-    stateful: z.boolean().meta({ description: 'The seller holds per-buyer accounts: sales or servicing is enabled' }),
+    stateful: z.boolean().meta({ description: 'The seller keeps its own copy of each account, kept current by signed account writes' }),
     accessEndpointUrl: z.string().meta({ description: 'Where account writes go; key mints go to {accessEndpointUrl}/{accessId}/keys' }),
   })
   .meta({ id: 'StatefulAccessLater' });
 
-export const putStatefulAccessInput = z.strictObject({
-  sellerId,
-  accessEndpointUrl: httpUrl.nullable().meta({ description: 'The override; null returns to the default endpoint' }),
-});
+export const putStatefulAccessInput = z
+  .strictObject({
+    sellerId,
+    accessEndpointUrl: httpUrl.nullable().optional().meta({ description: 'The override; null returns to the default endpoint' }),
+    stateful: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Take account writes (purchases then stay reserved until the seller acknowledges them)' }),
+  })
+  .refine((v) => v.accessEndpointUrl !== undefined || v.stateful !== undefined, 'Send accessEndpointUrl, stateful or both');
+
+/** What `PUT …/stateful-access` answers: the first variant and whether the seller is stateful. */
+export const statefulAccessSettings = statefulAccess.extend({ stateful: z.boolean() }).meta({ id: 'StatefulAccessSettings' });

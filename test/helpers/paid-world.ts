@@ -8,6 +8,7 @@ import { closeServer, listen } from '../../runtime/http-server.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
 import { paymentRequiredBody } from '../../sdk/payment-required.js';
+import { createUsageClient, type UsageClient } from '../../sdk/usage-client.js';
 import { seedPricedService } from './catalog-seed.js';
 import { startTestChain } from './chain.js';
 import { startTestHub } from './hub.js';
@@ -32,7 +33,16 @@ export function useLoopbackResolver(t: Tap): void {
 export async function startPaidWorld(
   t: Tap,
   provider: Provider,
-  options: { wrapFacilitator?: (f: Facilitator) => Facilitator; env?: Record<string, string> } = {},
+  options: {
+    wrapFacilitator?: (f: Facilitator) => Facilitator;
+    env?: Record<string, string>;
+    /**
+     * The seller asks hub's usage check first, as a seller serving plans does: a request some
+     * plan or payment covers is served at once (and reports its usage in `hub-usage`); any
+     * other is challenged.
+     */
+    checkUsage?: boolean;
+  } = {},
 ) {
   const chain = await startTestChain(t);
   const rail = localRail(chain);
@@ -44,8 +54,10 @@ export async function startPaidWorld(
   const challenged = new Set<string>();
   const served: string[] = [];
   const paymentHeadersSeen: string[] = [];
+  let usageClient: UsageClient | undefined;
+  const checks: { requestId: string; allowed: boolean; reason: string | null }[] = [];
   const seller = withHubSignature(
-    (req: IncomingMessage, res: ServerResponse, { identity }) => {
+    async (req: IncomingMessage, res: ServerResponse, { identity }) => {
       for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
         if (req.headers[h]) paymentHeadersSeen.push(h);
       const path = (req.url ?? '').split('?')[0];
@@ -57,7 +69,17 @@ export async function startPaidWorld(
             : path === '/ceiling'
               ? [{ meterSlug: 'calls' }]
               : [{ meterSlug: 'calls', quantity: 1 }];
-      if (!challenged.has(identity.requestId)) {
+      let covered = false;
+      if (usageClient && usage.length) {
+        const check = await usageClient.check({
+          zcRequestId: identity.requestId,
+          serviceSlug: 'search',
+          usage: usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 1 })),
+        });
+        checks.push({ requestId: identity.requestId, ...check });
+        covered = check.allowed;
+      }
+      if (!covered && !challenged.has(identity.requestId)) {
         challenged.add(identity.requestId);
         res.writeHead(402, { 'content-type': 'application/json' });
         // The SDK's builder insists on quantities; a ceiling price is asked for by hand.
@@ -86,6 +108,7 @@ export async function startPaidWorld(
 
   const payTo = chain.accounts[2]!.address;
   const payerKey = chain.accounts[3]!.privateKey as Hex;
+  if (options.checkUsage) usageClient = createUsageClient({ baseUrl: hub.cp.url, apiKey: hub.apiKey });
   const s = await hub.seller({ slug: 'acme', upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`, payToAddress: payTo });
   secrets.set(s.kid, s.secret);
   const { db } = hub.cp;
@@ -107,6 +130,8 @@ export async function startPaidWorld(
     payTo,
     payerKey,
     served,
+    checks,
+    sellerId: s.id,
     paymentHeadersSeen,
     url: (path: string) => `http://acme.pay.localhost:${proxyPort}${path}`,
   };
