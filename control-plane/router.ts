@@ -8,6 +8,7 @@ import { sellersRouter } from './catalog/sellers.js';
 import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
 import { internalRouter } from './internal/router.js';
+import { accountsRouter } from './storefront/accounts-api.js';
 import { router } from './trpc/init.js';
 import { usageRouter } from './usage/router.js';
 
@@ -23,6 +24,7 @@ export const appRouter = router({
   meters: metersRouter,
   plans: plansRouter,
   planMeterPrices: planMeterPricesRouter,
+  accounts: accountsRouter,
   usage: usageRouter,
 });
 

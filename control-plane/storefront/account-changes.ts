@@ -69,11 +69,12 @@ export async function extendAccount(tx: Tx, input: { accessId: string; terms: Pu
  * left of its credit is no longer drawn on, and the next account write says so.
  */
 export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promise<void> {
-  await tx.access.update({
-    where: { id: accessId },
+  // Cancelling a canceled account changes nothing and sends nothing.
+  const canceled = await tx.access.updateMany({
+    where: { id: accessId, status: { not: 'canceled' } },
     data: { status: 'canceled', canceledAt: now, periodEnd: now, stateVersion: { increment: 1 } },
   });
-  await recordChange(tx, accessId);
+  if (canceled.count === 1) await recordChange(tx, accessId);
 }
 
 /** For a stateful seller, leaves the account write of a change that has just raised the version. */

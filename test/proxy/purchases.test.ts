@@ -178,7 +178,18 @@ for (const provider of testProviders()) {
     await t.test('a period that ended: plan_expired at the usage check, access_not_found naming the renewal', async (t) => {
       // Time is moved, not state made: the period ends as if a month had passed.
       await db.access.update({ where: { id: monthlyAccess }, data: { periodEnd: new Date(Date.now() - 1000) } });
-      await db.access.update({ where: { id: creditAccess }, data: { status: 'canceled' } });
+      // The seller cancels the credit account: its period ends now too.
+      const canceled = await api.post(`/v1/accounts/${creditAccess}/cancel`, key);
+      t.match(canceled, {
+        status: 200,
+        body: { account: { accessId: creditAccess, status: 'canceled', canceledAt: /Z$/, stateVersion: 3 } },
+      });
+      t.ok(new Date(canceled.body.account.period.end) <= new Date(), 'the period ends at the cancellation');
+      t.match(
+        (await api.post(`/v1/accounts/${creditAccess}/cancel`, key)).body,
+        { account: { stateVersion: 3 } },
+        'cancelling again changes nothing',
+      );
       const res = await call();
       t.equal(res.status, 402);
       t.match(await res.json(), { reason: 'access_not_found', topUpUrl: /\/extend\?accessId=hubacc_/, payment: { amountUsd: '0.010000' } });
@@ -305,6 +316,18 @@ for (const provider of testProviders()) {
           topUpUrl: /\/extend\?accessId=/,
         });
       }
+    });
+
+    await t.test('the seller lists and reads its accounts through the management API', async (t) => {
+      const list = await api.get(`/v1/accounts?sellerId=${sellerId}`, key);
+      t.equal(list.status, 200);
+      t.equal(list.body.accounts.length, 9, 'the agent’s eight and the claimed agent’s trial');
+      t.match(await api.get(`/v1/accounts/${creditAccess}`, key), {
+        status: 200,
+        body: { account: { accessId: creditAccess, agentId: agent.agentId, status: 'active', plan: { slug: 'credits' } } },
+      });
+      t.match(await api.get('/v1/accounts/hubacc_000000000000000000000000', key), { status: 404, body: { error: 'access_not_found' } });
+      t.match(await api.get('/v1/accounts/nope', key), { status: 400 });
     });
 
     await t.test('a stateful seller: the payment is reserved, the account write waits in the outbox', async (t) => {

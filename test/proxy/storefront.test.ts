@@ -7,7 +7,8 @@ import { startTestHub } from '../helpers/hub.js';
 import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
 
 // The storefront's paths are hub's, not the seller's, and every refusal made before payment
-// (spec: Errors agents see at the pay URL) is made; buying itself is not built yet.
+// (spec: Errors agents see at the pay URL) is made before anything is asked or forwarded. Buying
+// itself is walked end to end in purchases.test.ts.
 
 for (const provider of testProviders()) {
   t.test(`storefront refusals on ${provider}`, async (t) => {
@@ -71,6 +72,12 @@ for (const provider of testProviders()) {
       const cases: [unknown, number, Record<string, unknown>][] = [
         ['{not json', 400, { error: /not valid JSON/ }],
         [{ planId: 'nope' }, 400, { error: 'invalid_request', reason: /planId/ }],
+        [{}, 400, { error: 'invalid_request', reason: /planId is required/ }],
+        [[credit.id], 400, { error: /JSON object/ }],
+        [{ planId: credit.id, amountUsd: 5 }, 400, { error: 'invalid_request', reason: /amountUsd/ }],
+        [{ planId: credit.id, amountUsd: '5\u0000' }, 400, { error: /NUL/ }],
+        [`${'['.repeat(40)}${']'.repeat(40)}`, 400, { error: /JSON object|nests deeper/ }],
+        [{ planId: credit.id, amountUsd: '9'.repeat(41) }, 400, { error: 'invalid_request', reason: /too long/ }],
         [{ planId: credit.id, extra: true }, 400, { error: 'invalid_request' }],
         [{ planId: 'pln_000000000000000000000000' }, 404, { error: 'plan_not_found' }],
         [{ planId: payg.planId }, 400, { error: 'payg_not_purchasable' }],
@@ -84,15 +91,39 @@ for (const provider of testProviders()) {
         t.equal(res.status, status, JSON.stringify(body));
         t.match(res.body, expected);
       }
-      const passes = await answer(await extend({ planId: credit.id, amountUsd: '5.00' }));
       t.match(
-        passes,
-        { status: 501, body: { error: 'entitlements_not_available', terms: { planId: credit.id, priceUsd: '5.000000' } } },
-        'a purchase that passes every refusal: taking its payment is not built yet',
+        await answer(await extend({ planId: credit.id, amountUsd: '5.00' })),
+        { status: 503, body: { error: 'service_unavailable', reason: /Payments are not configured/ } },
+        'a purchase that passes every refusal, on a hub that takes no payments',
       );
-      t.equal(
-        (await answer(await hub.pay('acme', '/purchases/receipt', { headers: { authorization: `Bearer ${agent.token}` } }))).status,
-        501,
+      t.match(await answer(await hub.pay('acme', '/purchases/receipt', { headers: { authorization: `Bearer ${agent.token}` } })), {
+        status: 200,
+        body: { purchases: [] },
+      });
+    });
+
+    await t.test('?accessId= must name an account the agent holds here', async (t) => {
+      const extendAt = (query: string) =>
+        hub.pay('acme', `/extend${query}`, {
+          method: 'POST',
+          body: JSON.stringify({ amountUsd: '5.00' }),
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}` },
+        });
+      t.match(await answer(await extendAt('?accessId=nope')), { status: 400, body: { error: 'invalid_request', reason: /accessId/ } });
+      t.match(await answer(await extendAt('?accessId=hubacc_000000000000000000000000&accessId=hubacc_000000000000000000000001')), {
+        status: 400,
+        body: { error: 'invalid_request' },
+      });
+      t.match(await answer(await extendAt('?accessId=hubacc_000000000000000000000000')), {
+        status: 404,
+        body: { error: 'access_not_found' },
+      });
+    });
+
+    await t.test('key redeem is not built yet', async (t) => {
+      t.match(
+        await answer(await hub.pay('acme', '/keys/redeem', { method: 'POST', headers: { authorization: `Bearer ${agent.token}` } })),
+        { status: 501, body: { error: 'entitlements_not_available' } },
       );
     });
 

@@ -121,6 +121,26 @@ const routes: RouteCase[] = [
     probe: ({ b }) => ({ path: `/v1/services/${b.serviceId}`, expect: notFound('service_not_found') }),
   },
 
+  // Accounts (a well-formed id no organization holds answers as another organization's would)
+  {
+    method: 'GET',
+    route: '/v1/accounts',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/accounts?sellerId=${b.sellerId}`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/accounts/{accessId}',
+    group: 'catalog-read',
+    probe: () => ({ path: '/v1/accounts/hubacc_000000000000000000000000', expect: notFound('access_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/accounts/{accessId}/cancel',
+    group: 'catalog-write',
+    probe: () => ({ path: '/v1/accounts/hubacc_000000000000000000000000/cancel', expect: notFound('access_not_found') }),
+  },
+
   // Meters
   {
     method: 'GET',

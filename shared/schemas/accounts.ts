@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { idSchema, timestamp } from './fields.js';
+
+export const accessId = idSchema('access');
+
+const usd = z.string().meta({ description: 'USD, six decimals' });
+
+/** A buyer's account with a seller (`hubacc_`), as the seller sees it. */
+export const account = z
+  .object({
+    accessId,
+    status: z.enum(['active', 'suspended', 'canceled']),
+    provisioningState: z
+      .enum(['pending', 'provisioning', 'active', 'failed'])
+      .meta({ description: 'Whether a stateful seller has the account; active at once for other sellers' }),
+    deliveryStatus: z.string().nullable().meta({ description: "The newest account write's delivery; null for sellers that take none" }),
+    agentId: z.string(),
+    buyerId: z.string().nullable(),
+    plan: z.object({ id: z.string(), slug: z.string(), name: z.string(), billingMode: z.string(), interval: z.string() }),
+    period: z.object({ start: timestamp.nullable(), end: timestamp.nullable() }),
+    creditGrantedUsd: usd.nullable().meta({ description: 'Total ever granted; null when the plan has no credit component' }),
+    creditReversedUsd: usd,
+    balanceUsd: usd.nullable().meta({ description: 'Credit left to draw on' }),
+    includedUnits: z.array(z.object({ meterSlug: z.string(), includedUnits: z.int(), usedUnits: z.int() })),
+    stateVersion: z.int(),
+    createdAt: timestamp,
+    canceledAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Account' });
