@@ -1,6 +1,7 @@
 import type { ClaimView } from '../../shared/contract.js';
 import { newId } from '../../shared/ids.js';
 import type { Db } from '../db/client.js';
+import { adoptAccounts } from '../storefront/account-changes.js';
 import { violatedConstraint } from '../db/constraints.js';
 
 /**
@@ -63,8 +64,7 @@ export async function confirmClaim(db: Db, tokenHash: string): Promise<ClaimView
       if (taken.count !== 1) return 'used' as const;
       const claimed = await tx.agent.updateMany({ where: { id: claim.agentId, buyerId: null }, data: { buyerId, claimedAt: now } });
       if (claimed.count !== 1) throw new ClaimTaken();
-      // What the agent bought before it had an owner becomes its owner's.
-      await tx.access.updateMany({ where: { agentId: claim.agentId, buyerId: null }, data: { buyerId } });
+      await adoptAccounts(tx, claim.agentId, buyerId);
       return 'confirmed' as const;
     })
     .catch((err: unknown) => {

@@ -77,6 +77,26 @@ export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promis
   if (canceled.count === 1) await recordChange(tx, accessId);
 }
 
+/**
+ * A human has claimed the agent: what it bought while unowned becomes the human's (a new account
+ * write then carries the buyer and the verified email), and the free plans it took count as taken
+ * by the human, so the human's other agents do not take them again.
+ */
+export async function adoptAccounts(tx: Tx, agentId: string, buyerId: string): Promise<void> {
+  const unowned = await tx.access.findMany({ where: { agentId, buyerId: null }, select: { id: true } });
+  for (const { id } of unowned) {
+    await tx.access.update({ where: { id }, data: { buyerId, stateVersion: { increment: 1 } } });
+    await recordChange(tx, id);
+  }
+  const taken = await tx.trialClaim.findMany({ where: { takerId: agentId } });
+  const already = new Set(
+    (await tx.trialClaim.findMany({ where: { takerId: buyerId, planId: { in: taken.map((c) => c.planId) } } })).map((c) => c.planId),
+  );
+  for (const claim of taken.filter((c) => !already.has(c.planId))) {
+    await tx.trialClaim.create({ data: { planId: claim.planId, takerId: buyerId, accessId: claim.accessId } });
+  }
+}
+
 /** For a stateful seller, leaves the account write of a change that has just raised the version. */
 export async function recordChange(tx: Tx, accessId: string): Promise<void> {
   const access = await tx.access.findUniqueOrThrow({

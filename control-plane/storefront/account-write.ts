@@ -63,10 +63,18 @@ export function serializeSnapshot(snapshot: AccountSnapshot): string {
   return JSON.stringify(snapshot, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
 }
 
+/** A snapshot as JSON keeps it: bigints as integer strings, times as ISO strings. */
+type StoredSnapshot = Omit<AccountSnapshot, 'plan' | 'period' | 'creditGrantedMicros' | 'creditReversedMicros'> & {
+  plan: Omit<AccountSnapshot['plan'], 'basePriceMicros'> & { basePriceMicros: string };
+  period: { start: string; end: string | null };
+  creditGrantedMicros: string | null;
+  creditReversedMicros: string;
+};
+
 export function parseSnapshot(json: string): AccountSnapshot {
-  const raw = JSON.parse(json) as Record<string, any>;
+  const raw = JSON.parse(json) as StoredSnapshot;
   return {
-    ...(raw as AccountSnapshot),
+    ...raw,
     plan: { ...raw.plan, basePriceMicros: BigInt(raw.plan.basePriceMicros) },
     period: { start: new Date(raw.period.start), end: raw.period.end === null ? null : new Date(raw.period.end) },
     creditGrantedMicros: raw.creditGrantedMicros === null ? null : BigInt(raw.creditGrantedMicros),

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { newId } from '../../shared/ids.js';
+import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
+import { accountWriteBody, parseSnapshot } from '../../control-plane/storefront/account-write.js';
 import { registerAgent } from '../helpers/agents.js';
 import { seedPricedService } from '../helpers/catalog-seed.js';
 import { testProviders } from '../helpers/database.js';
@@ -151,20 +152,22 @@ for (const provider of testProviders()) {
         plan: { slug: 'credit', name: 'Credit', billingMode: 'credit' },
         priceMicros: 10_000n,
       });
-      // An account this agent already holds, with credit (selling plans at the pay URL is issue 13's; seeded here).
-      const accessId = newId('access');
-      await db.access.create({
-        data: {
-          id: accessId,
-          sellerId: seller.id,
-          planId,
-          agentId: carol.agentId,
-          status: 'active',
-          provisioningState: 'active',
-          creditGrantedMicros: 1_000_000n,
-          balanceMicros: 1_000_000n,
-        },
+      // A free trial with $1 of credit that asks no email, opened by the unclaimed agent at the pay
+      // URL, at a stateful seller (which hears of the claim in an account write).
+      await db.plan.update({
+        where: { id: planId },
+        data: { kind: 'free_trial', includedCreditMicros: 1_000_000n, verifiedEmailPolicy: 'off' },
       });
+      await setStatefulFlags(db, seller.id, { sales: true });
+      // Made stateful as PUT …/stateful-access {stateful: true} does (purchases.test.ts goes through the API).
+      await db.seller.update({ where: { id: seller.id }, data: { stateful: true } });
+      const opened = await hub.pay('acme', '/extend', {
+        method: 'POST',
+        body: JSON.stringify({ planId }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${carol.token}` },
+      });
+      t.equal(opened.status, 201);
+      const accessId = ((await opened.json()) as { account: { accessId: string } }).account.accessId;
       /** The seller's usage check for a call the agent makes now. */
       const checkOnCall = async (token: string) => {
         const { seen } = await echo(token);
@@ -187,6 +190,18 @@ for (const provider of testProviders()) {
       const owner = (await db.agent.findUniqueOrThrow({ where: { id: carol.agentId } })).buyerId;
       t.match(owner, /^byr_/);
       t.equal((await db.access.findUniqueOrThrow({ where: { id: accessId } })).buyerId, owner, 'the account is now its owner’s');
+      const writes = await db.accountWrite.findMany({ where: { accessId }, orderBy: { stateVersion: 'asc' } });
+      t.same(
+        writes.map((w) => w.stateVersion),
+        [1, 2],
+        'the claim raised the version and left a write',
+      );
+      t.match(accountWriteBody(parseSnapshot(writes[1]!.bodyJson), 'later'), {
+        buyerId: owner,
+        buyerEmail: 'carol@example.com',
+        stateVersion: 2,
+      });
+      t.match(accountWriteBody(parseSnapshot(writes[0]!.bodyJson), 'later'), { buyerId: null, buyerEmail: null });
 
       const carolsOther = await registerAgent(hub, 'acme');
       t.match(await checkOnCall(carolsOther.token), { allowed: false, reason: 'access_not_found' }, 'a new agent has nothing of hers');
@@ -194,6 +209,13 @@ for (const provider of testProviders()) {
       await claim(carolsOther.token, { email: 'carol@example.com' });
       await hub.pay('acme', (await linksInNextMail(before)).confirm, { method: 'POST' });
       t.match(await checkOnCall(carolsOther.token), { allowed: true }, 'once she claims it too, it inherits her account');
+      const again = await hub.pay('acme', '/extend', {
+        method: 'POST',
+        body: JSON.stringify({ planId }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${carolsOther.token}` },
+      });
+      t.equal(again.status, 409, 'the trial her first agent took counts as hers');
+      t.match(await again.json(), { error: 'trial_already_claimed' });
     });
 
     await t.test('release: the agent loses its owner at once', async (t) => {
