@@ -1,8 +1,8 @@
 import type { ClaimView } from '../../shared/contract.js';
 import { newId } from '../../shared/ids.js';
 import type { Db } from '../db/client.js';
-import { adoptAccounts } from '../storefront/account-changes.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { adoptAccounts } from '../storefront/account-changes.js';
 
 /**
  * What the two links in a claim mail do: the confirmation link claims the agent for the buyer of

@@ -5,15 +5,13 @@
 // The wallet is AGENT_PRIVATE_KEY, or a funded account of the local chain described in
 // $HUB_DATA_DIR/chain.json (default ./data; `npm start` runs one in development, as does
 // `hub chain up`). *.localhost names are resolved to this machine.
-import { join } from 'node:path';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { setGlobalDispatcher } from 'undici';
-import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readDeploymentFile } from '../../chain/deployment.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
+import { walletKey } from './wallet.js';
 
 const target = process.argv[2];
 if (!target) {
@@ -22,18 +20,6 @@ if (!target) {
 }
 
 const wallet = privateKeyToAccount(await walletKey());
-
-/** AGENT_PRIVATE_KEY, or the dev chain's last funded account; without either, one line saying what to do. */
-async function walletKey(): Promise<Hex> {
-  if (process.env.AGENT_PRIVATE_KEY) return process.env.AGENT_PRIVATE_KEY as Hex;
-  const file = process.env.HUB_CHAIN_FILE ?? join(process.env.HUB_DATA_DIR ?? 'data', 'chain.json');
-  try {
-    return (await readDeploymentFile(file)).accounts.at(-1)!.privateKey as Hex;
-  } catch {
-    console.error(`no wallet: set AGENT_PRIVATE_KEY, or start hub first (in development npm start runs a local chain and writes ${file})`);
-    process.exit(2);
-  }
-}
 
 if (new URL(target).hostname.endsWith('.localhost')) setGlobalDispatcher(localhostDispatcher());
 
