@@ -7,11 +7,11 @@ import { accessState } from '../usage/allowance.js';
  * `402 payment_required` reasons): `usage_exhausted` when it (or the human who owns it) holds a
  * live account on the service that did not cover the call (top it up: `accessId`);
  * `access_not_found` otherwise, naming an ended account to renew when there is one. `sells` says
- * whether the storefront has anything to buy. Undefined for anonymous callers.
+ * whether the storefront has a plan on sale that prices the call. Undefined for anonymous callers.
  */
 export async function planStanding(
   db: Db,
-  input: { sellerId: string; serviceSlug: string; agentId: string | null },
+  input: { sellerId: string; serviceSlug: string; agentId: string | null; usage: readonly { meterSlug: string }[] },
   now = new Date(),
 ): Promise<PlanStanding | undefined> {
   if (!input.agentId) return undefined;
@@ -20,13 +20,20 @@ export async function planStanding(
       where: { id: input.sellerId },
       select: {
         salesEnabled: true,
-        services: { where: { slug: input.serviceSlug }, select: { id: true, plans: { select: { billingMode: true } } } },
+        services: {
+          where: { slug: input.serviceSlug },
+          select: { id: true, plans: { select: { billingMode: true, prices: { select: { meter: { select: { key: true } } } } } } },
+        },
       },
     }),
     db.agent.findUnique({ where: { id: input.agentId }, select: { buyerId: true } }),
   ]);
   const service = seller.services[0];
-  const sells = seller.salesEnabled && !!service?.plans.some((plan) => plan.billingMode !== 'payg');
+  // Something to buy means a plan on sale that prices every meter the call uses.
+  const asked = new Set(input.usage.map((item) => item.meterSlug));
+  const sells =
+    seller.salesEnabled &&
+    !!service?.plans.some((plan) => plan.billingMode !== 'payg' && [...asked].every((key) => plan.prices.some((p) => p.meter.key === key)));
   if (!service || !agent) return { reason: 'access_not_found', accessId: null, sells };
   const accesses = await db.access.findMany({
     where: {

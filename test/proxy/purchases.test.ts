@@ -14,6 +14,7 @@ import { testProviders } from '../helpers/database.js';
 import { managementClient } from '../helpers/management.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
 import { signPayment } from '../helpers/sign-payment.js';
+import { startTestSmtpServer } from '../helpers/smtp-server.js';
 
 // Buying plans at the pay URL end to end (spec: Pay URL endpoints, Free plans): the unmodified
 // x402 and mppx clients pay on a local chain, the seller serves calls its usage check allows, and
@@ -24,7 +25,8 @@ type Json = Record<string, any>;
 
 for (const provider of testProviders()) {
   t.test(`buying plans at the pay URL on ${provider}`, async (t) => {
-    const world = await startPaidWorld(t, provider, { checkUsage: true });
+    const smtp = await startTestSmtpServer(t);
+    const world = await startPaidWorld(t, provider, { checkUsage: true, env: { HUB_SMTP_URL: smtp.url } });
     const { hub, chain, db, ids, payTo, payerKey, url, sellerId, checks } = world;
     const api = managementClient(hub.cp.url);
     const key = hub.apiKey;
@@ -194,6 +196,23 @@ for (const provider of testProviders()) {
       t.equal(res.status, 402);
       t.match(await res.json(), { reason: 'access_not_found', topUpUrl: /\/extend\?accessId=hubacc_/, payment: { amountUsd: '0.010000' } });
       t.match(checks.at(-1), { allowed: false, reason: 'plan_expired' });
+
+      // Storage is priced by the credit plan only: no per-call price, but a plan to buy.
+      const { meter } = await created('/v1/meters', { serviceId: ids.service, key: 'storage', unit: 'GB' });
+      await created('/v1/plan-meter-prices', { planId: credits, meterId: meter.id, priceUsd: '0.10' });
+      const unpriced = await call('/unpriced');
+      t.equal(unpriced.status, 402);
+      const body = (await unpriced.json()) as Json;
+      t.match(body, {
+        error: 'payment_required',
+        reason: 'access_not_found',
+        manifestUrl: url('/manifest.json'),
+        purchaseUrl: url('/extend'),
+      });
+      t.notOk('payment' in body, 'nothing to pay per call');
+      const anonymous = await fetch(url('/unpriced'));
+      t.equal(anonymous.status, 409, 'an anonymous caller is told the usage has no per-call price');
+      t.match(await anonymous.json(), { error: 'usage_not_priced' });
     });
 
     await t.test('refusals of the paid retry: another amount, another body, a replay', async (t) => {
@@ -292,15 +311,28 @@ for (const provider of testProviders()) {
 
       t.equal((await extend({ planId: off })).status, 201, 'off: nothing asked');
 
-      // A claimed agent with a verified email (made through the product in agent-claims.test.ts).
-      const claimed = await hub.agent({ buyer: true });
+      // A human claims an agent through the pay URL and the link mailed to her.
+      const claimed = await registerAgent(hub, 'acme');
+      const mailed = smtp.received.length;
+      const asked = await fetch(url('/agents/claim'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${claimed.token}` },
+        body: JSON.stringify({ email: 'dana@example.com' }),
+      });
+      t.equal(asked.status, 202);
+      const link = /http:\/\/acme\.pay\.localhost(?::\d+)?(\/agents\/claim\/confirm\/\S+)/.exec(
+        (await smtp.nextMail(mailed)).text ?? '',
+      )![1]!;
+      t.equal((await fetch(url(link), { method: 'POST' })).status, 200);
+      const buyerId = (await db.agent.findUniqueOrThrow({ where: { id: claimed.agentId } })).buyerId;
       const viaHuman = await fetch(url('/extend'), {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${claimed.token}` },
         body: JSON.stringify({ planId: required }),
       });
       t.equal(viaHuman.status, 201, 'required: a claimed agent with a verified email opens it');
-      t.match(await viaHuman.json(), { account: { buyerId: claimed.buyerId } });
+      t.match(await viaHuman.json(), { account: { buyerId: /^byr_/ } });
+      t.match(buyerId, /^byr_/);
     });
 
     await t.test('the receipt lists every account the agent holds, with its links', async (t) => {
