@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
-import { fulfilSettledPurchases } from '../storefront/purchase.js';
+import { finishPurchases } from '../storefront/purchase.js';
 import type { PaymentRail } from './rail.js';
 import { finishPendingSettlements } from './settle.js';
 
@@ -16,8 +16,8 @@ export function startPendingSettlementLoop(db: Db, rail: PaymentRail | undefined
     running = true;
     finishPendingSettlements(db, rail)
       .then((n) => n && logger.info({ settled: n }, 'finished pending settlements'))
-      .then(() => fulfilSettledPurchases(db))
-      .then((n) => n && logger.info({ opened: n }, 'opened the accounts of purchases settled late'))
+      .then(() => finishPurchases(db))
+      .then((n) => n && logger.info({ opened: n }, 'finished purchases their buyers stopped waiting for'))
       .catch((err) => logger.warn({ err }, 'finishing pending settlements failed'))
       .finally(() => (running = false));
   }, intervalMs);

@@ -20,7 +20,7 @@ import { loadPlan, type PurchaseAsk, type PurchaseKind, type PurchaseTerms, purc
  * 2. `completePurchase` takes the paid retry: the claim admits it once (byte-identical, verified,
  *    not replayed), then a stateful seller's purchase is reserved and the account opened, or any
  *    other seller's is settled and then the account opened. A settlement whose outcome is not
- *    known yet opens the account when it settles (`fulfilSettledPurchases`).
+ *    known yet opens the account when it settles (`finishPurchases`).
  *
  * The account is opened or extended in the same transaction that records which account the
  * payment bought, guarded on it not having one yet: one payment, one change, whoever gets there.
@@ -117,18 +117,39 @@ export async function completePurchase(
 }
 
 /**
- * Opens the account of purchases settled after their buyer stopped waiting (an unknown outcome
- * finished later, a crash between settling and opening). Safe beside a purchase finishing itself.
+ * Finishes purchases their buyer stopped waiting for: one settled late (an unknown outcome
+ * finished by the settlement loop) gets its account; one left verified but unfinished by a
+ * crash (`in_flight` for a minute) is reserved and its account opened at a stateful seller, or
+ * handed to the settlement loop at any other (settling twice is safe). Safe beside a purchase
+ * finishing itself: each step is guarded on the state it leaves.
  */
-export async function fulfilSettledPurchases(db: Db, olderThanMs = 10_000): Promise<number> {
-  const waiting = await db.paymentAttempt.findMany({
-    where: { kind: { in: [...PURCHASE_KINDS] }, status: 'settled', accessId: null, settledAt: { lt: new Date(Date.now() - olderThanMs) } },
+export async function finishPurchases(db: Db, now = Date.now()): Promise<number> {
+  const kinds = { in: [...PURCHASE_KINDS] };
+  const stalled = await db.paymentAttempt.findMany({
+    where: { kind: kinds, status: 'in_flight', accessId: null, verifiedAt: { lt: new Date(now - STALLED_MS) } },
+    select: { id: true, amountMicros: true, seller: { select: { stateful: true } } },
+    take: 100,
+  });
+  for (const attempt of stalled) {
+    if (attempt.seller.stateful) await fulfil(db, attempt.id, 'reserved');
+    else {
+      await db.paymentAttempt.updateMany({
+        where: { id: attempt.id, status: 'in_flight' },
+        data: { status: 'settling', chargedMicros: attempt.amountMicros },
+      });
+    }
+  }
+  const settled = await db.paymentAttempt.findMany({
+    where: { kind: kinds, status: 'settled', accessId: null, settledAt: { lt: new Date(now - 10_000) } },
     select: { id: true },
     take: 100,
   });
-  for (const { id } of waiting) await fulfil(db, id);
-  return waiting.length;
+  for (const { id } of settled) await fulfil(db, id);
+  return stalled.length + settled.length;
 }
+
+/** A paid retry finishes in seconds; one verified this long ago and still in flight was cut off. */
+const STALLED_MS = 60_000;
 
 /**
  * Opens or extends the account a paid attempt bought, once: the attempt is marked with the

@@ -1,0 +1,81 @@
+import t from 'tap';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { claimPaidRequest } from '../../../control-plane/payments/claim.js';
+import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { finishPurchases } from '../../../control-plane/storefront/purchase.js';
+import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { sha256Hex } from '../../../shared/signature.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { managementClient } from '../../helpers/management.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { signPayment } from '../../helpers/sign-payment.js';
+
+// A purchase whose buyer stopped waiting is finished by the settlement loop: a proxy that died
+// after the payment was admitted (the attempt left in flight) and a settlement whose outcome came
+// late both end with the payment settled once and the account opened once.
+
+for (const provider of testProviders()) {
+  t.test(`purchases finished after the buyer left, on ${provider}`, async (t) => {
+    const { hub, chain, db, ids, payTo, payerKey, url, sellerId, rail } = await startPaidWorld(t, provider);
+    const api = managementClient(hub.cp.url);
+    const { plan } = (
+      await api.post('/v1/plans', hub.apiKey, {
+        serviceId: ids.service,
+        name: 'Monthly',
+        slug: 'monthly',
+        billingMode: 'subscription',
+        basePriceUsd: '3.00',
+      })
+    ).body;
+    await setStatefulFlags(db, sellerId, { sales: true });
+    const agent = await registerAgent(hub, 'acme');
+    const body = JSON.stringify({ planId: plan.id });
+
+    /** A purchase paid and admitted, as a proxy does just before it dies. */
+    const admittedPurchase = async () => {
+      const res = await fetch(url('/extend'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+        body,
+      });
+      const requirements = ((await res.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+      const payment = await signPayment(chain, payerKey, requirements);
+      const paymentId = requirements.extra.paymentId as string;
+      await claimPaidRequest(db, rail, {
+        paymentId,
+        method: 'POST',
+        pathAndQuery: '/extend',
+        bodyDigest: sha256Hex(Buffer.from(body)),
+        protocol: 'x402',
+        payload: payment,
+      });
+      return paymentId;
+    };
+
+    await t.test('a seller that is not stateful: settled by the loop, then the account opened', async (t) => {
+      const paymentId = await admittedPurchase();
+      const before = await tokenBalance(chain, payTo);
+      t.equal(await finishPurchases(db), 0, 'nothing is touched while the retry may still be finishing');
+      t.equal(await finishPurchases(db, Date.now() + 61_000), 1, 'in flight for a minute: handed to the settlement loop');
+      t.equal(await finishPendingSettlements(db, rail, 0), 1);
+      t.equal(await tokenBalance(chain, payTo), before + 3_000_000n, 'settled once');
+      t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'settled: the account opens');
+      t.equal(await finishPurchases(db, Date.now() + 11_000), 0, 'and only once');
+      const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: paymentId } });
+      t.match(attempt, { status: 'settled', accessId: /^hubacc_/ });
+      const receipt = await fetch(url('/purchases/receipt'), { headers: { authorization: `Bearer ${agent.token}` } });
+      t.match(await receipt.json(), { purchases: [{ accessId: attempt.accessId, status: 'active', plan: { slug: 'monthly' } }] });
+    });
+
+    await t.test('a stateful seller: reserved, the account opened with its write', async (t) => {
+      await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true });
+      const paymentId = await admittedPurchase();
+      t.equal(await finishPurchases(db, Date.now() + 61_000), 1);
+      const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: paymentId } });
+      t.match(attempt, { status: 'reserved', accessId: /^hubacc_/, settleTxHash: null });
+      t.equal(await db.accountWrite.count({ where: { accessId: attempt.accessId! } }), 1);
+    });
+  });
+}
