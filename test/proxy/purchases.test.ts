@@ -332,6 +332,19 @@ for (const provider of testProviders()) {
       });
       t.equal(viaHuman.status, 201, 'required: a claimed agent with a verified email opens it');
       t.match(await viaHuman.json(), { account: { buyerId: /^byr_/ } });
+
+      // A $0 plan that is not a trial always asks for a verified email (spec: Free plans).
+      const zero = await plan({ name: 'Hobby', slug: 'hobby', billingMode: 'subscription', basePriceUsd: '0', verifiedEmailPolicy: 'off' });
+      const unclaimed = await extend({ planId: zero });
+      t.equal(unclaimed.status, 401, 'a $0 plan is for verified humans, whatever its policy says');
+      t.match(await unclaimed.json(), { error: 'bearer_required', auth: { claim: {} } });
+      const hobby = await fetch(url('/extend'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${claimed.token}` },
+        body: JSON.stringify({ planId: zero }),
+      });
+      t.equal(hobby.status, 201);
+      t.match(await hobby.json(), { account: { plan: { slug: 'hobby' }, period: { end: /Z$/ } }, payment: null });
       t.match(buyerId, /^byr_/);
     });
 
@@ -353,7 +366,7 @@ for (const provider of testProviders()) {
     await t.test('the seller lists and reads its accounts through the management API', async (t) => {
       const list = await api.get(`/v1/accounts?sellerId=${sellerId}`, key);
       t.equal(list.status, 200);
-      t.equal(list.body.accounts.length, 9, 'the agent’s eight and the claimed agent’s trial');
+      t.equal(list.body.accounts.length, 10, 'the agent’s eight and the claimed agent’s two');
       t.match(await api.get(`/v1/accounts/${creditAccess}`, key), {
         status: 200,
         body: { account: { accessId: creditAccess, agentId: agent.agentId, status: 'active', plan: { slug: 'credits' } } },
