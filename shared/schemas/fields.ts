@@ -126,6 +126,11 @@ export function wholeNumber(min: number, max: number) {
   return z.int().min(min).max(max).pipe(z.int());
 }
 
+/** A boolean in a JSON body, checked strictly (`"false"` would otherwise be coerced to true): see wholeNumber. */
+export function jsonBoolean() {
+  return z.boolean().pipe(z.boolean());
+}
+
 /**
  * Money on the wire. Requests carry a non-negative decimal string of USD with up to six decimals
  * and are parsed into micro-USD (`bigint`); responses always carry six decimals.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caip2Network, distinctList, evmAddress, hostname, httpUrl, idSchema, name, slug, timestamp } from './fields.js';
+import { caip2Network, distinctList, evmAddress, hostname, httpUrl, idSchema, jsonBoolean, name, slug, timestamp } from './fields.js';
 
 /** Sellers on the wire: what the proxy needs to serve a pay URL, and what a seller edits. */
 
@@ -62,8 +62,7 @@ export const putStatefulAccessInput = z
   .strictObject({
     sellerId,
     accessEndpointUrl: httpUrl.nullable().optional().meta({ description: 'The override; null returns to the default endpoint' }),
-    stateful: z
-      .boolean()
+    stateful: jsonBoolean()
       .optional()
       .meta({ description: 'Take account writes (purchases then stay reserved until the seller acknowledges them)' }),
   })

@@ -42,7 +42,11 @@ t.test('hub seller stateful-access turns sales and servicing on and off', async 
   t.equal(await exitWithin(on, 30_000), 0);
   t.match(on.stdout(), new RegExp(`^${sellerId} \\(Weather\\): sales on, servicing off — sqlite:`));
   t.match((await flags()).body, { salesEnabled: true, servicingEnabled: false }, 'the running hub sees it at once');
-  t.match((await call('GET', `/v1/sellers/${sellerId}/stateful-access?variant=later`)).body, { stateful: true });
+  t.match(
+    (await call('GET', `/v1/sellers/${sellerId}/stateful-access?variant=later`)).body,
+    { stateful: false },
+    'selling is not being stateful: that is the seller’s own setting',
+  );
 
   const both = runHub(t, ['seller', 'stateful-access', sellerId, '--sales', 'off', '--servicing', 'on'], env);
   t.equal(await exitWithin(both, 30_000), 0);

@@ -138,21 +138,42 @@ for (const provider of testProviders()) {
 
       const put = await api.put(path, key, { accessEndpointUrl: 'https://accounts.shop.example/hub/access' });
       t.equal(put.status, 200);
-      t.same(put.body, { accessEndpointUrl: 'https://accounts.shop.example/hub/access', salesEnabled: false, servicingEnabled: false });
-      t.same((await api.get(path, sessionToken)).body, put.body);
+      t.same(put.body, {
+        accessEndpointUrl: 'https://accounts.shop.example/hub/access',
+        salesEnabled: false,
+        servicingEnabled: false,
+        stateful: false,
+      });
+      const { stateful: _, ...firstVariant } = put.body;
+      t.same((await api.get(path, sessionToken)).body, firstVariant);
 
       t.match(await api.put(path, key, { accessEndpointUrl: 'https://x.example', salesEnabled: true }), {
         status: 400,
         body: { error: /Unrecognized key/ },
       });
       t.match(await api.put(path, key, { accessEndpointUrl: 'not a url' }), { status: 400, body: { error: /^accessEndpointUrl: / } });
-      t.match(await api.put(path, key, {}), { status: 400, body: { error: /^accessEndpointUrl: / } });
+      t.match(await api.put(path, key, {}), { status: 400, body: { error: /Send accessEndpointUrl, stateful or both/ } });
+      for (const stateful of ['yes', 'false', 1, null]) {
+        t.match(await api.put(path, key, { stateful }), { status: 400, body: { error: /^stateful: / } }, JSON.stringify(stateful));
+      }
+
+      // The seller's own choice: take account writes (sales and servicing stay the operator's).
+      t.match(await api.put(path, key, { stateful: true }), {
+        status: 200,
+        body: { stateful: true, accessEndpointUrl: 'https://accounts.shop.example/hub/access', salesEnabled: false },
+      });
+      t.same((await api.get(`${path}?variant=later`, key)).body, {
+        stateful: true,
+        accessEndpointUrl: 'https://accounts.shop.example/hub/access',
+      });
+      await api.put(path, key, { stateful: false });
 
       await cp.db.seller.update({ where: { id: seller.id }, data: { salesEnabled: true } });
       t.same((await api.put(path, key, { accessEndpointUrl: null })).body, {
         accessEndpointUrl: 'https://api.shop.example:8443/zeroclick/access',
         salesEnabled: true,
         servicingEnabled: false,
+        stateful: false,
       });
     });
 
