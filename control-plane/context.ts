@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import type { Db, Provider } from './db/client.js';
+import type { AccountWriteWorker } from './delivery/account-write-worker.js';
 import type { MailWorker } from './mail/outbox.js';
 import type { PaymentRail } from './payments/rail.js';
 
@@ -17,6 +18,8 @@ export type ControlPlaneServices = {
   payments?: PaymentRail | undefined;
   /** Sends queued mail; `wake` after committing a mail to send it now rather than at the next poll. */
   mail: Pick<MailWorker, 'wake'>;
+  /** Delivers account writes; `wake` after committing one. Absent where nothing delivers them (most tests). */
+  accountWrites?: Pick<AccountWriteWorker, 'wake'> | undefined;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

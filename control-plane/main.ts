@@ -4,6 +4,7 @@ import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
 import { loadConfig } from '../shared/config.js';
 import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
+import { AccountWriteWorker } from './delivery/account-write-worker.js';
 import { migrateDatabase } from './db/migrate.js';
 import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
@@ -39,8 +40,10 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
+  const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger);
+  accountWrites.start();
 
-  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments, mail });
+  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments, mail, accountWrites });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
 
@@ -48,6 +51,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     stopPendingLoop();
     await closeServer(server);
     await mail.stop();
+    await accountWrites.stop();
     await close();
   };
   return { server, port, stop, db, logger };

@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
+import type { PaymentRail } from '../payments/rail.js';
+import { submitSettlement } from '../payments/settle.js';
+import { recordChange } from '../storefront/account-changes.js';
+
+/**
+ * What follows a delivered or failed account write (spec: States and transitions › Account write
+ * delivery).
+ *
+ * Applied: the seller has the account. It becomes `active` for provisioning (when the newest
+ * write is the one applied), and every payment reserved for it is captured. A capture that fails
+ * (the signed authorization lapsed while the seller took its time) suspends the account, which
+ * the seller hears in a new write: hub never leaves an account served that was not paid for.
+ *
+ * Failed for good: the seller never took the account as it stands. Every payment still reserved
+ * for it is released (nothing settles), the account is `failed` and suspended in hub (no write
+ * says so: the seller did not take the last one). A payment already captured for an account the
+ * seller never took is marked `refund_owed`: an x402 payment cannot be pulled back by hub, which
+ * does not hold the seller's wallet, so the seller owes it (the management API shows it).
+ */
+
+export async function writeApplied(db: Db, rail: PaymentRail | undefined, accessId: string, stateVersion: number, logger: Logger): Promise<void> {
+  const newest = await db.accountWrite.findFirst({ where: { accessId, kind: 'write' }, orderBy: { stateVersion: 'desc' }, select: { stateVersion: true } });
+  if (newest?.stateVersion === stateVersion) {
+    await db.access.update({ where: { id: accessId }, data: { provisioningState: 'active' } });
+  }
+  const reserved = await db.paymentAttempt.findMany({ where: { accessId, status: 'reserved' } });
+  for (const attempt of reserved) {
+    // Taking the payment to capture is conditional, so two workers never capture it twice.
+    const taken = await db.paymentAttempt.updateMany({
+      where: { id: attempt.id, status: 'reserved' },
+      data: { status: 'settling', chargedMicros: attempt.amountMicros },
+    });
+    if (taken.count !== 1) continue;
+    const result = await submitSettlement(rail, attempt);
+    if (result.status === 'failed') {
+      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+      await db.$transaction(async (tx) => {
+        const suspended = await tx.access.updateMany({
+          where: { id: accessId, status: { not: 'suspended' } },
+          data: { status: 'suspended', stateVersion: { increment: 1 } },
+        });
+        if (suspended.count === 1) await recordChange(tx, accessId);
+      });
+      logger.warn({ accessId, paymentId: attempt.id, reason: result.reason }, 'capturing a reserved payment failed; the account is suspended');
+      continue;
+    }
+    const settled = result.status === 'settled';
+    await db.paymentAttempt.update({
+      where: { id: attempt.id },
+      data: { status: settled ? 'settled' : 'settling', settleTxHash: result.transaction ?? null, settledAt: settled ? new Date() : null },
+    });
+  }
+}
+
+export async function writeFailed(db: Db, accessId: string, logger: Logger): Promise<void> {
+  const everApplied = (await db.accountWrite.count({ where: { accessId, kind: 'write', status: 'applied' } })) > 0;
+  await db.$transaction([
+    db.paymentAttempt.updateMany({ where: { accessId, status: 'reserved' }, data: { status: 'released', chargedMicros: 0n } }),
+    ...(everApplied ? [] : [db.paymentAttempt.updateMany({ where: { accessId, status: 'settled' }, data: { status: 'refund_owed' } })]),
+    db.access.update({ where: { id: accessId }, data: { provisioningState: 'failed', status: 'suspended' } }),
+  ]);
+  logger.warn({ accessId }, 'account write failed for good: reserved payments released');
+}
