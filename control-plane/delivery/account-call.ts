@@ -38,7 +38,12 @@ export async function callAccountEndpoint(db: Db, masterKey: Buffer, call: Accou
   return newer && newer.kid !== first.kid ? send(call, body, newer, budgetMs) : result;
 }
 
-async function send(call: AccountCall, body: Buffer, secret: { kid: string; secret: string }, budgetMs: number): Promise<AccountCallResult> {
+async function send(
+  call: AccountCall,
+  body: Buffer,
+  secret: { kid: string; secret: string },
+  budgetMs: number,
+): Promise<AccountCallResult> {
   const url = new URL(call.url);
   const pathAndQuery = `${url.pathname}${url.search}`;
   const headers: Record<string, string> = {
@@ -68,7 +73,8 @@ async function send(call: AccountCall, body: Buffer, secret: { kid: string; secr
     return { kind: 'reply', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text };
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
-    const reason = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
+    const reason =
+      e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
     return { kind: 'unreachable', reason };
   }
 }

@@ -93,7 +93,9 @@ export class AccountWriteWorker {
     // Ours only while nobody took it after a lapsed lease: every later update is conditioned on it.
     const mine = { id: row.id, status: 'delivering', claimedUntil: leaseUntil };
 
-    const newer = await this.db.accountWrite.count({ where: { accessId: row.accessId, kind: 'write', stateVersion: { gt: row.stateVersion } } });
+    const newer = await this.db.accountWrite.count({
+      where: { accessId: row.accessId, kind: 'write', stateVersion: { gt: row.stateVersion } },
+    });
     if (newer > 0) {
       await this.db.accountWrite.updateMany({ where: mine, data: { status: 'superseded', claimedUntil: null } });
       return;
@@ -125,7 +127,9 @@ export class AccountWriteWorker {
     );
     const verdict = writeVerdict(result, schedule);
     const reply =
-      result.kind === 'reply' ? { lastHttpStatus: result.status, lastReply: result.text.slice(0, 500) } : { lastHttpStatus: null, lastReply: null };
+      result.kind === 'reply'
+        ? { lastHttpStatus: result.status, lastReply: result.text.slice(0, 500) }
+        : { lastHttpStatus: null, lastReply: null };
     const done = new Date();
 
     if (verdict.kind === 'applied') {
@@ -139,15 +143,27 @@ export class AccountWriteWorker {
     if (verdict.kind === 'provisioning') {
       await this.db.accountWrite.updateMany({
         where: mine,
-        data: { status: 'pending', nextAttemptAt: new Date(done.getTime() + verdict.afterMs), claimedUntil: null, lastError: null, ...reply },
+        data: {
+          status: 'pending',
+          nextAttemptAt: new Date(done.getTime() + verdict.afterMs),
+          claimedUntil: null,
+          lastError: null,
+          ...reply,
+        },
       });
-      await this.db.access.updateMany({ where: { id: write.accessId, provisioningState: 'pending' }, data: { provisioningState: 'provisioning' } });
+      await this.db.access.updateMany({
+        where: { id: write.accessId, provisioningState: 'pending' },
+        data: { provisioningState: 'provisioning' },
+      });
       return;
     }
     const giveUp = verdict.kind === 'failed' || exhausted(schedule, write.attempts, firstTriedAt, done);
     if (giveUp) {
       const reason = verdict.kind === 'failed' ? verdict.reason : `${verdict.reason}; gave up after ${write.attempts} attempts`;
-      const marked = await this.db.accountWrite.updateMany({ where: mine, data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply } });
+      const marked = await this.db.accountWrite.updateMany({
+        where: mine,
+        data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply },
+      });
       if (marked.count === 1) await writeFailed(this.db, write.accessId, this.logger);
       this.logger.warn({ accessId: write.accessId, stateVersion: write.stateVersion, reason }, 'account write failed for good');
       return;
@@ -155,7 +171,13 @@ export class AccountWriteWorker {
     const afterMs = verdict.afterMs ?? backoffMs(schedule, write.attempts);
     await this.db.accountWrite.updateMany({
       where: mine,
-      data: { status: 'pending', nextAttemptAt: new Date(done.getTime() + afterMs), claimedUntil: null, lastError: verdict.reason, ...reply },
+      data: {
+        status: 'pending',
+        nextAttemptAt: new Date(done.getTime() + afterMs),
+        claimedUntil: null,
+        lastError: verdict.reason,
+        ...reply,
+      },
     });
   }
 

@@ -20,8 +20,18 @@ import { recordChange } from '../storefront/account-changes.js';
  * does not hold the seller's wallet, so the seller owes it (the management API shows it).
  */
 
-export async function writeApplied(db: Db, rail: PaymentRail | undefined, accessId: string, stateVersion: number, logger: Logger): Promise<void> {
-  const newest = await db.accountWrite.findFirst({ where: { accessId, kind: 'write' }, orderBy: { stateVersion: 'desc' }, select: { stateVersion: true } });
+export async function writeApplied(
+  db: Db,
+  rail: PaymentRail | undefined,
+  accessId: string,
+  stateVersion: number,
+  logger: Logger,
+): Promise<void> {
+  const newest = await db.accountWrite.findFirst({
+    where: { accessId, kind: 'write' },
+    orderBy: { stateVersion: 'desc' },
+    select: { stateVersion: true },
+  });
   if (newest?.stateVersion === stateVersion) {
     await db.access.update({ where: { id: accessId }, data: { provisioningState: 'active' } });
   }
@@ -35,7 +45,10 @@ export async function writeApplied(db: Db, rail: PaymentRail | undefined, access
     if (taken.count !== 1) continue;
     const result = await submitSettlement(rail, attempt);
     if (result.status === 'failed') {
-      await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n } });
+      await db.paymentAttempt.update({
+        where: { id: attempt.id },
+        data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
+      });
       await db.$transaction(async (tx) => {
         const suspended = await tx.access.updateMany({
           where: { id: accessId, status: { not: 'suspended' } },
@@ -43,7 +56,10 @@ export async function writeApplied(db: Db, rail: PaymentRail | undefined, access
         });
         if (suspended.count === 1) await recordChange(tx, accessId);
       });
-      logger.warn({ accessId, paymentId: attempt.id, reason: result.reason }, 'capturing a reserved payment failed; the account is suspended');
+      logger.warn(
+        { accessId, paymentId: attempt.id, reason: result.reason },
+        'capturing a reserved payment failed; the account is suspended',
+      );
       continue;
     }
     const settled = result.status === 'settled';

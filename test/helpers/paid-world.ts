@@ -132,6 +132,8 @@ export async function startPaidWorld(
     served,
     checks,
     sellerId: s.id,
+    /** The seller's signing secrets by kid, as its own endpoints (an account receiver) look them up. */
+    secretOf: (kid: string) => secrets.get(kid),
     paymentHeadersSeen,
     url: (path: string) => `http://acme.pay.localhost:${proxyPort}${path}`,
   };

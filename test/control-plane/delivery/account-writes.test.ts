@@ -1,0 +1,195 @@
+import pino from 'pino';
+import t from 'tap';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
+import type { DeliverySchedule } from '../../../control-plane/delivery/schedule.js';
+import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { startAccountReceiver } from '../../helpers/account-receiver.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { managementClient } from '../../helpers/management.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { signPayment } from '../../helpers/sign-payment.js';
+
+// Account writes delivered to a stateful seller's endpoint, the SDK's (spec: Seller account
+// endpoint, Limits, States and transitions): applied → the reserved payment captured; every fault
+// the limits name; a newer write superseding an older one. The schedule is shortened so no test
+// waits minutes; schedule.test.ts checks the real one's numbers.
+
+const FAST: DeliverySchedule = {
+  firstBackoffMs: 20,
+  maxBackoffMs: 80,
+  maxHintMs: 300,
+  maxAttempts: 6,
+  giveUpAfterMs: 60_000,
+  budgetMs: 400,
+  leaseMs: 2_000,
+};
+const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const provider of testProviders()) {
+  t.test(`account writes on ${provider}`, async (t) => {
+    const { hub, chain, db, ids, payTo, payerKey, url, sellerId, rail, secretOf } = await startPaidWorld(t, provider);
+    const receiver = await startAccountReceiver(t, secretOf);
+    const api = managementClient(hub.cp.url);
+    await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true, accessEndpointUrl: receiver.url });
+    await setStatefulFlags(db, sellerId, { sales: true });
+    const { plan } = (
+      await api.post('/v1/plans', hub.apiKey, {
+        serviceId: ids.service,
+        name: 'Credits',
+        slug: 'credits',
+        billingMode: 'credit',
+        minimumPurchaseUsd: '1.00',
+      })
+    ).body;
+    const agent = await registerAgent(hub, 'acme');
+    const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { schedule: FAST, pollMs: 60_000 });
+
+    /** Buys $1 of credit (or tops up `accessId`) and returns the account. */
+    const buy = async (accessId?: string) => {
+      const target = url(`/extend${accessId ? `?accessId=${accessId}` : ''}`);
+      const body = JSON.stringify(accessId ? { amountUsd: '1.00' } : { planId: plan.id, amountUsd: '1.00' });
+      const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
+      const challenge = await fetch(target, { method: 'POST', headers, body });
+      const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+      const payment = await signPayment(chain, payerKey, requirements);
+      const res = await fetch(target, { method: 'POST', headers: { ...headers, 'payment-signature': b64json(payment) }, body });
+      const answer = (await res.json()) as { account: { accessId: string }; payment: { id: string; status: string } };
+      t.equal(res.status, 201);
+      return answer;
+    };
+    const writeOf = (accessId: string, stateVersion: number) =>
+      db.accountWrite.findUniqueOrThrow({ where: { accessId_kind_stateVersion: { accessId, kind: 'write', stateVersion } } });
+    /** Runs passes until the write leaves `pending`/`delivering` (or `passes` run out). */
+    const drain = async (accessId: string, stateVersion: number, passes = 20) => {
+      for (let i = 0; i < passes; i++) {
+        await worker.runOnce();
+        const row = await writeOf(accessId, stateVersion);
+        if (row.status !== 'pending' && row.status !== 'delivering') return row;
+        await pause(Math.max(10, row.nextAttemptAt.getTime() - Date.now()));
+      }
+      return writeOf(accessId, stateVersion);
+    };
+
+    await t.test('applied: the seller has the account, the payment is captured', async (t) => {
+      const before = await tokenBalance(chain, payTo);
+      const { account, payment } = await buy();
+      t.equal(payment.status, 'reserved');
+      t.equal(await tokenBalance(chain, payTo), before, 'nothing moves before the seller has the account');
+      const row = await drain(account.accessId, 1);
+      t.match(row, { status: 'applied', attempts: 1, lastHttpStatus: 200, deliveredAt: Date });
+      const stored = await receiver.store.get(account.accessId);
+      t.match(stored, { accessId: account.accessId, agentId: agent.agentId, stateVersion: 1, status: 'active' });
+      t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { provisioningState: 'active' });
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } }), { status: 'settled', settleTxHash: /^0x/ });
+      t.equal(await tokenBalance(chain, payTo), before + 1_000_000n, 'captured once applied');
+      t.equal(await worker.runOnce(), 0, 'nothing more is due');
+    });
+
+    await t.test('retried: down, 503, 429 with Retry-After, an unparseable 200, too slow; then applied', async (t) => {
+      const { account } = await buy();
+      for (const mode of [
+        { kind: 'hangup' },
+        { kind: 'status', status: 503 },
+        { kind: 'status', status: 429, retryAfter: '0' },
+        { kind: 'garbage' },
+        { kind: 'sleep', sleepMs: 600 },
+      ] as const) {
+        receiver.mode = mode;
+        await worker.runOnce();
+        const row = await writeOf(account.accessId, 1);
+        t.equal(row.status, 'pending', `${JSON.stringify(mode)}: tried again later`);
+        t.ok(row.lastError, 'with the reason');
+        await pause(Math.max(0, row.nextAttemptAt.getTime() - Date.now()) + 5);
+      }
+      receiver.mode = { kind: 'sdk' };
+      const row = await drain(account.accessId, 1);
+      t.match(row, { status: 'applied', attempts: 6 });
+    });
+
+    await t.test('a Retry-After hint is honoured, capped', async (t) => {
+      const { account } = await buy();
+      receiver.mode = { kind: 'status', status: 503, retryAfter: '3600' };
+      const before = Date.now();
+      await worker.runOnce();
+      const row = await writeOf(account.accessId, 1);
+      t.ok(row.nextAttemptAt.getTime() - before >= 250 && row.nextAttemptAt.getTime() - before <= 1_000, 'an hour, capped to the schedule');
+      receiver.mode = { kind: 'sdk' };
+      t.match(await drain(account.accessId, 1), { status: 'applied' });
+    });
+
+    await t.test('provisioning: the same write again after the hint', async (t) => {
+      const { account } = await buy();
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 0 } };
+      await worker.runOnce();
+      t.match(await writeOf(account.accessId, 1), { status: 'pending', lastHttpStatus: 200 });
+      t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { provisioningState: 'provisioning' });
+      receiver.mode = { kind: 'sdk' };
+      t.match(await drain(account.accessId, 1), { status: 'applied' });
+      const seen = receiver.requests.filter((r) => r.requestId === `${account.accessId}:1`);
+      t.equal(seen.length, 2, 'the same request id both times');
+    });
+
+    for (const [label, mode] of [
+      ['a 400', { kind: 'status', status: 400 }],
+      ['a redirect, never followed', { kind: 'redirect' }],
+    ] as const) {
+      await t.test(`failed at once on ${label}: the reserved payment is released`, async (t) => {
+        const before = await tokenBalance(chain, payTo);
+        const { account, payment } = await buy();
+        receiver.mode = mode;
+        const row = await drain(account.accessId, 1);
+        t.match(row, { status: 'failed', attempts: 1, lastError: /answered (400|307)/ });
+        t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } }), { status: 'released', chargedMicros: 0n });
+        t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), {
+          provisioningState: 'failed',
+          status: 'suspended',
+        });
+        t.equal(await tokenBalance(chain, payTo), before, 'nothing settled');
+        receiver.mode = { kind: 'sdk' };
+      });
+    }
+
+    await t.test('given up after the attempts run out', async (t) => {
+      const { account, payment } = await buy();
+      receiver.mode = { kind: 'status', status: 502 };
+      const row = await drain(account.accessId, 1, 40);
+      t.match(row, { status: 'failed', attempts: FAST.maxAttempts, lastError: /gave up after 6 attempts/ });
+      t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status, 'released');
+      receiver.mode = { kind: 'sdk' };
+    });
+
+    await t.test('a newer write supersedes an older one not yet delivered; the seller gets the newest', async (t) => {
+      const { account } = await buy();
+      await buy(account.accessId);
+      await worker.runOnce();
+      t.equal((await writeOf(account.accessId, 2)).status, 'applied');
+      await worker.runOnce();
+      t.equal((await writeOf(account.accessId, 1)).status, 'superseded', 'version 1 is never sent after version 2');
+      t.equal(receiver.requests.filter((r) => r.requestId === `${account.accessId}:1`).length, 0);
+      t.match(await receiver.store.get(account.accessId), { stateVersion: 2 });
+      const captured = await db.paymentAttempt.findMany({ where: { accessId: account.accessId } });
+      t.same(
+        captured.map((p) => p.status),
+        ['settled', 'settled'],
+        'both payments captured',
+      );
+    });
+
+    await t.test('a repeated delivery is harmless: the seller applies a version once', async (t) => {
+      const { account } = await buy();
+      await drain(account.accessId, 1);
+      const balance = (await receiver.store.get(account.accessId))!.balanceMicros;
+      // As after a lease lapsed on a worker that had delivered: the row is due again.
+      await db.accountWrite.update({
+        where: { accessId_kind_stateVersion: { accessId: account.accessId, kind: 'write', stateVersion: 1 } },
+        data: { status: 'pending', nextAttemptAt: new Date() },
+      });
+      t.match(await drain(account.accessId, 1), { status: 'applied' });
+      t.equal((await receiver.store.get(account.accessId))!.balanceMicros, balance, 'no credit twice');
+    });
+  });
+}
