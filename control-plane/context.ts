@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import type { Db, Provider } from './db/client.js';
-import type { AccountWriteWorker } from './delivery/account-write-worker.js';
 import type { MailWorker } from './mail/outbox.js';
 import type { PaymentRail } from './payments/rail.js';
 
@@ -19,7 +18,7 @@ export type ControlPlaneServices = {
   /** Sends queued mail; `wake` after committing a mail to send it now rather than at the next poll. */
   mail: Pick<MailWorker, 'wake'>;
   /** Delivers account writes; `wake` after committing one. Absent where nothing delivers them (most tests). */
-  accountWrites?: Pick<AccountWriteWorker, 'wake'> | undefined;
+  accountWrites?: { wake(): void } | undefined;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

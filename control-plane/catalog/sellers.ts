@@ -17,6 +17,7 @@ import type { Db } from '../db/client.js';
 import { withUniqueCodes } from '../db/constraints.js';
 import { router } from '../trpc/init.js';
 import { catalogReadProcedure, catalogWriteProcedure } from '../trpc/procedures.js';
+import { accessEndpointUrlOf } from './access-endpoint.js';
 import { changeCatalog, ownedSeller, refuseWhileBuyersHoldPlans } from './guards.js';
 
 /** What to load with a seller to put it on the wire. */
@@ -141,15 +142,6 @@ export const listSellers = catalogReadProcedure
     });
     return { sellers: rows.map((row) => toSellerWire(row, ctx.config.payDomain)) };
   });
-
-/**
- * The seller's account endpoint (spec: Seller account endpoint): the origin of the upstream base
- * URL plus `/zeroclick/access`, any path dropped, unless the seller set an override.
- * `salesEnabled` and `servicingEnabled` are the operator's to change, never this API's.
- */
-export function accessEndpointUrlOf(seller: { upstreamBaseUrl: string; accessEndpointUrl: string | null }): string {
-  return seller.accessEndpointUrl ?? `${new URL(seller.upstreamBaseUrl).origin}/zeroclick/access`;
-}
 
 function toWire(seller: Seller): z.infer<typeof statefulAccess> {
   return { accessEndpointUrl: accessEndpointUrlOf(seller), salesEnabled: seller.salesEnabled, servicingEnabled: seller.servicingEnabled };

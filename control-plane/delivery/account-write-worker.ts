@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { accessEndpointUrlOf } from '../catalog/sellers.js';
+import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { accountWriteBody, parseSnapshot, type WriteVariant } from '../storefront/account-write.js';
