@@ -25,7 +25,8 @@ export function createControlPlaneClient(
           undiciFetch(url as string, {
             ...(init as object),
             dispatcher,
-            signal: AbortSignal.timeout(5_000),
+            // The longest call is a key mint, held to the seller's 7 s budget.
+            signal: AbortSignal.timeout(10_000),
           }) as unknown as Promise<Response>,
       }),
     ],

@@ -26,7 +26,9 @@ import { accountLinks } from './storefront-links.js';
  *   once. The paid retry may come without the agent's token (an MPP client puts its credential in
  *   `Authorization`): the payment binds it to the challenge, which was issued to the agent.
  * * `GET /purchases/receipt` lists the accounts the agent, and the human who owns it, hold here.
- * * `POST /keys/redeem` mints a key through a stateful seller: not built yet (501).
+ * * `POST /keys/redeem` has a stateful seller mint a key for an account (`?accessId=` or
+ *   `{accessId}`; either may be left out when the agent holds one account here). The key is
+ *   relayed with `cache-control: no-store` and kept nowhere.
  */
 const STOREFRONT_PATHS = new Set<string>([AGENT_PATHS.extend, AGENT_PATHS.receipt, AGENT_PATHS.redeem]);
 
@@ -68,9 +70,7 @@ export async function handleStorefront(
     const { purchases } = await services.controlPlane.call('purchaseReceipt', { sellerId: seller.id, agentId });
     return sendJson(res, 200, { purchases: purchases.map((p) => withLinks(p, origin)) }, { 'cache-control': 'no-store' });
   }
-  if (path === AGENT_PATHS.redeem) {
-    throw new ApiError('entitlements_not_available', 'Keys are minted by stateful sellers, which this hub does not deliver to yet.');
-  }
+  if (path === AGENT_PATHS.redeem) return redeem(req, res, seller, services, (caller as Extract<Caller, { kind: 'agent' }>).agentId);
 
   const target = req.url ?? '/';
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, MAX_PURCHASE_BODY_BYTES);
@@ -113,6 +113,23 @@ export async function handleStorefront(
     return sendJson(res, 402, challenge, headers);
   }
   return answer(res, outcome, origin);
+}
+
+const redeemBody = z.object({ accessId: accessIdParam.optional() }).strict();
+
+async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySeller, services: ProxyServices, agentId: string) {
+  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, MAX_PURCHASE_BODY_BYTES);
+  const parsed = redeemBody.safeParse(parseJsonBody(body, req.headers['content-type']));
+  if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
+  const accessId = accessIdOf(req.url ?? '/') ?? parsed.data.accessId;
+  const key = await services.controlPlane
+    .call('redeemKey', { sellerId: seller.id, agentId, ...definedOnly({ accessId }) })
+    .catch((err: unknown) => {
+      // The seller's own hint goes out as Retry-After too.
+      if (err instanceof ApiError && err.code === 'account_not_provisioned') res.setHeader('retry-after', String(err.extra.retryAfterSeconds ?? 30));
+      throw err;
+    });
+  sendJson(res, 200, key, { 'cache-control': 'no-store' });
 }
 
 /**

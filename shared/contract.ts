@@ -149,6 +149,9 @@ export type AccountView = {
 /** The payment behind a purchase: settled at once, or reserved until a stateful seller has the account. */
 export type PurchasePayment = { id: string; amountUsd: string; status: string; settleTransactionHash: string | null };
 
+/** A key a stateful seller minted: relayed to the agent, never stored. */
+export type MintedKey = { accessId: string; apiKey: string; maxKeys?: number; keyExpiresAt?: string };
+
 export type PurchaseOutcome =
   | { kind: 'challenge'; challenge: IssuedChallenge; requestId: string }
   | { kind: 'opened'; account: AccountView; payment: PurchasePayment | null; settled: SettleOutcome | null }
@@ -329,6 +332,7 @@ export const contract = {
   releaseClaim: mutation<ClaimView>()(claimLinkInput),
   startPurchase: mutation<PurchaseOutcome>()(startPurchaseInput),
   completePurchase: mutation<PurchaseOutcome>()(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() })),
+  redeemKey: mutation<MintedKey>()(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() })),
   purchaseReceipt: query<{ purchases: AccountView[] }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),

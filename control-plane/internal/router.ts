@@ -3,6 +3,7 @@ import { confirmClaim, releaseClaim, viewClaim } from '../claims/claim-links.js'
 import { requestAgentClaim } from '../claims/request-claim.js';
 import type { RequestContext } from '../context.js';
 import { databaseIsReachable } from '../db/client.js';
+import { redeemKey } from '../delivery/key-mint.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { settlePaidRequest } from '../payments/settle.js';
@@ -32,6 +33,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
+  redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),

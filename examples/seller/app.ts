@@ -34,6 +34,9 @@ import { streamEvents } from './stream.js';
  *   ANY  /echo[/…]           the verified identity and the headers and body received
  *   GET  /accounts           the accounts this identity may use
  *   POST /zeroclick/access[/{accessId}/keys]   account writes and key mints
+ *   GET  /keyed              the seller's own API, called directly with a key hub relayed
+ *                            (Authorization: Bearer sk_demo_…), served while the account is
+ *                            serviceable
  */
 export type SellerAppOptions = {
   secrets: SigningSecrets;
@@ -116,9 +119,20 @@ export function createSellerApp(options: SellerAppOptions): Server {
     { secrets: options.secrets },
   );
 
+  /** A buyer calling the seller directly with a minted key: no hub in between, so no signature. */
+  async function keyed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const key = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const accessId = key ? keys.accountOf(key) : undefined;
+    const account = accessId ? await store.get(accessId) : undefined;
+    if (!account) return sendJson(res, 401, { error: 'invalid_api_key' });
+    if (!isServiceable(account)) return sendJson(res, 403, { error: 'account_not_serviceable' });
+    sendJson(res, 200, { served: true, accessId: account.accessId, plan: account.plan.slug });
+  }
+
   return createServer(async (req, res) => {
     try {
       if (await accountEndpoint.handle(req, res)) return;
+      if (req.method === 'GET' && req.url?.split('?', 1)[0] === '/keyed') return await keyed(req, res);
       await api(req, res);
     } catch (err) {
       options.onError?.(err);
