@@ -126,7 +126,8 @@ async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySell
     .call('redeemKey', { sellerId: seller.id, agentId, ...definedOnly({ accessId }) })
     .catch((err: unknown) => {
       // The seller's own hint goes out as Retry-After too.
-      if (err instanceof ApiError && err.code === 'account_not_provisioned') res.setHeader('retry-after', String(err.extra.retryAfterSeconds ?? 30));
+      if (err instanceof ApiError && err.code === 'account_not_provisioned')
+        res.setHeader('retry-after', String(err.extra.retryAfterSeconds ?? 30));
       throw err;
     });
   sendJson(res, 200, key, { 'cache-control': 'no-store' });

@@ -25,7 +25,10 @@ export async function redeemKey(
   const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId } });
   if (!seller.servicingEnabled) throw new ApiError('entitlements_not_available', 'Key servicing is off for this seller.');
   if (!seller.stateful) throw new ApiError('entitlements_not_available', 'This seller issues no keys: its calls are authorized by hub.');
-  const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true, buyer: { select: { email: true, emailVerifiedAt: true } } } });
+  const agent = await db.agent.findUniqueOrThrow({
+    where: { id: input.agentId },
+    select: { buyerId: true, buyer: { select: { email: true, emailVerifiedAt: true } } },
+  });
   const held = await db.access.findMany({
     where: { sellerId: seller.id, OR: [{ agentId: input.agentId }, ...(agent.buyerId ? [{ buyerId: agent.buyerId }] : [])] },
     select: { id: true, provisioningState: true },
@@ -70,7 +73,9 @@ export async function redeemKey(
   }
   if (result.status === 409 && reply.notProvisioned === true) {
     const afterMs = hintMs(schedule, reply.retryAfterSeconds) ?? 30_000;
-    throw new ApiError('account_not_provisioned', 'The seller is still setting this account up.', { retryAfterSeconds: Math.ceil(afterMs / 1000) });
+    throw new ApiError('account_not_provisioned', 'The seller is still setting this account up.', {
+      retryAfterSeconds: Math.ceil(afterMs / 1000),
+    });
   }
   const conflict = (reply.conflict as { code?: unknown } | undefined)?.code;
   if (result.status === 409 && typeof conflict === 'string') {
