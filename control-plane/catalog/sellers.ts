@@ -213,10 +213,11 @@ export const putStatefulAccess = catalogWriteProcedure
         data: {
           ...(input.accessEndpointUrl === undefined ? {} : { accessEndpointUrl: input.accessEndpointUrl }),
           ...(input.stateful === undefined ? {} : { stateful: input.stateful }),
+          ...(input.accountWriteVariant === undefined ? {} : { accountWriteVariant: input.accountWriteVariant }),
         },
       }),
     );
-    return { ...toWire(seller), stateful: seller.stateful };
+    return { ...toWire(seller), stateful: seller.stateful, accountWriteVariant: seller.accountWriteVariant as 'original' | 'later' };
   });
 
 /** Changes the fields given; `hostnames` and `networks`, when given, replace the whole list. */

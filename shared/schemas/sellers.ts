@@ -65,8 +65,17 @@ export const putStatefulAccessInput = z
     stateful: jsonBoolean()
       .optional()
       .meta({ description: 'Take account writes (purchases then stay reserved until the seller acknowledges them)' }),
+    accountWriteVariant: z
+      .enum(['original', 'later'])
+      .optional()
+      .meta({ description: 'Which variant of the account write and key mint bodies the seller takes' }),
   })
-  .refine((v) => v.accessEndpointUrl !== undefined || v.stateful !== undefined, 'Send accessEndpointUrl, stateful or both');
+  .refine(
+    (v) => v.accessEndpointUrl !== undefined || v.stateful !== undefined || v.accountWriteVariant !== undefined,
+    'Send accessEndpointUrl, stateful or accountWriteVariant',
+  );
 
-/** What `PUT …/stateful-access` answers: the first variant and whether the seller is stateful. */
-export const statefulAccessSettings = statefulAccess.extend({ stateful: z.boolean() }).meta({ id: 'StatefulAccessSettings' });
+/** What `PUT …/stateful-access` answers: the first variant, whether the seller is stateful, and which bodies it takes. */
+export const statefulAccessSettings = statefulAccess
+  .extend({ stateful: z.boolean(), accountWriteVariant: z.enum(['original', 'later']) })
+  .meta({ id: 'StatefulAccessSettings' });

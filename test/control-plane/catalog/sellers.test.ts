@@ -143,8 +143,9 @@ for (const provider of testProviders()) {
         salesEnabled: false,
         servicingEnabled: false,
         stateful: false,
+        accountWriteVariant: 'original',
       });
-      const { stateful: _, ...firstVariant } = put.body;
+      const { stateful: _, accountWriteVariant: __, ...firstVariant } = put.body;
       t.same((await api.get(path, sessionToken)).body, firstVariant);
 
       t.match(await api.put(path, key, { accessEndpointUrl: 'https://x.example', salesEnabled: true }), {
@@ -152,7 +153,7 @@ for (const provider of testProviders()) {
         body: { error: /Unrecognized key/ },
       });
       t.match(await api.put(path, key, { accessEndpointUrl: 'not a url' }), { status: 400, body: { error: /^accessEndpointUrl: / } });
-      t.match(await api.put(path, key, {}), { status: 400, body: { error: /Send accessEndpointUrl, stateful or both/ } });
+      t.match(await api.put(path, key, {}), { status: 400, body: { error: /Send accessEndpointUrl, stateful or accountWriteVariant/ } });
       for (const stateful of ['yes', 'false', 1, null]) {
         t.match(await api.put(path, key, { stateful }), { status: 400, body: { error: /^stateful: / } }, JSON.stringify(stateful));
       }
@@ -174,7 +175,10 @@ for (const provider of testProviders()) {
         salesEnabled: true,
         servicingEnabled: false,
         stateful: false,
+        accountWriteVariant: 'original',
       });
+      t.match(await api.put(path, key, { accountWriteVariant: 'later' }), { status: 200, body: { accountWriteVariant: 'later' } });
+      t.match(await api.put(path, key, { accountWriteVariant: 'newest' }), { status: 400, body: { error: /^accountWriteVariant: / } });
     });
 
     t.test('signing secrets: shown once, sealed at rest, newest active signs, rotate and retire', async (t) => {

@@ -49,10 +49,10 @@ for (const provider of testProviders()) {
     const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { schedule: FAST, pollMs: 60_000 });
 
     /** Buys $1 of credit (or tops up `accessId`) and returns the account. */
-    const buy = async (accessId?: string) => {
+    const buy = async (accessId?: string, token = agent.token) => {
       const target = url(`/extend${accessId ? `?accessId=${accessId}` : ''}`);
       const body = JSON.stringify(accessId ? { amountUsd: '1.00' } : { planId: plan.id, amountUsd: '1.00' });
-      const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
       const challenge = await fetch(target, { method: 'POST', headers, body });
       const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
       const payment = await signPayment(chain, payerKey, requirements);
@@ -177,6 +177,18 @@ for (const provider of testProviders()) {
         ['settled', 'settled'],
         'both payments captured',
       );
+    });
+
+    await t.test('the later variant: buyer id and email in the body and the headers', async (t) => {
+      await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'later' });
+      // An agent a human claimed (the claim itself is walked in agent-claims.test.ts).
+      const claimed = await hub.agent({ buyer: true });
+      const { account } = await buy(undefined, claimed.token);
+      t.match(await drain(account.accessId, 1), { status: 'applied' });
+      const email = `${claimed.buyerId!.toLowerCase()}@example.com`;
+      t.match(await receiver.store.get(account.accessId), { buyerId: claimed.buyerId, buyerEmail: email });
+      t.equal(receiver.requests.at(-1)?.buyerEmail, email);
+      await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'original' });
     });
 
     await t.test('a repeated delivery is harmless: the seller applies a version once', async (t) => {
