@@ -7,6 +7,7 @@ import { plansRouter } from './catalog/plans.js';
 import { sellersRouter } from './catalog/sellers.js';
 import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
+import { accountWritesRouter } from './delivery/account-writes-api.js';
 import { internalRouter } from './internal/router.js';
 import { accountsRouter } from './storefront/accounts-api.js';
 import { router } from './trpc/init.js';
@@ -25,6 +26,7 @@ export const appRouter = router({
   plans: plansRouter,
   planMeterPrices: planMeterPricesRouter,
   accounts: accountsRouter,
+  accountWrites: accountWritesRouter,
   usage: usageRouter,
 });
 

@@ -84,6 +84,8 @@ export const errorCodes = {
   rate_limited: { status: 429, reason: 'Too many requests of this kind; try again later.' },
   trial_already_claimed: { status: 409, reason: 'This free plan has been taken already by you.' },
   trial_claims_exhausted: { status: 409, reason: 'This free plan has opened as many accounts as its seller allows.' },
+  account_write_not_found: { status: 404, reason: 'No such account write.' },
+  account_write_not_failed: { status: 409, reason: 'Only a failed account write is re-sent.' },
   account_not_provisioned: { status: 409, reason: 'The seller has not set this account up yet; retry after retryAfterSeconds.' },
   key_mint_refused: { status: 409, reason: 'The seller refused to mint a key; sellerCode says why.' },
   key_mint_failed: { status: 502, reason: 'The seller could not mint a key.' },

@@ -13,7 +13,8 @@ import { recordChange } from '../storefront/account-changes.js';
  * (the signed authorization lapsed while the seller took its time) suspends the account, which
  * the seller hears in a new write: hub never leaves an account served that was not paid for.
  *
- * Failed for good: the seller never took the account as it stands. Every payment still reserved
+ * Failed for good: the seller never took the account as it stands (until the seller re-sends the
+ * write, which ends the suspension once applied). Every payment still reserved
  * for it is released (nothing settles), the account is `failed` and suspended in hub (no write
  * says so: the seller did not take the last one). A payment already captured for an account the
  * seller never took is marked `refund_owed`: an x402 payment cannot be pulled back by hub, which
@@ -33,6 +34,8 @@ export async function writeApplied(
     select: { stateVersion: true },
   });
   if (newest?.stateVersion === stateVersion) {
+    // A write re-sent after it failed: the failure's suspension ends with it.
+    await db.access.updateMany({ where: { id: accessId, provisioningState: 'failed' }, data: { status: 'active' } });
     await db.access.update({ where: { id: accessId }, data: { provisioningState: 'active' } });
   }
   const reserved = await db.paymentAttempt.findMany({ where: { accessId, status: 'reserved' } });

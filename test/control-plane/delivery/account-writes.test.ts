@@ -153,13 +153,41 @@ for (const provider of testProviders()) {
       });
     }
 
-    await t.test('given up after the attempts run out', async (t) => {
+    await t.test('given up after the attempts run out; the seller sees it and re-sends it', async (t) => {
       const { account, payment } = await buy();
-      receiver.mode = { kind: 'status', status: 502 };
+      receiver.mode = { kind: 'status', status: 502, body: '{"error":"upstream down"}' };
       const row = await drain(account.accessId, 1, 40);
       t.match(row, { status: 'failed', attempts: FAST.maxAttempts, lastError: /gave up after 6 attempts/ });
       t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status, 'released');
       receiver.mode = { kind: 'sdk' };
+
+      const listed = await api.get(`/v1/account-writes?sellerId=${sellerId}`, hub.apiKey);
+      t.equal(listed.status, 200);
+      t.match(
+        listed.body.accountWrites.find((w: { accessId: string }) => w.accessId === account.accessId),
+        {
+          id: /^awr_/,
+          stateVersion: 1,
+          status: 'failed',
+          attempts: 6,
+          nextAttemptAt: null,
+          lastHttpStatus: 502,
+          lastReply: '{"error":"upstream down"}',
+        },
+      );
+      const resent = await api.post(`/v1/account-writes/${row.id}/resend`, hub.apiKey);
+      t.match(resent, { status: 200, body: { accountWrite: { status: 'pending', attempts: 0, nextAttemptAt: /Z$/ } } });
+      t.match(await drain(account.accessId, 1), { status: 'applied', attempts: 1 });
+      t.match(await api.post(`/v1/account-writes/${row.id}/resend`, hub.apiKey), {
+        status: 409,
+        body: { error: 'account_write_not_failed' },
+      });
+      t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { provisioningState: 'active' });
+      t.equal(
+        (await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status,
+        'released',
+        'a released payment stays released',
+      );
     });
 
     await t.test('a newer write supersedes an older one not yet delivered; the seller gets the newest', async (t) => {

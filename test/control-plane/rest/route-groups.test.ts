@@ -140,6 +140,18 @@ const routes: RouteCase[] = [
     group: 'catalog-write',
     probe: () => ({ path: '/v1/accounts/hubacc_000000000000000000000000/cancel', expect: notFound('access_not_found') }),
   },
+  {
+    method: 'GET',
+    route: '/v1/account-writes',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/account-writes?sellerId=${b.sellerId}`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/account-writes/{accountWriteId}/resend',
+    group: 'catalog-write',
+    probe: () => ({ path: '/v1/account-writes/awr_000000000000000000000000/resend', expect: notFound('account_write_not_found') }),
+  },
 
   // Meters
   {
