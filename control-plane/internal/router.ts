@@ -28,7 +28,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   agentsChangedSince: (ctx, input) => agentsChangedSince(ctx.db, input.since),
   requestAgentClaim: (ctx, input) => requestAgentClaim(ctx, input),
   viewClaim: (ctx, input) => viewClaim(ctx.db, input),
-  confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash),
+  confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash).finally(() => ctx.accountWrites?.wake()),
   releaseClaim: (ctx, input) => releaseClaim(ctx.db, input.tokenHash),
   startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),

@@ -57,6 +57,7 @@ export const cancelAccountRoute = catalogWriteProcedure
   .mutation(async ({ ctx, input }) => {
     const { sellerId } = await ownedAccount(ctx.db, ctx.actor.organizationId, input.accessId);
     await ctx.db.$transaction((tx) => cancelAccount(tx, input.accessId, new Date()));
+    ctx.accountWrites?.wake();
     const [view] = await accountViews(ctx.db, { id: input.accessId, sellerId });
     return { account: view as z.infer<typeof account> };
   });
