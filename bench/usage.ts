@@ -16,8 +16,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { scratchPostgres } from './lib/scratch-postgres.js';
 import { type UsageLoad, writeUsageScript } from './lib/usage-scripts.js';
 import { seedUsage } from './lib/usage-seed.js';
 import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
@@ -39,7 +39,7 @@ async function main() {
   await requireWrk(log);
   const rows: Row[] = [];
   await measure('SQLite', (work) => `file:${join(work, 'hub.db')}`, rows);
-  const scratch = await scratchPostgres();
+  const scratch = await scratchPostgres(pgAdminUrl);
   if (scratch) {
     try {
       await measure('PostgreSQL', () => scratch.url, rows);
@@ -119,31 +119,6 @@ async function measure(database: string, databaseUrl: (work: string) => string, 
 
 function describe(load: UsageLoad): string {
   return { check: 'check', report: 'report (new key)', replay: 'report (replayed key)' }[load];
-}
-
-/** A fresh database on the PostgreSQL server, or undefined when none answers. */
-async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const name = `hub_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: pgAdminUrl, connectionTimeoutMillis: 2_000 });
-  try {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } catch {
-    return undefined;
-  } finally {
-    await admin.end().catch(() => {});
-  }
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const cleanup = new pg.Client({ connectionString: pgAdminUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await cleanup.end();
-    },
-  };
 }
 
 function redact(url: string): string {

@@ -1,0 +1,244 @@
+// npm run bench:delivery — account writes delivered per second, and the control-plane's memory
+// while a backlog drains.
+//
+// For each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
+// postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards):
+// BENCH_WRITES pending account writes (default 50,000, one account each) are seeded, then hub's
+// account-write worker drains them to a fast local receiver (the SDK's account endpoint, in a
+// process of its own). The reference, measured in the same run against the same receiver, is a
+// plain client posting the same signed writes with the same concurrency and no outbox: the ratio
+// is what the outbox's bookkeeping costs. The heap is sampled while the backlog drains; it should
+// stay flat whatever the backlog.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { Agent, request } from 'undici';
+import { type Db, openDatabase } from '../control-plane/db/client.js';
+import { migrateDatabase } from '../control-plane/db/migrate.js';
+import { AccountWriteWorker } from '../control-plane/delivery/account-write-worker.js';
+import { type AccountSnapshot, accountWriteBody, serializeSnapshot } from '../control-plane/storefront/account-write.js';
+import { parseDatabaseUrl } from '../shared/config.js';
+import { newId } from '../shared/ids.js';
+import { sealSecret } from '../shared/secret-box.js';
+import { nowSeconds, sha256Hex, signatureHeader } from '../shared/signature.js';
+import { newToken } from '../shared/tokens.js';
+import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { scratchPostgres } from './lib/scratch-postgres.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const WRITES = Number(process.env.BENCH_WRITES ?? 50_000);
+const REFERENCE_WRITES = Math.min(WRITES, 10_000);
+const CONCURRENCY = 64;
+const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const MB = 1024 * 1024;
+
+type Row = { database: string; referencePerSecond: number; hubPerSecond: number; heapMb: number[]; seconds: number };
+
+async function main() {
+  const processes = new Processes();
+  const kid = newId('signingSecret');
+  const secret = newToken('signingSecret');
+  const port = await freePort();
+  processes.start(process.execPath, ['--import', 'tsx', join(here, 'servers/account-receiver.ts'), String(port)], {
+    BENCH_SIGNING_KID: kid,
+    BENCH_SIGNING_SECRET: secret,
+  });
+  const receiver = `http://127.0.0.1:${port}`;
+  const rows: Row[] = [];
+  try {
+    await waitUntilUp(`${receiver}/healthz`);
+    const work = mkdtempSync(join(tmpdir(), 'hub-bench-delivery-'));
+    try {
+      rows.push(await measure('SQLite', `file:${join(work, 'hub.db')}`, receiver, kid, secret));
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    const scratch = await scratchPostgres(pgAdminUrl);
+    if (scratch) {
+      try {
+        rows.push(await measure('PostgreSQL', scratch.url, receiver, kid, secret));
+      } finally {
+        await scratch.drop();
+      }
+    } else console.log(`PostgreSQL: nothing answers at ${pgAdminUrl.replace(/\/\/[^@]*@/, '//')}; measured SQLite only`);
+  } finally {
+    await processes.stopAll();
+  }
+
+  console.log(
+    `\nAccount writes to the SDK's endpoint on loopback, ${WRITES} pending, ${CONCURRENCY} at a time, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
+  console.log('| database | plain client writes/s | hub writes/s | hub / plain | drain s | heap MB at 0 / 25 / 50 / 75 / 100 % |');
+  console.log('|---|---:|---:|---:|---:|---|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.database} | ${r.referencePerSecond.toFixed(0)} | ${r.hubPerSecond.toFixed(0)} | ${(r.hubPerSecond / r.referencePerSecond).toFixed(2)}× | ${r.seconds.toFixed(1)} | ${r.heapMb.map((m) => m.toFixed(0)).join(' / ')} |`,
+    );
+  }
+}
+
+async function measure(database: string, url: string, receiver: string, kid: string, secret: string): Promise<Row> {
+  const config = parseDatabaseUrl(url);
+  await migrateDatabase(config);
+  const { db, close } = await openDatabase(config, { poolSize: 10 });
+  try {
+    const masterKey = randomBytes(32);
+    const world = await seed(db, masterKey, `${receiver}/zeroclick/access`, kid, secret);
+    console.log(`${database}: seeded ${WRITES} pending writes`);
+
+    const referencePerSecond = await plainClient(`${receiver}/zeroclick/access`, kid, secret, world.snapshot);
+    console.log(`${database}: plain client ${referencePerSecond.toFixed(0)} writes/s`);
+
+    const worker = new AccountWriteWorker(db, masterKey, undefined, pino({ level: 'silent' }), { batch: CONCURRENCY });
+    global.gc?.();
+    const heap: { drained: number; mb: number }[] = [];
+    let drained = 0;
+    const started = performance.now();
+    const sampler = setInterval(() => heap.push({ drained, mb: process.memoryUsage().heapUsed / MB }), 100);
+    for (;;) {
+      const due = await worker.runOnce();
+      if (due === 0) break;
+      drained += due;
+    }
+    clearInterval(sampler);
+    const seconds = (performance.now() - started) / 1000;
+    heap.push({ drained, mb: process.memoryUsage().heapUsed / MB });
+    const applied = await db.accountWrite.count({ where: { status: 'applied' } });
+    if (applied !== WRITES) throw new Error(`${database}: ${applied} of ${WRITES} writes applied`);
+    const at = (share: number) => heap.find((h) => h.drained >= WRITES * share)?.mb ?? heap.at(-1)!.mb;
+    return { database, referencePerSecond, hubPerSecond: WRITES / seconds, heapMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)], seconds };
+  } finally {
+    await close();
+  }
+}
+
+/** One stateful seller with an agent and a plan, and WRITES accounts each with its first write pending. */
+async function seed(db: Db, masterKey: Buffer, endpoint: string, kid: string, secret: string) {
+  const organizationId = newId('organization');
+  const sellerId = newId('seller');
+  const serviceId = newId('service');
+  const planId = newId('plan');
+  const agentId = newId('agent');
+  await db.organization.create({ data: { id: organizationId, name: 'Bench' } });
+  await db.seller.create({
+    data: {
+      id: sellerId,
+      organizationId,
+      name: 'Bench',
+      slug: `bench-${randomBytes(3).toString('hex')}`,
+      upstreamBaseUrl: 'http://127.0.0.1:9',
+      accessEndpointUrl: endpoint,
+      stateful: true,
+    },
+  });
+  await db.signingSecret.create({ data: { id: kid, sellerId, encryptedSecret: sealSecret(masterKey, secret), status: 'active' } });
+  await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Bench', slug: 'bench' } });
+  await db.plan.create({
+    data: {
+      id: planId,
+      organizationId,
+      serviceId,
+      name: 'Monthly',
+      slug: 'monthly',
+      billingMode: 'subscription',
+      interval: 'month',
+      basePriceMicros: 2_000_000n,
+      verifiedEmailPolicy: 'off',
+    },
+  });
+  await db.agent.create({ data: { id: agentId, walletAddress: `0x${randomBytes(20).toString('hex')}` } });
+  const now = new Date();
+  const snapshot = (accessId: string): AccountSnapshot => ({
+    accessId,
+    agentId,
+    buyerId: null,
+    buyerEmail: null,
+    stateVersion: 1,
+    plan: { slug: 'monthly', name: 'Monthly', billingMode: 'subscription', interval: 'month', basePriceMicros: 2_000_000n },
+    period: { start: now, end: new Date(now.getTime() + 30 * 86_400_000) },
+    creditGrantedMicros: null,
+    creditReversedMicros: 0n,
+    status: 'active',
+  });
+  for (let done = 0; done < WRITES; done += 1_000) {
+    const ids = Array.from({ length: Math.min(1_000, WRITES - done) }, () => newId('access'));
+    await db.access.createMany({
+      data: ids.map((id) => ({
+        id,
+        sellerId,
+        planId,
+        agentId,
+        status: 'active',
+        periodStart: now,
+        stateVersion: 1,
+        provisioningState: 'pending',
+      })),
+    });
+    await db.accountWrite.createMany({
+      data: ids.map((accessId) => ({
+        id: newId('accountWrite'),
+        accessId,
+        kind: 'write',
+        stateVersion: 1,
+        bodyJson: serializeSnapshot(snapshot(accessId)),
+        status: 'pending',
+      })),
+    });
+  }
+  return { snapshot };
+}
+
+/** The reference: the same signed writes posted by a plain undici client, CONCURRENCY at a time. */
+async function plainClient(
+  endpoint: string,
+  kid: string,
+  secret: string,
+  snapshot: (accessId: string) => AccountSnapshot,
+): Promise<number> {
+  const url = new URL(endpoint);
+  const dispatcher = new Agent({ connections: CONCURRENCY });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REFERENCE_WRITES) {
+        next++;
+        const accessId = newId('access');
+        const body = Buffer.from(JSON.stringify(accountWriteBody(snapshot(accessId), 'original')));
+        const requestId = `${accessId}:1`;
+        const res = await request(url, {
+          method: 'POST',
+          dispatcher,
+          body,
+          headers: {
+            'content-type': 'application/json',
+            'hub-request-id': requestId,
+            'hub-agent-id': snapshot(accessId).agentId,
+            'hub-anonymous-id': snapshot(accessId).agentId,
+            'hub-signature': signatureHeader({
+              timestamp: nowSeconds(),
+              method: 'POST',
+              pathAndQuery: url.pathname,
+              bodySha256: sha256Hex(body),
+              requestId,
+              agentId: snapshot(accessId).agentId,
+              purpose: 'access.write',
+              kid,
+              secret,
+            }),
+          },
+        });
+        await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`the receiver answered ${res.statusCode}`);
+      }
+    }),
+  );
+  const perSecond = REFERENCE_WRITES / ((performance.now() - started) / 1000);
+  await dispatcher.close();
+  return perSecond;
+}
+
+await main();
