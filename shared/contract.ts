@@ -144,6 +144,8 @@ export type AccountView = {
   stateVersion: number;
   createdAt: string;
   canceledAt: string | null;
+  /** Paid for an account the seller never took; the seller owes it back. */
+  refundOwedUsd: string;
 };
 
 /** The payment behind a purchase: settled at once, or reserved until a stateful seller has the account. */

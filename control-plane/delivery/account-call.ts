@@ -28,14 +28,46 @@ export type AccountCallResult =
 
 const MAX_REPLY_BYTES = 64 * 1024;
 
-export async function callAccountEndpoint(db: Db, masterKey: Buffer, call: AccountCall, budgetMs: number): Promise<AccountCallResult> {
+export async function callAccountEndpoint(secrets: SecretCache, call: AccountCall, budgetMs: number): Promise<AccountCallResult> {
   const body = Buffer.from(JSON.stringify(call.body));
-  const first = await newestSecret(db, masterKey, call.sellerId);
+  const first = await secrets.newest(call.sellerId);
   if (!first) return { kind: 'no_secret' };
   const result = await send(call, body, first, budgetMs);
   if (result.kind !== 'reply' || result.status !== 401) return result;
-  const newer = await newestSecret(db, masterKey, call.sellerId);
+  const newer = await secrets.newest(call.sellerId, { fresh: true });
   return newer && newer.kid !== first.kid ? send(call, body, newer, budgetMs) : result;
+}
+
+type Secret = { kid: string; secret: string };
+
+/**
+ * Sellers' newest active signing secrets, opened once per worker pass (or mint) rather than
+ * once per call. `fresh` reads past the cache, for the retry after a 401.
+ */
+export class SecretCache {
+  private readonly opened = new Map<string, Promise<Secret | undefined>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly masterKey: Buffer,
+  ) {}
+
+  newest(sellerId: string, options: { fresh?: boolean } = {}): Promise<Secret | undefined> {
+    let found = options.fresh ? undefined : this.opened.get(sellerId);
+    if (!found) {
+      found = this.read(sellerId);
+      this.opened.set(sellerId, found);
+    }
+    return found;
+  }
+
+  private async read(sellerId: string): Promise<Secret | undefined> {
+    const row = await this.db.signingSecret.findFirst({
+      where: { sellerId, status: 'active' },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    });
+    return row ? { kid: row.id, secret: openSecret(this.masterKey, row.encryptedSecret) } : undefined;
+  }
 }
 
 async function send(
@@ -91,12 +123,4 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, li
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-async function newestSecret(db: Db, masterKey: Buffer, sellerId: string) {
-  const row = await db.signingSecret.findFirst({
-    where: { sellerId, status: 'active' },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
-  return row ? { kid: row.id, secret: openSecret(masterKey, row.encryptedSecret) } : undefined;
 }

@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
-import { callAccountEndpoint } from './account-call.js';
+import { callAccountEndpoint, SecretCache } from './account-call.js';
 import { DELIVERY_SCHEDULE, type DeliverySchedule, hintMs } from './schedule.js';
 
 /**
@@ -42,8 +42,7 @@ export async function redeemKey(
   const variant = seller.accountWriteVariant;
   const buyer = { id: agent.buyerId, email: agent.buyer?.emailVerifiedAt ? agent.buyer.email : null };
   const result = await callAccountEndpoint(
-    db,
-    masterKey,
+    new SecretCache(db, masterKey),
     {
       sellerId: seller.id,
       url: `${accessEndpointUrlOf(seller)}/${encodeURIComponent(account.id)}/keys`,

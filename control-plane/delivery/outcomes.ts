@@ -21,25 +21,21 @@ import { recordChange } from '../storefront/account-changes.js';
  * does not hold the seller's wallet, so the seller owes it (the management API shows it).
  */
 
-export async function writeApplied(
+/** Writes the seller applied (each the newest of its account when taken). */
+export async function writesApplied(
   db: Db,
   rail: PaymentRail | undefined,
-  accessId: string,
-  stateVersion: number,
+  writes: readonly { accessId: string; stateVersion: number }[],
   logger: Logger,
 ): Promise<void> {
-  const newest = await db.accountWrite.findFirst({
-    where: { accessId, kind: 'write' },
-    orderBy: { stateVersion: 'desc' },
-    select: { stateVersion: true },
-  });
-  if (newest?.stateVersion === stateVersion) {
-    // A write re-sent after it failed: the failure's suspension ends with it.
-    await db.access.updateMany({ where: { id: accessId, provisioningState: 'failed' }, data: { status: 'active' } });
-    await db.access.update({ where: { id: accessId }, data: { provisioningState: 'active' } });
-  }
-  const reserved = await db.paymentAttempt.findMany({ where: { accessId, status: 'reserved' } });
+  // An account whose newest write was applied is the seller's; one re-sent after it failed ends
+  // the failure's suspension. (An account's version is its newest write's.)
+  const newest = writes.map((w) => ({ id: w.accessId, stateVersion: w.stateVersion }));
+  await db.access.updateMany({ where: { provisioningState: 'failed', OR: newest }, data: { status: 'active' } });
+  await db.access.updateMany({ where: { OR: newest }, data: { provisioningState: 'active' } });
+  const reserved = await db.paymentAttempt.findMany({ where: { accessId: { in: writes.map((w) => w.accessId) }, status: 'reserved' } });
   for (const attempt of reserved) {
+    const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.
     const taken = await db.paymentAttempt.updateMany({
       where: { id: attempt.id, status: 'reserved' },

@@ -12,6 +12,13 @@ const INCLUDE = {
 /** Accounts as agents (their receipt) and sellers (the management API) see them, oldest first. */
 export async function accountViews(db: Db, where: { id?: string; sellerId: string; OR?: object[] }): Promise<AccountView[]> {
   const rows = await db.access.findMany({ where, include: INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  // Payments captured for accounts the seller never took (delivery/outcomes.ts): owed back by the seller.
+  const owed = await db.paymentAttempt.groupBy({
+    by: ['accessId'],
+    where: { status: 'refund_owed', accessId: { in: rows.map((row) => row.id) } },
+    _sum: { amountMicros: true },
+  });
+  const owedBy = new Map(owed.map((o) => [o.accessId, o._sum.amountMicros ?? 0n]));
   return rows.map((row) => {
     const periodStart = accessPeriodStart(row);
     const used = new Map(
@@ -35,6 +42,7 @@ export async function accountViews(db: Db, where: { id?: string; sellerId: strin
       stateVersion: row.stateVersion,
       createdAt: row.createdAt.toISOString(),
       canceledAt: row.canceledAt?.toISOString() ?? null,
+      refundOwedUsd: formatUsd(owedBy.get(row.id) ?? 0n),
     };
   });
 }

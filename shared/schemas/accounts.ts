@@ -25,5 +25,8 @@ export const account = z
     stateVersion: z.int(),
     createdAt: timestamp,
     canceledAt: timestamp.nullable(),
+    refundOwedUsd: usd.meta({
+      description: 'Paid for an account the seller never took (its write failed for good): owed back by the seller',
+    }),
   })
   .meta({ id: 'Account' });

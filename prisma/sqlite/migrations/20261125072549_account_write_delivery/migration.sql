@@ -1,4 +1,5 @@
 -- AlterTable
+ALTER TABLE "AccountWrite" ADD COLUMN "claimedBy" TEXT;
 ALTER TABLE "AccountWrite" ADD COLUMN "lastHttpStatus" INTEGER;
 ALTER TABLE "AccountWrite" ADD COLUMN "lastReply" TEXT;
 
@@ -32,3 +33,6 @@ CREATE UNIQUE INDEX "Seller_slug_key" ON "Seller"("slug");
 CREATE INDEX "Seller_organizationId_idx" ON "Seller"("organizationId");
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
+
+-- CreateIndex
+CREATE INDEX "AccountWrite_claimedBy_idx" ON "AccountWrite"("claimedBy");

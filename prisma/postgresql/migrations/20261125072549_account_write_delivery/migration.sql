@@ -1,0 +1,10 @@
+-- AlterTable
+ALTER TABLE "AccountWrite" ADD COLUMN     "claimedBy" TEXT,
+ADD COLUMN     "lastHttpStatus" INTEGER,
+ADD COLUMN     "lastReply" TEXT;
+
+-- AlterTable
+ALTER TABLE "Seller" ADD COLUMN     "accountWriteVariant" TEXT NOT NULL DEFAULT 'original';
+
+-- CreateIndex
+CREATE INDEX "AccountWrite_claimedBy_idx" ON "AccountWrite"("claimedBy");
