@@ -153,6 +153,21 @@ for (const provider of testProviders()) {
       });
     }
 
+    await t.test('a payment captured for an account the seller never took is owed back', async (t) => {
+      await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: false });
+      const { account, payment } = await buy();
+      t.equal(payment.status, 'settled', 'not stateful yet: settled at once');
+      await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true });
+      await api.post(`/v1/accounts/${account.accessId}/cancel`, hub.apiKey);
+      receiver.mode = { kind: 'status', status: 403 };
+      t.match(await drain(account.accessId, 2), { status: 'failed' });
+      receiver.mode = { kind: 'sdk' };
+      t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status, 'refund_owed');
+      t.match(await api.get(`/v1/accounts/${account.accessId}`, hub.apiKey), {
+        body: { account: { refundOwedUsd: '1.000000', provisioningState: 'failed' } },
+      });
+    });
+
     await t.test('given up after the attempts run out; the seller sees it and re-sends it', async (t) => {
       const { account, payment } = await buy();
       receiver.mode = { kind: 'status', status: 502, body: '{"error":"upstream down"}' };
