@@ -72,12 +72,22 @@ export class AccountWriteWorker {
         { status: 'delivering', claimedUntil: { lt: now } },
       ],
     };
+    // Two index-backed looks rather than one OR: due pending writes first, then lapsed leases.
     const due = await this.db.accountWrite.findMany({
-      where: dueWhere,
+      where: { kind: 'write', status: 'pending', nextAttemptAt: { lte: now } },
       orderBy: { nextAttemptAt: 'asc' },
       take: batch,
       select: { id: true },
     });
+    if (due.length < batch) {
+      due.push(
+        ...(await this.db.accountWrite.findMany({
+          where: { kind: 'write', status: 'delivering', claimedUntil: { lt: now } },
+          take: batch - due.length,
+          select: { id: true },
+        })),
+      );
+    }
     if (due.length === 0) return 0;
     const token = randomBytes(12).toString('base64url');
     await this.db.accountWrite.updateMany({

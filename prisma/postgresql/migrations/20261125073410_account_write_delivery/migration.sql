@@ -7,4 +7,7 @@ ADD COLUMN     "lastReply" TEXT;
 ALTER TABLE "Seller" ADD COLUMN     "accountWriteVariant" TEXT NOT NULL DEFAULT 'original';
 
 -- CreateIndex
+CREATE INDEX "AccountWrite_status_claimedUntil_idx" ON "AccountWrite"("status", "claimedUntil");
+
+-- CreateIndex
 CREATE INDEX "AccountWrite_claimedBy_idx" ON "AccountWrite"("claimedBy");

@@ -35,4 +35,7 @@ PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
 
 -- CreateIndex
+CREATE INDEX "AccountWrite_status_claimedUntil_idx" ON "AccountWrite"("status", "claimedUntil");
+
+-- CreateIndex
 CREATE INDEX "AccountWrite_claimedBy_idx" ON "AccountWrite"("claimedBy");
