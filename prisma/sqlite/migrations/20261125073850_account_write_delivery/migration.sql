@@ -39,3 +39,6 @@ CREATE INDEX "AccountWrite_status_claimedUntil_idx" ON "AccountWrite"("status", 
 
 -- CreateIndex
 CREATE INDEX "AccountWrite_claimedBy_idx" ON "AccountWrite"("claimedBy");
+
+-- CreateIndex
+CREATE INDEX "PaymentAttempt_accessId_status_idx" ON "PaymentAttempt"("accessId", "status");
