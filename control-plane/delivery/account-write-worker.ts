@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -25,37 +26,19 @@ const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, ba
 
 type Taken = Prisma.AccountWriteGetPayload<{ include: { access: { include: { seller: true } } } }>;
 
-export class AccountWriteWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+export class AccountWriteWorker extends PollingWorker {
   private readonly options: WorkerOptions;
 
   constructor(
     private readonly db: Db,
     private readonly masterKey: Buffer,
     private readonly rail: PaymentRail | undefined,
-    private readonly logger: Logger,
+    logger: Logger,
     options: Partial<WorkerOptions> = {},
   ) {
-    this.options = { ...DEFAULTS, ...options };
-  }
-
-  start(): void {
-    this.schedule(0);
-  }
-
-  /** Delivers what is due now rather than at the next poll (called after a write was queued). */
-  wake(): void {
-    if (this.running) this.again = true;
-    else this.schedule(0);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    const merged = { ...DEFAULTS, ...options };
+    super(logger, { pollMs: merged.pollMs, batch: merged.batch, what: 'account write' });
+    this.options = merged;
   }
 
   /**
@@ -216,25 +199,5 @@ export class AccountWriteWorker {
         ...reply,
       },
     });
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .then((tried) => {
-          // A full batch means more may be due: go on at once.
-          if (tried >= this.options.batch) this.again = true;
-        })
-        .catch((err) => this.logger.error({ err }, 'account write pass failed'))
-        .finally(() => {
-          this.running = undefined;
-          const again = this.again;
-          this.again = false;
-          this.schedule(again ? 0 : this.options.pollMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 import { newId } from '../../shared/ids.js';
 import type { Db } from '../db/client.js';
 import type { MailTransport } from './transport.js';
@@ -32,33 +33,18 @@ export function retryDelayMs(attempt: number): number {
   return Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempt - 1));
 }
 
-export class MailWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
-
+export class MailWorker extends PollingWorker {
   constructor(
     private readonly db: Db,
     private readonly transport: MailTransport,
-    private readonly logger: Logger,
-    private readonly options = { pollMs: 2_000 },
-  ) {}
-
-  start(): void {
-    this.schedule(0);
+    logger: Logger,
+    options = { pollMs: 2_000 },
+  ) {
+    super(logger, { pollMs: options.pollMs, batch: BATCH, what: 'mail' });
   }
 
-  /** Sends what is due now rather than at the next poll (called after a mail was queued). */
-  wake(): void {
-    if (this.running) this.again = true;
-    else this.schedule(0);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  override async stop(): Promise<void> {
+    await super.stop();
     this.transport.close();
   }
 
@@ -99,22 +85,5 @@ export class MailWorker {
       }
     }
     return sent;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .then(() => undefined)
-        .catch((err) => this.logger.error({ err }, 'mail worker pass failed'))
-        .finally(() => {
-          this.running = undefined;
-          const again = this.again;
-          this.again = false;
-          this.schedule(again ? 0 : this.options.pollMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { Hex } from 'viem';
+import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
 import { localRail } from '../../control-plane/payments/rail.js';
@@ -12,6 +13,7 @@ import { createUsageClient, type UsageClient } from '../../sdk/usage-client.js';
 import { seedPricedService } from './catalog-seed.js';
 import { startTestChain } from './chain.js';
 import { startTestHub } from './hub.js';
+import { managementClient } from './management.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -121,7 +123,21 @@ export async function startPaidWorld(
   });
 
   const proxyPort = new URL(hub.proxyUrl).port;
+  const api = managementClient(hub.cp.url);
   return {
+    api,
+    /** Opens the storefront (the operator's switch, as `hub seller stateful-access` flips it) and adds a plan on `search`. */
+    offerPlan: async (plan: Record<string, unknown>): Promise<string> => {
+      await setStatefulFlags(db, s.id, { sales: true });
+      const reply = await api.post('/v1/plans', hub.apiKey, { serviceId: ids.service, ...plan });
+      if (reply.status !== 201) throw new Error(`creating a plan failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+      return reply.body.plan.id as string;
+    },
+    /** Makes the seller stateful, its account endpoint at `accessEndpointUrl`, as the seller does through the API. */
+    becomeStateful: async (accessEndpointUrl: string) => {
+      const reply = await api.put(`/v1/sellers/${s.id}/stateful-access`, hub.apiKey, { stateful: true, accessEndpointUrl });
+      if (reply.status !== 200) throw new Error(`PUT stateful-access failed: ${reply.status}`);
+    },
     chain,
     rail,
     hub,

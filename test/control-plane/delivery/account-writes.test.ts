@@ -1,6 +1,5 @@
 import pino from 'pino';
 import t from 'tap';
-import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
 import type { DeliverySchedule } from '../../../control-plane/delivery/schedule.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
@@ -8,7 +7,6 @@ import { startAccountReceiver } from '../../helpers/account-receiver.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
-import { managementClient } from '../../helpers/management.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { signPayment } from '../../helpers/sign-payment.js';
 
@@ -31,20 +29,13 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const provider of testProviders()) {
   t.test(`account writes on ${provider}`, async (t) => {
-    const { hub, chain, db, ids, payTo, payerKey, url, sellerId, rail, secretOf } = await startPaidWorld(t, provider);
+    const { hub, chain, db, api, payTo, payerKey, url, sellerId, rail, secretOf, offerPlan, becomeStateful } = await startPaidWorld(
+      t,
+      provider,
+    );
     const receiver = await startAccountReceiver(t, secretOf);
-    const api = managementClient(hub.cp.url);
-    await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true, accessEndpointUrl: receiver.url });
-    await setStatefulFlags(db, sellerId, { sales: true });
-    const { plan } = (
-      await api.post('/v1/plans', hub.apiKey, {
-        serviceId: ids.service,
-        name: 'Credits',
-        slug: 'credits',
-        billingMode: 'credit',
-        minimumPurchaseUsd: '1.00',
-      })
-    ).body;
+    await becomeStateful(receiver.url);
+    const plan = { id: await offerPlan({ name: 'Credits', slug: 'credits', billingMode: 'credit', minimumPurchaseUsd: '1.00' }) };
     const agent = await registerAgent(hub, 'acme');
     const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { schedule: FAST, pollMs: 60_000 });
 

@@ -7,7 +7,6 @@ import { closeServer, listen } from '../../../runtime/http-server.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { testProviders } from '../../helpers/database.js';
-import { managementClient } from '../../helpers/management.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { signPayment } from '../../helpers/sign-payment.js';
 
@@ -19,12 +18,11 @@ const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString(
 
 for (const provider of testProviders()) {
   t.test(`key redeem on ${provider}`, async (t) => {
-    const { hub, chain, db, ids, payerKey, url, sellerId, rail, secretOf } = await startPaidWorld(t, provider);
+    const { hub, chain, db, api, payerKey, url, sellerId, rail, secretOf, offerPlan } = await startPaidWorld(t, provider);
     const app = createSellerApp({ secrets: secretOf, hub: { baseUrl: hub.cp.url, apiKey: hub.apiKey }, serviceSlug: 'search' });
     const port = await listen(app, 0, '127.0.0.1');
     t.teardown(() => closeServer(app, 100));
     const sellerApi = `http://127.0.0.1:${port}`;
-    const api = managementClient(hub.cp.url);
     const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { pollMs: 60_000 });
     const agent = await registerAgent(hub, 'acme');
     const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
@@ -33,16 +31,7 @@ for (const provider of testProviders()) {
       return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
     };
 
-    await setStatefulFlags(db, sellerId, { sales: true });
-    const { plan } = (
-      await api.post('/v1/plans', hub.apiKey, {
-        serviceId: ids.service,
-        name: 'Monthly',
-        slug: 'monthly',
-        billingMode: 'subscription',
-        basePriceUsd: '2.00',
-      })
-    ).body;
+    const plan = { id: await offerPlan({ name: 'Monthly', slug: 'monthly', billingMode: 'subscription', basePriceUsd: '2.00' }) };
 
     await t.test('refused before the seller is asked', async (t) => {
       t.match(await redeem(), { status: 501, body: { error: 'entitlements_not_available', reason: /servicing is off/ } });

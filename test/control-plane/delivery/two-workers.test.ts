@@ -1,12 +1,10 @@
 import pino from 'pino';
 import t from 'tap';
-import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
 import { openDatabase } from '../../../control-plane/db/client.js';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
 import { startAccountReceiver } from '../../helpers/account-receiver.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { testProviders } from '../../helpers/database.js';
-import { managementClient } from '../../helpers/management.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 
 // Exactly once in effect: two control-planes (two workers, each with its own connection pool)
@@ -17,21 +15,12 @@ const logger = pino({ level: 'silent' });
 
 for (const provider of testProviders()) {
   t.test(`account writes with two control-planes, and a dead one, on ${provider}`, async (t) => {
-    const { hub, db, ids, url, sellerId, rail, secretOf } = await startPaidWorld(t, provider);
+    const { hub, db, url, rail, secretOf, offerPlan, becomeStateful } = await startPaidWorld(t, provider);
     const receiver = await startAccountReceiver(t, secretOf);
-    const api = managementClient(hub.cp.url);
-    await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true, accessEndpointUrl: receiver.url });
-    await setStatefulFlags(db, sellerId, { sales: true });
-    const { plan } = (
-      await api.post('/v1/plans', hub.apiKey, {
-        serviceId: ids.service,
-        name: 'Trial',
-        slug: 'trial',
-        kind: 'free_trial',
-        billingMode: 'subscription',
-        verifiedEmailPolicy: 'off',
-      })
-    ).body;
+    await becomeStateful(receiver.url);
+    const plan = {
+      id: await offerPlan({ name: 'Trial', slug: 'trial', kind: 'free_trial', billingMode: 'subscription', verifiedEmailPolicy: 'off' }),
+    };
     /** A free trial opened at the pay URL by a new agent: one account, one write. */
     const open = async () => {
       const agent = await registerAgent(hub, 'acme');

@@ -38,7 +38,7 @@ for (const provider of testProviders()) {
         ['/v1/usage/check', { zcRequestId: 'hubreq_x', serviceSlug: 'sea\u0000rch', usage: [{ meterSlug: 'calls', quantity: 1 }] }, key],
         ['/v1/usage/check', { zcRequestId: 'hubreq_x', serviceSlug: 'search', usage: [{ meterSlug: 'ca\u0000lls', quantity: 1 }] }, key],
         ['/v1/usage', { idempotencyKey: 'k\u0000', zcRequestId: 'hubreq_x', serviceSlug: 'search', usage: [] }, key],
-        ['/v1/sellers', { ['na\u0000me']: 'x' }, key],
+        ['/v1/sellers', { 'na\u0000me': 'x' }, key],
       ];
       for (const [path, body, token] of cases) {
         const reply = await raw(path, JSON.stringify(body), token);

@@ -1,5 +1,4 @@
 import t from 'tap';
-import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
 import { claimPaidRequest } from '../../../control-plane/payments/claim.js';
 import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
 import { finishPurchases } from '../../../control-plane/storefront/purchase.js';
@@ -8,7 +7,6 @@ import { sha256Hex } from '../../../shared/signature.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
-import { managementClient } from '../../helpers/management.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { signPayment } from '../../helpers/sign-payment.js';
 
@@ -18,18 +16,8 @@ import { signPayment } from '../../helpers/sign-payment.js';
 
 for (const provider of testProviders()) {
   t.test(`purchases finished after the buyer left, on ${provider}`, async (t) => {
-    const { hub, chain, db, ids, payTo, payerKey, url, sellerId, rail } = await startPaidWorld(t, provider);
-    const api = managementClient(hub.cp.url);
-    const { plan } = (
-      await api.post('/v1/plans', hub.apiKey, {
-        serviceId: ids.service,
-        name: 'Monthly',
-        slug: 'monthly',
-        billingMode: 'subscription',
-        basePriceUsd: '3.00',
-      })
-    ).body;
-    await setStatefulFlags(db, sellerId, { sales: true });
+    const { hub, chain, db, api, payTo, payerKey, url, sellerId, rail, offerPlan } = await startPaidWorld(t, provider);
+    const plan = { id: await offerPlan({ name: 'Monthly', slug: 'monthly', billingMode: 'subscription', basePriceUsd: '3.00' }) };
     const agent = await registerAgent(hub, 'acme');
     const body = JSON.stringify({ planId: plan.id });
 
