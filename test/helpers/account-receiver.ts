@@ -29,6 +29,8 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
   let mode: ReceiverMode = { kind: 'sdk' };
   let mint: MintDecision = { apiKey: 'sk_test_key_1', maxKeys: 1 };
   const requests: { path: string; requestId: string | undefined; buyerEmail: string | undefined }[] = [];
+  /** Run once, on the next request, before it is answered (a rotation mid-delivery, say). */
+  let beforeNext: (() => Promise<void>) | undefined;
   const endpoint = createAccountEndpoint({
     secrets,
     store,
@@ -41,6 +43,9 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
       requestId: req.headers['hub-request-id'] as string | undefined,
       buyerEmail: req.headers['hub-buyer-email'] as string | undefined,
     });
+    const hook = beforeNext;
+    beforeNext = undefined;
+    await hook?.();
     const current = mode;
     if (current.kind === 'status') {
       res.writeHead(current.status, {
@@ -72,6 +77,9 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
     },
     set mint(next: MintDecision) {
       mint = next;
+    },
+    set beforeNext(hook: () => Promise<void>) {
+      beforeNext = hook;
     },
   };
 }

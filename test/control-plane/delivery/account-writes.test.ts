@@ -33,7 +33,10 @@ for (const provider of testProviders()) {
       t,
       provider,
     );
-    const receiver = await startAccountReceiver(t, secretOf);
+    // The seller's endpoint knows hub's secrets, until a test has it hold only the ones it was handed.
+    const handed = new Map<string, string>();
+    let onlyHanded = false;
+    const receiver = await startAccountReceiver(t, (kid) => (onlyHanded ? handed.get(kid) : secretOf(kid)));
     await becomeStateful(receiver.url);
     const plan = { id: await offerPlan({ name: 'Credits', slug: 'credits', billingMode: 'credit', minimumPurchaseUsd: '1.00' }) };
     const agent = await registerAgent(hub, 'acme');
@@ -223,6 +226,22 @@ for (const provider of testProviders()) {
       t.match(await receiver.store.get(account.accessId), { buyerId: claimed.buyerId, buyerEmail: email });
       t.equal(receiver.requests.at(-1)?.buyerEmail, email);
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'original' });
+    });
+
+    await t.test('a 401 is tried once more with the newest secret, rotated meanwhile', async (t) => {
+      const { account } = await buy();
+      receiver.beforeNext = async () => {
+        // The seller rotates while hub's request is on its way, and keeps only the new secret.
+        const rotated = await api.post(`/v1/sellers/${sellerId}/signing-secrets/rotate`, hub.apiKey);
+        handed.set(rotated.body.signingSecret.id, rotated.body.secret);
+        onlyHanded = true;
+      };
+      t.match(await drain(account.accessId, 1), { status: 'applied', attempts: 1 });
+      t.equal(
+        receiver.requests.filter((r) => r.requestId === `${account.accessId}:1`).length,
+        2,
+        'refused with the old secret, applied with the new',
+      );
     });
 
     await t.test('a repeated delivery is harmless: the seller applies a version once', async (t) => {
