@@ -6,6 +6,7 @@ import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
 import { migrateDatabase } from './db/migrate.js';
 import { AccountWriteWorker } from './delivery/account-write-worker.js';
+import { DELIVERY_SCHEDULE } from './delivery/schedule.js';
 import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
@@ -40,7 +41,9 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
-  const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger);
+  const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
+    schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
+  });
   accountWrites.start();
 
   const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments, mail, accountWrites });

@@ -104,6 +104,7 @@ const envSchema = z.object({
   HUB_DEV_CHAIN: z.enum(['auto', 'off']).default('auto'),
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
+  HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
 });
 
 export type HubConfig = {
@@ -144,6 +145,11 @@ export type HubConfig = {
    * data directory. `from` is the sender every mail names.
    */
   mail: { smtpUrl: string | undefined; from: string };
+  /**
+   * How long a control-plane holds an account write it is delivering; one that died mid-delivery
+   * lets go of it after this.
+   */
+  delivery: { leaseMs: number };
 };
 
 export class ConfigError extends Error {
@@ -206,5 +212,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.HUB_LOG_LEVEL,
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
+    delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
   };
 }
