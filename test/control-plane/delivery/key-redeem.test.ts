@@ -121,6 +121,12 @@ for (const provider of testProviders()) {
         [{ status: 404, body: '{"unknown":true}' }, 502, { error: 'key_mint_failed', reason: /does not know this account/ }],
         [{ status: 503, body: '{"error":"service_unavailable"}' }, 502, { error: 'key_mint_failed', reason: /answered 503/ }],
         [{ status: 200, body: 'not json' }, 502, { error: 'key_mint_failed' }],
+        // Past the seller's 7 s budget: the real one, since the mint is the agent's own request.
+        [
+          { status: 200, body: '{"apiKey":"too_late"}', delayMs: 7_300 },
+          502,
+          { error: 'key_mint_failed', reason: /did not answer: no answer within 7000 ms/ },
+        ],
       ];
       for (const [given, status, expected] of cases) {
         reply = given;
