@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import type { Db, Provider } from './db/client.js';
 import type { MailWorker } from './mail/outbox.js';
+import type { PageViewIntake } from './page-views/ingest.js';
 import type { PaymentRail } from './payments/rail.js';
 
 /** What every part of the control-plane is handed: built once at start-up. */
@@ -19,6 +20,8 @@ export type ControlPlaneServices = {
   mail: Pick<MailWorker, 'wake'>;
   /** Delivers account writes; `wake` after committing one. Absent where nothing delivers them (most tests). */
   accountWrites?: { wake(): void } | undefined;
+  /** Page-view reports: the write buffer, the per-organization budget, the seller owners. */
+  pageViews: PageViewIntake;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

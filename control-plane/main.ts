@@ -10,6 +10,7 @@ import { DELIVERY_SCHEDULE } from './delivery/schedule.js';
 import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
+import { PageViewIntake } from './page-views/ingest.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
 import { createControlPlaneServer } from './server.js';
@@ -46,7 +47,19 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   });
   accountWrites.start();
 
-  const server = createControlPlaneServer({ config, db, provider, logger, masterKey, internalToken, payments, mail, accountWrites });
+  const pageViews = new PageViewIntake(db, logger, config.pageViews.perMinute);
+  const server = createControlPlaneServer({
+    config,
+    db,
+    provider,
+    logger,
+    masterKey,
+    internalToken,
+    payments,
+    mail,
+    accountWrites,
+    pageViews,
+  });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
 
@@ -55,6 +68,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await closeServer(server);
     await mail.stop();
     await accountWrites.stop();
+    await pageViews.sink.drain();
     await close();
   };
   return { server, port, stop, db, logger };

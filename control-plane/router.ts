@@ -9,6 +9,7 @@ import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
 import { accountWritesRouter } from './delivery/account-writes-api.js';
 import { internalRouter } from './internal/router.js';
+import { reportPageViewProcedure } from './page-views/report.js';
 import { accountsRouter } from './storefront/accounts-api.js';
 import { router } from './trpc/init.js';
 import { usageRouter } from './usage/router.js';
@@ -28,6 +29,7 @@ export const appRouter = router({
   accounts: accountsRouter,
   accountWrites: accountWritesRouter,
   usage: usageRouter,
+  pageViews: router({ report: reportPageViewProcedure }),
 });
 
 export type AppRouter = typeof appRouter;

@@ -105,6 +105,7 @@ const envSchema = z.object({
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
+  HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(120_000),
 });
 
 export type HubConfig = {
@@ -150,6 +151,8 @@ export type HubConfig = {
    * lets go of it after this.
    */
   delivery: { leaseMs: number };
+  /** Page views one organization may report a minute; beyond it, 429. */
+  pageViews: { perMinute: number };
 };
 
 export class ConfigError extends Error {
@@ -213,5 +216,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
+    pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
   };
 }

@@ -9,6 +9,7 @@ import type { ControlPlaneServices } from '../../control-plane/context.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import { MailWorker } from '../../control-plane/mail/outbox.js';
 import { createMailTransport } from '../../control-plane/mail/transport.js';
+import { PageViewIntake } from '../../control-plane/page-views/ingest.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import { createControlPlaneServer } from '../../control-plane/server.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
@@ -56,6 +57,7 @@ export async function startTestControlPlane(
     internalToken: randomBytes(24).toString('base64url'),
     payments,
     mail,
+    pageViews: new PageViewIntake(db, logger, config.pageViews.perMinute),
   };
   const server = createControlPlaneServer(services);
   const port = await listen(server, 0, '127.0.0.1');

@@ -332,6 +332,12 @@ const routes: RouteCase[] = [
   // API keys: dashboard sessions only, so API keys cannot make API keys
   { method: 'POST', route: '/v1/usage/check', group: 'api-key', probe: () => ({ path: '/v1/usage/check', body: {}, expect: invalidBody }) },
   { method: 'POST', route: '/v1/usage', group: 'api-key', probe: () => ({ path: '/v1/usage', body: {}, expect: invalidBody }) },
+  {
+    method: 'POST',
+    route: '/v1/page-views',
+    group: 'api-key',
+    probe: ({ b }) => ({ path: '/v1/page-views', body: { seller: b.sellerId, path: '/' }, expect: notFound('seller_not_found') }),
+  },
   { method: 'GET', route: '/v1/api-keys', group: 'member', probe: () => ({ path: '/v1/api-keys/', expect: { status: 200 } }) },
   { method: 'POST', route: '/v1/api-keys', group: 'admin', probe: () => ({ path: '/v1/api-keys', body: {}, expect: invalidBody }) },
   {
