@@ -66,6 +66,8 @@ export async function claimPaidRequest(
         status: 'in_flight',
         payer,
         protocol: input.protocol,
+        // What the agent paid with: a challenge offers both protocols, the retry picks one.
+        paymentMethod: input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet',
         paymentPayloadJson: JSON.stringify(input.payload),
         verifiedAt: new Date(),
         authorizedMicros: attempt.amountMicros,

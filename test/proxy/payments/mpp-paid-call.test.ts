@@ -35,6 +35,7 @@ for (const provider of testProviders()) {
       t.same(paymentHeadersSeen, [], 'the credential never reaches the seller');
       const attempt = await db.paymentAttempt.findFirst({ where: { pathAndQuery: '/search?q=mpp' } });
       t.equal(attempt?.protocol, 'mpp');
+      t.equal(attempt?.paymentMethod, 'mpp_wallet', 'an MPP payment never reads x402_wallet');
     });
 
     await t.test('the credential is accepted as Bearer and as Payment-Authorization, once', async (t) => {
