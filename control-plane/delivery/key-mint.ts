@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
+import { heldBy } from '../storefront/holders.js';
 import { callAccountEndpoint, SecretCache } from './account-call.js';
 import { DELIVERY_SCHEDULE, type DeliverySchedule, hintMs } from './schedule.js';
 
@@ -30,7 +31,7 @@ export async function redeemKey(
     select: { buyerId: true, buyer: { select: { email: true, emailVerifiedAt: true } } },
   });
   const held = await db.access.findMany({
-    where: { sellerId: seller.id, OR: [{ agentId: input.agentId }, ...(agent.buyerId ? [{ buyerId: agent.buyerId }] : [])] },
+    where: { sellerId: seller.id, ...heldBy(input.agentId, agent.buyerId) },
     select: { id: true, provisioningState: true },
   });
   const account = input.accessId === undefined ? onlyOne(held) : held.find((a) => a.id === input.accessId);

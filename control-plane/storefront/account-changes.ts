@@ -14,21 +14,36 @@ import type { PurchasePlan, PurchaseTerms } from './purchase-terms.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** Opens a new account for a paid purchase, a free trial or a $0 plan. */
-export async function openAccount(
+/**
+ * What a purchase buys, paid or free: a new account for the agent (owned by its human, if it has
+ * one), or the renewal or top-up of `accessId`.
+ */
+export async function applyPurchase(
   tx: Tx,
-  input: { accessId: string; sellerId: string; agentId: string; buyerId: string | null; terms: PurchaseTerms; now: Date },
+  input: { accessId: string; sellerId: string; agentId: string; terms: PurchaseTerms; now: Date },
+): Promise<void> {
+  if (input.terms.kind === 'purchase') await openAccount(tx, input);
+  else await extendAccount(tx, input);
+}
+
+/** Opens a new account for a paid purchase, a free trial or a $0 plan. */
+async function openAccount(
+  tx: Tx,
+  input: { accessId: string; sellerId: string; agentId: string; terms: PurchaseTerms; now: Date },
 ): Promise<void> {
   const { plan } = input.terms;
   const credit = grantedCredit(plan, input.terms.creditMicros);
-  const seller = await tx.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } });
+  const [seller, agent] = await Promise.all([
+    tx.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } }),
+    tx.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } }),
+  ]);
   await tx.access.create({
     data: {
       id: input.accessId,
       sellerId: input.sellerId,
       planId: plan.id,
       agentId: input.agentId,
-      buyerId: input.buyerId,
+      buyerId: agent.buyerId,
       status: 'active',
       periodStart: input.now,
       periodEnd: periodEnd(input.now, plan.interval),
@@ -46,7 +61,7 @@ export async function openAccount(
  * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
  * added) an account. Either makes a canceled account active again.
  */
-export async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
+async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
   const { plan } = input.terms;
   const locked = await tx.access.update({ where: { id: input.accessId }, data: { stateVersion: { increment: 1 } } });
   const added = input.terms.kind === 'topup' ? input.terms.creditMicros : plan.includedCreditMicros;

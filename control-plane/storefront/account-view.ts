@@ -1,3 +1,4 @@
+import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { AccountView } from '../../shared/contract.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
@@ -10,8 +11,12 @@ const INCLUDE = {
 } as const;
 
 /** Accounts as agents (their receipt) and sellers (the management API) see them, oldest first. */
-export async function accountViews(db: Db, where: { id?: string; sellerId: string; OR?: object[] }): Promise<AccountView[]> {
-  const rows = await db.access.findMany({ where, include: INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+export async function accountViews(db: Db, sellerId: string, where: Prisma.AccessWhereInput = {}): Promise<AccountView[]> {
+  const rows = await db.access.findMany({
+    where: { ...where, sellerId },
+    include: INCLUDE,
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
   // Payments captured for accounts the seller never took (delivery/outcomes.ts): owed back by the seller.
   const owed = await db.paymentAttempt.groupBy({
     by: ['accessId'],

@@ -31,7 +31,7 @@ export const listAccounts = catalogReadProcedure
   .output(z.object({ accounts: z.array(account) }))
   .query(async ({ ctx, input }) => {
     await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
-    return { accounts: (await accountViews(ctx.db, { sellerId: input.sellerId })) as z.infer<typeof account>[] };
+    return { accounts: (await accountViews(ctx.db, input.sellerId)) as z.infer<typeof account>[] };
   });
 
 export const getAccount = catalogReadProcedure
@@ -43,7 +43,7 @@ export const getAccount = catalogReadProcedure
   .output(z.object({ account }))
   .query(async ({ ctx, input }) => {
     const { sellerId } = await ownedAccount(ctx.db, ctx.actor.organizationId, input.accessId);
-    const [view] = await accountViews(ctx.db, { id: input.accessId, sellerId });
+    const [view] = await accountViews(ctx.db, sellerId, { id: input.accessId });
     return { account: view as z.infer<typeof account> };
   });
 
@@ -58,7 +58,7 @@ export const cancelAccountRoute = catalogWriteProcedure
     const { sellerId } = await ownedAccount(ctx.db, ctx.actor.organizationId, input.accessId);
     await ctx.db.$transaction((tx) => cancelAccount(tx, input.accessId, new Date()));
     ctx.accountWrites?.wake();
-    const [view] = await accountViews(ctx.db, { id: input.accessId, sellerId });
+    const [view] = await accountViews(ctx.db, sellerId, { id: input.accessId });
     return { account: view as z.infer<typeof account> };
   });
 

@@ -1,6 +1,7 @@
 import type { PlanStanding } from '../../shared/contract.js';
 import type { Db } from '../db/client.js';
 import { accessState } from '../usage/allowance.js';
+import { heldBy } from './holders.js';
 
 /**
  * Why an identified agent's call was not covered by a plan, for the reason of its 402 (spec:
@@ -39,7 +40,7 @@ export async function planStanding(
     where: {
       sellerId: input.sellerId,
       plan: { serviceId: service.id },
-      OR: [{ agentId: input.agentId }, ...(agent.buyerId ? [{ buyerId: agent.buyerId }] : [])],
+      ...heldBy(input.agentId, agent.buyerId),
     },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     select: { id: true, status: true, periodStart: true, periodEnd: true },

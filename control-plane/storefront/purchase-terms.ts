@@ -1,6 +1,7 @@
 import { ApiError } from '../../shared/errors.js';
 import { formatUsd, isWholeCents, parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { heldBy } from './holders.js';
 
 /** What a payment at `POST /extend` buys: a new account, a renewal of one, or credit added to one. */
 export type PurchaseKind = 'purchase' | 'renewal' | 'topup';
@@ -93,14 +94,12 @@ export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseT
 
 /** The account `?accessId=` names, if the agent or the human who owns it holds it with this seller. */
 async function heldAccess(db: Db, sellerId: string, agentId: string, accessId: string) {
-  const [access, agent] = await Promise.all([
-    db.access.findUnique({ where: { id: accessId }, select: { id: true, sellerId: true, planId: true, agentId: true, buyerId: true } }),
-    db.agent.findUniqueOrThrow({ where: { id: agentId }, select: { buyerId: true } }),
-  ]);
-  const holds = access?.agentId === agentId || (agent.buyerId !== null && access?.buyerId === agent.buyerId);
-  if (!access || access.sellerId !== sellerId || !holds) {
-    throw new ApiError('access_not_found', 'You hold no account with that id here: see /purchases/receipt.');
-  }
+  const agent = await db.agent.findUniqueOrThrow({ where: { id: agentId }, select: { buyerId: true } });
+  const access = await db.access.findFirst({
+    where: { id: accessId, sellerId, ...heldBy(agentId, agent.buyerId) },
+    select: { id: true, planId: true },
+  });
+  if (!access) throw new ApiError('access_not_found', 'You hold no account with that id here: see /purchases/receipt.');
   return access;
 }
 

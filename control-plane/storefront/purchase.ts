@@ -7,9 +7,10 @@ import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { billingSummary, submitSettlement } from '../payments/settle.js';
-import { extendAccount, openAccount } from './account-changes.js';
+import { applyPurchase } from './account-changes.js';
 import { accountViews } from './account-view.js';
 import { freeTaker, takeFreePlan } from './free-plans.js';
+import { heldBy } from './holders.js';
 import { loadPlan, type PurchaseAsk, type PurchaseKind, type PurchaseTerms, purchaseTerms } from './purchase-terms.js';
 
 /**
@@ -61,10 +62,8 @@ async function openFree(db: Db, input: StartPurchase, terms: PurchaseTerms): Pro
   const accessId = terms.accessId ?? newId('access');
   const now = new Date();
   await db.$transaction(async (tx) => {
-    if (terms.kind !== 'purchase') return extendAccount(tx, { accessId, terms, now });
-    await takeFreePlan(tx, terms, takerId, accessId);
-    const agent = await tx.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } });
-    await openAccount(tx, { accessId, sellerId: input.sellerId, agentId: input.agentId, buyerId: agent.buyerId, terms, now });
+    if (terms.kind === 'purchase') await takeFreePlan(tx, terms, takerId, accessId);
+    await applyPurchase(tx, { accessId, sellerId: input.sellerId, agentId: input.agentId, terms, now });
   }, TRANSACTION_LIMITS);
   return { kind: 'opened', account: await accountView(db, input.sellerId, accessId), payment: null, settled: null };
 }
@@ -174,12 +173,7 @@ async function fulfil(db: Db, attemptId: string, status?: 'reserved'): Promise<s
       priceMicros: attempt.amountMicros,
       creditMicros: BigInt(bought.creditMicros),
     };
-    const now = new Date();
-    if (bought.accessId) await extendAccount(tx, { accessId, terms, now });
-    else {
-      const agent = await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId! }, select: { buyerId: true } });
-      await openAccount(tx, { accessId, sellerId: attempt.sellerId, agentId: attempt.agentId!, buyerId: agent.buyerId, terms, now });
-    }
+    await applyPurchase(tx, { accessId, sellerId: attempt.sellerId, agentId: attempt.agentId!, terms, now: new Date() });
     return accessId;
   }, TRANSACTION_LIMITS);
 }
@@ -206,13 +200,12 @@ function paymentView(attempt: { id: string; amountMicros: bigint; status: string
 }
 
 async function accountView(db: Db, sellerId: string, accessId: string): Promise<AccountView> {
-  const [view] = await accountViews(db, { id: accessId, sellerId });
+  const [view] = await accountViews(db, sellerId, { id: accessId });
   return view!;
 }
 
 /** `GET /purchases/receipt`: the accounts the agent holds with the seller, and those of the human who owns it. */
 export async function purchaseReceipt(db: Db, input: { sellerId: string; agentId: string }): Promise<{ purchases: AccountView[] }> {
   const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } });
-  const holders = [{ agentId: input.agentId }, ...(agent.buyerId ? [{ buyerId: agent.buyerId }] : [])];
-  return { purchases: await accountViews(db, { sellerId: input.sellerId, OR: holders }) };
+  return { purchases: await accountViews(db, input.sellerId, heldBy(input.agentId, agent.buyerId)) };
 }
