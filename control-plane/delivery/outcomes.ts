@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { submitSettlement } from '../payments/settle.js';
+import { settleAndRecord } from '../payments/settle.js';
 import { recordChange } from '../storefront/account-changes.js';
 
 /**
@@ -42,12 +42,8 @@ export async function writesApplied(
       data: { status: 'settling', chargedMicros: attempt.amountMicros },
     });
     if (taken.count !== 1) continue;
-    const result = await submitSettlement(rail, attempt);
+    const result = await settleAndRecord(db, rail, attempt);
     if (result.status === 'failed') {
-      await db.paymentAttempt.update({
-        where: { id: attempt.id },
-        data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
-      });
       await db.$transaction(async (tx) => {
         const suspended = await tx.access.updateMany({
           where: { id: accessId, status: { not: 'suspended' } },
@@ -59,13 +55,7 @@ export async function writesApplied(
         { accessId, paymentId: attempt.id, reason: result.reason },
         'capturing a reserved payment failed; the account is suspended',
       );
-      continue;
     }
-    const settled = result.status === 'settled';
-    await db.paymentAttempt.update({
-      where: { id: attempt.id },
-      data: { status: settled ? 'settled' : 'settling', settleTxHash: result.transaction ?? null, settledAt: settled ? new Date() : null },
-    });
   }
 }
 

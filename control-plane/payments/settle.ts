@@ -59,19 +59,9 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
 
   const remainderHandling = remainder > 0n ? 'credited' : null;
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
-  const result = await submitSettlement(rail, attempt);
-  if (result.status === 'failed') {
-    await db.paymentAttempt.update({
-      where: { id: attempt.id },
-      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
-    });
-    return { kind: 'failed', settlementReason: result.reason, adjusted };
-  }
+  const result = await settleAndRecord(db, rail, attempt);
+  if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';
-  await db.paymentAttempt.update({
-    where: { id: attempt.id },
-    data: { status: settled ? 'settled' : 'settling', settleTxHash: result.transaction ?? null, settledAt: settled ? new Date() : null },
-  });
   return {
     kind: 'billed',
     adjusted,
@@ -88,28 +78,40 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
     take: 100,
   });
   let finished = 0;
-  for (const attempt of pending) {
-    const result = await submitSettlement(rail, attempt);
-    if (result.status === 'settled') {
-      await db.paymentAttempt.update({
-        where: { id: attempt.id },
-        data: { status: 'settled', settleTxHash: result.transaction, settledAt: new Date() },
-      });
-      finished++;
-    } else if (result.status === 'failed') {
-      await db.paymentAttempt.update({
-        where: { id: attempt.id },
-        data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
-      });
-    }
-  }
+  for (const attempt of pending) if ((await settleAndRecord(db, rail, attempt)).status === 'settled') finished++;
   return finished;
 }
 
-export async function submitSettlement(
-  rail: PaymentRail | undefined,
-  attempt: { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null },
-) {
+type Settleable = { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null };
+
+/**
+ * Submits the settlement of an attempt already marked `settling` (with what it charges) and
+ * records how it ended: `failed` with its reason and nothing charged, `settled` with the
+ * transaction, or still `settling` (the outcome is not known yet; `finishPendingSettlements`
+ * tries again). Every settlement, of a call, a purchase or a captured reservation, ends here.
+ */
+export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
+  const result = await submitSettlement(rail, attempt);
+  if (result.status === 'failed') {
+    await db.paymentAttempt.update({
+      where: { id: attempt.id },
+      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
+    });
+    return result;
+  }
+  const settled = result.status === 'settled';
+  await db.paymentAttempt.update({
+    where: { id: attempt.id },
+    data: {
+      status: settled ? 'settled' : 'settling',
+      ...(result.transaction ? { settleTxHash: result.transaction } : {}),
+      ...(settled ? { settledAt: new Date() } : {}),
+    },
+  });
+  return result;
+}
+
+async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleable) {
   if (!rail || !attempt.payTo || !attempt.paymentPayloadJson) {
     return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
   }

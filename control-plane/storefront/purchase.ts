@@ -6,7 +6,7 @@ import type { Db } from '../db/client.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { billingSummary, submitSettlement } from '../payments/settle.js';
+import { billingSummary, settleAndRecord } from '../payments/settle.js';
 import { applyPurchase } from './account-changes.js';
 import { accountViews } from './account-view.js';
 import { freeTaker, takeFreePlan } from './free-plans.js';
@@ -88,23 +88,12 @@ export async function completePurchase(
   }
 
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: attempt.amountMicros } });
-  const result = await submitSettlement(rail, attempt);
-  if (result.status === 'failed') {
-    await db.paymentAttempt.update({
-      where: { id: attempt.id },
-      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
-    });
-    throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
-  }
+  const result = await settleAndRecord(db, rail, attempt);
+  if (result.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
   const transaction = result.transaction ?? null;
   if (result.status !== 'settled') {
-    await db.paymentAttempt.update({ where: { id: attempt.id }, data: { settleTxHash: transaction } });
     return { kind: 'settling', payment: paymentView({ ...attempt, status: 'settling', settleTxHash: transaction }) };
   }
-  await db.paymentAttempt.update({
-    where: { id: attempt.id },
-    data: { status: 'settled', settleTxHash: transaction, settledAt: new Date() },
-  });
   const accessId = await fulfil(db, attempt.id);
   const settled = {
     kind: 'billed' as const,
