@@ -41,3 +41,25 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   }
   return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size);
 }
+
+/**
+ * Reads a response body (a seller's answer, which hub never trusts to be small) up to `limit`
+ * bytes. Past the limit the stream is destroyed and what came before it is returned, marked
+ * incomplete, so the caller decides whether a cut body is of any use.
+ */
+export async function readUpTo(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+): Promise<{ bytes: Buffer; complete: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size + chunk.length > limit) {
+      body.destroy();
+      return { bytes: Buffer.concat(chunks, size), complete: false };
+    }
+    size += chunk.length;
+    chunks.push(Buffer.from(chunk));
+  }
+  return { bytes: Buffer.concat(chunks, size), complete: true };
+}

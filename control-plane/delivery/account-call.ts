@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { readUpTo } from '../../runtime/read-body.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { openSecret } from '../../shared/secret-box.js';
 import { nowSeconds, type SignaturePurpose, sha256Hex, signatureHeader } from '../../shared/signature.js';
@@ -100,7 +101,7 @@ async function send(
   try {
     const signal = AbortSignal.timeout(budgetMs);
     const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: budgetMs, bodyTimeout: budgetMs });
-    const text = await readLimited(res.body, MAX_REPLY_BYTES);
+    const text = (await readUpTo(res.body, MAX_REPLY_BYTES)).bytes.toString('utf8');
     const retryAfter = res.headers['retry-after'];
     return { kind: 'reply', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text };
   } catch (err) {
@@ -109,18 +110,4 @@ async function send(
       e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
     return { kind: 'unreachable', reason };
   }
-}
-
-async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { readUpTo } from '../../runtime/read-body.js';
 import { sendJson } from '../../runtime/respond.js';
 import type { IssuedChallenge } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
@@ -27,7 +28,8 @@ export async function answerWithChallenge(
   sellerBody: Readable,
   res: ServerResponse,
 ): Promise<void> {
-  const raw = await readLimited(sellerBody, MAX_SELLER_402_BYTES);
+  const read = await readUpTo(sellerBody, MAX_SELLER_402_BYTES);
+  const raw = read.complete ? read.bytes : undefined;
   const asked = raw && parseSellerPaymentRequired(raw);
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
   const challenge = await services.controlPlane
@@ -54,20 +56,6 @@ export async function answerWithChallenge(
     });
   const { body, headers } = challengeResponse(request, challenge, identity, services.mppSecret);
   sendJson(res, 402, body, headers);
-}
-
-async function readLimited(body: Readable, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks);
 }
 
 /** Fields of a seller's 402 the proxy acts on (spec: Bodies the seller's API returns). */
