@@ -14,14 +14,22 @@ import { attemptRequirements } from './requirements.js';
  * challenged, so the paid retry forwards under the same request id.
  */
 export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput): Promise<IssuedChallenge> {
-  const standing = input.usage.length ? await planStanding(db, input) : undefined;
-  const priced = await priceUsage(db, input).catch((err: unknown) => {
+  // Both read, neither writes: asked side by side.
+  const [standingRead, pricedRead] = await Promise.allSettled([
+    input.usage.length ? planStanding(db, input) : undefined,
+    priceUsage(db, input),
+  ]);
+  if (standingRead.status === 'rejected') throw standingRead.reason;
+  const standing = standingRead.value;
+  if (pricedRead.status === 'rejected') {
+    const err = pricedRead.reason;
     // Usage no pay-as-you-go plan prices can still be bought as a plan: say which way to go.
     if (err instanceof ApiError && err.code === 'usage_not_priced' && standing?.sells) {
       throw new ApiError('payment_required', standing.reason, { accessId: standing.accessId });
     }
     throw err;
-  });
+  }
+  const priced = pricedRead.value;
   const usage = input.usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 0 }));
   const attempt = await newAttempt(db, rail, {
     sellerId: input.sellerId,
