@@ -7,7 +7,7 @@ import { sha256Hex } from '../shared/signature.js';
 import { authRecipe } from './agent-auth.js';
 import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
-import { type PaymentProof, readPaymentProof } from './payments/proof.js';
+import { type PaymentProof, readPaymentProof, usableProof } from './payments/proof.js';
 import { type PublicOrigin, publicOrigin } from './public-origin.js';
 
 const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
@@ -64,9 +64,7 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
       { auth: authRecipe(origin) },
     );
   }
-  const proof = readPaymentProof(req, services.mppSecret);
-  if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
-  if (proof.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
+  const proof = usableProof(readPaymentProof(req, services.mppSecret));
 
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
   return {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { parseJsonBody } from '../runtime/json-body.js';
-import { EMPTY_BODY, hasNoBody, readBody } from '../runtime/read-body.js';
+import { readBody } from '../runtime/read-body.js';
 import { sendJson } from '../runtime/respond.js';
 import { AGENT_PATHS } from '../shared/agent-paths.js';
 import type { AccountView, PaySeller, PurchaseOutcome } from '../shared/contract.js';
@@ -10,11 +10,11 @@ import { idSchema } from '../shared/schemas/fields.js';
 import { sha256Hex } from '../shared/signature.js';
 import { describeIssues } from '../shared/validation-message.js';
 import { authRecipe } from './agent-auth.js';
-import type { Caller } from './agent-directory.js';
+import type { AgentCaller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { challengeResponse } from './payments/challenge.js';
 import { billingHeaders } from './payments/payment.js';
-import { readPaymentProof } from './payments/proof.js';
+import { readPaymentProof, usableProof } from './payments/proof.js';
 import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
 import { accountLinks } from './storefront-links.js';
 
@@ -66,31 +66,30 @@ export async function handleStorefront(
     throw new ApiError('method_not_allowed', `Use ${method} ${path}.`);
 
   if (path === AGENT_PATHS.receipt) {
-    const agentId = (caller as Extract<Caller, { kind: 'agent' }>).agentId;
+    const agentId = (caller as AgentCaller).agentId;
     const { purchases } = await services.controlPlane.call('purchaseReceipt', { sellerId: seller.id, agentId });
     return sendJson(res, 200, { purchases: purchases.map((p) => withLinks(p, origin)) }, { 'cache-control': 'no-store' });
   }
-  if (path === AGENT_PATHS.redeem) return redeem(req, res, seller, services, (caller as Extract<Caller, { kind: 'agent' }>).agentId);
+  if (path === AGENT_PATHS.redeem) return redeem(req, res, seller, services, (caller as AgentCaller).agentId);
 
   const target = req.url ?? '/';
-  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, MAX_PURCHASE_BODY_BYTES);
+  const body = await readBody(req, MAX_PURCHASE_BODY_BYTES);
   const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body) };
-  if (proof?.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
-  if (proof?.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
-  if (proof?.kind === 'paid') {
+  const payment = proof && usableProof(proof);
+  if (payment?.kind === 'paid') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body, req.headers['content-type']);
     const outcome = await services.controlPlane.call('completePurchase', {
-      paymentId: proof.paymentId,
+      paymentId: payment.paymentId,
       ...bound,
-      protocol: proof.protocol,
-      payload: proof.payload,
+      protocol: payment.protocol,
+      payload: payment.payload,
       ...(amountUsd === undefined ? {} : { amountUsd }),
     });
-    return answer(res, outcome, origin, proof.protocol);
+    return answer(res, outcome, origin, payment.protocol);
   }
 
-  const agent = caller as Extract<Caller, { kind: 'agent' }>;
+  const agent = caller as AgentCaller;
   const parsed = extendBody.safeParse(parseJsonBody(body, req.headers['content-type']));
   if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
   const outcome = await services.controlPlane
@@ -118,7 +117,7 @@ export async function handleStorefront(
 const redeemBody = z.object({ accessId: accessIdParam.optional() }).strict();
 
 async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySeller, services: ProxyServices, agentId: string) {
-  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, MAX_PURCHASE_BODY_BYTES);
+  const body = await readBody(req, MAX_PURCHASE_BODY_BYTES);
   const parsed = redeemBody.safeParse(parseJsonBody(body, req.headers['content-type']));
   if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
   const accessId = accessIdOf(req.url ?? '/') ?? parsed.data.accessId;

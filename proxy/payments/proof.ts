@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { PaymentProtocol } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { type PaymentPayload, paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { readMppCredential } from './mpp.js';
 import { X402_HEADERS } from './x402.js';
@@ -19,6 +20,17 @@ export type PaymentProof =
 const NONE: PaymentProof = Object.freeze({ kind: 'none' });
 const MAX_X402_HEADER_LENGTH = 16_384;
 const PAYMENT_ID = /^apay_[0-9A-Za-z]{24}$/;
+
+/**
+ * The payment as a request may go on with: none, or paid. A malformed header is 400
+ * `invalid_request`; a credential already refused (unknown challenge, expired, wrong realm) is 402
+ * `settlement_failed`, so the agent starts over for a fresh challenge.
+ */
+export function usableProof(proof: PaymentProof): Extract<PaymentProof, { kind: 'none' | 'paid' }> {
+  if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
+  if (proof.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
+  return proof;
+}
 
 /** Reads the request's payment; never throws on garbage. */
 export function readPaymentProof(req: IncomingMessage, mppSecret: string): PaymentProof {
