@@ -211,9 +211,9 @@ async function plainClient(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < REFERENCE_WRITES) {
         next++;
-        const accessId = newId('access');
-        const body = Buffer.from(JSON.stringify(accountWriteBody(snapshot(accessId), 'original')));
-        const requestId = `${accessId}:1`;
+        const write = snapshot(newId('access'));
+        const body = Buffer.from(JSON.stringify(accountWriteBody(write, 'original')));
+        const requestId = `${write.accessId}:1`;
         const res = await request(url, {
           method: 'POST',
           dispatcher,
@@ -221,15 +221,15 @@ async function plainClient(
           headers: {
             'content-type': 'application/json',
             'hub-request-id': requestId,
-            'hub-agent-id': snapshot(accessId).agentId,
-            'hub-anonymous-id': snapshot(accessId).agentId,
+            'hub-agent-id': write.agentId,
+            'hub-anonymous-id': write.agentId,
             'hub-signature': signatureHeader({
               timestamp: nowSeconds(),
               method: 'POST',
               pathAndQuery: url.pathname,
               bodySha256: sha256Hex(body),
               requestId,
-              agentId: snapshot(accessId).agentId,
+              agentId: write.agentId,
               purpose: 'access.write',
               kid,
               secret,
