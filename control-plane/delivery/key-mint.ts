@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
-import { heldBy } from '../storefront/holders.js';
+import { heldBy, verifiedEmail } from '../storefront/holders.js';
 import { callAccountEndpoint, SecretCache } from './account-call.js';
 import { DELIVERY_SCHEDULE, type DeliverySchedule, hintMs } from './schedule.js';
 
@@ -41,7 +41,7 @@ export async function redeemKey(
   }
 
   const variant = seller.accountWriteVariant;
-  const buyer = { id: agent.buyerId, email: agent.buyer?.emailVerifiedAt ? agent.buyer.email : null };
+  const buyer = { id: agent.buyerId, email: verifiedEmail(agent.buyer) };
   const result = await callAccountEndpoint(
     new SecretCache(db, masterKey),
     {

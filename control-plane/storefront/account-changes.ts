@@ -2,6 +2,7 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
 import { type AccountSnapshot, serializeSnapshot } from './account-write.js';
 import { periodEnd, renewedPeriod } from './billing-period.js';
+import { verifiedEmail } from './holders.js';
 import type { PurchasePlan, PurchaseTerms } from './purchase-terms.js';
 
 /**
@@ -123,7 +124,7 @@ export async function recordChange(tx: Tx, accessId: string): Promise<void> {
     accessId,
     agentId: access.agentId,
     buyerId: access.buyerId,
-    buyerEmail: access.buyer?.emailVerifiedAt ? access.buyer.email : null,
+    buyerEmail: verifiedEmail(access.buyer),
     stateVersion: access.stateVersion,
     plan: {
       slug: access.plan.slug,

@@ -8,3 +8,8 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 export function heldBy(agentId: string, ownerId: string | null): Prisma.AccessWhereInput {
   return { OR: [{ agentId }, ...(ownerId ? [{ buyerId: ownerId }] : [])] };
 }
+
+/** The email a seller may be told of a buyer: only one the buyer has verified. */
+export function verifiedEmail(buyer: { email: string | null; emailVerifiedAt: Date | null } | null): string | null {
+  return buyer?.emailVerifiedAt ? buyer.email : null;
+}
