@@ -1,3 +1,4 @@
+import { analyticsRouter } from './analytics/analytics-api.js';
 import { apiKeysRouter } from './accounts/api-keys.js';
 import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
@@ -30,6 +31,7 @@ export const appRouter = router({
   accountWrites: accountWritesRouter,
   usage: usageRouter,
   pageViews: router({ report: reportPageViewProcedure }),
+  analytics: analyticsRouter,
 });
 
 export type AppRouter = typeof appRouter;

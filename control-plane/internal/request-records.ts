@@ -1,5 +1,9 @@
 import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
+import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { countCalls } from '../analytics/traffic-rollup.js';
 import type { Db, Provider } from '../db/client.js';
+
+type Tx = Prisma.TransactionClient;
 
 /**
  * Request records (hubreq_…) written by the proxy in batches: an identified agent's request is
@@ -49,9 +53,15 @@ const ROWS_PER_STATEMENT = 500;
  * record the control-plane already holds (a challenge for the request can be stored before the
  * proxy's record of it arrives) is kept as it is.
  */
-export async function recordRequests(db: Db, batch: RequestBatch, provider: Provider): Promise<number> {
+export function recordRequests(db: Db, batch: RequestBatch, provider: Provider): Promise<number> {
+  // One transaction: the calls counted for analytics commit with the rows that show them.
+  return db.$transaction((tx) => storeBatch(tx, batch, provider));
+}
+
+async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Promise<number> {
   const sql = new Placeholders(provider);
   let stored = 0;
+  const calls: { sellerId: string; at: Date | number; count: number }[] = [];
 
   for (const rows of chunks(batch.created)) {
     const tuples = rows.map((r) =>
@@ -75,12 +85,17 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
       ),
     );
     const columns = quoted(RECORD_COLUMNS);
-    stored += await db.$executeRawUnsafe(
+    const inserted = await db.$queryRawUnsafe<{ id: string }[]>(
       `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
        INSERT INTO "RequestRecord" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}
-       ON CONFLICT ("id") DO NOTHING`,
+       ON CONFLICT ("id") DO NOTHING RETURNING "id"`,
       ...sql.take(),
     );
+    stored += inserted.length;
+    const insertedIds = new Set(inserted.map((r) => r.id));
+    for (const r of rows) {
+      if (insertedIds.has(r.id) && r.lifecycle === 'delivered' && !r.sandbox) calls.push({ sellerId: r.sellerId, at: Date.parse(r.completedAt ?? r.createdAt), count: 1 });
+    }
   }
 
   for (const rows of chunks(batch.completed)) {
@@ -88,12 +103,19 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
     const tuples = rows.map((c) =>
       sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']),
     );
-    stored += await db.$executeRawUnsafe(
+    // A completion sent twice (a batch retried after its answer was lost) changes nothing twice.
+    const updated = await db.$queryRawUnsafe<{ id: string; sellerId: string; sandbox: boolean | number; lifecycle: string }[]>(
       `WITH done (id, lifecycle, status, completed) AS (VALUES ${tuples.join(', ')})
        UPDATE "RequestRecord" SET "lifecycle" = done.lifecycle, "upstreamStatus" = done.status, "completedAt" = done.completed
-       FROM done WHERE "RequestRecord"."id" = done.id`,
+       FROM done WHERE "RequestRecord"."id" = done.id AND "RequestRecord"."lifecycle" <> 'delivered'
+       RETURNING "RequestRecord"."id", "RequestRecord"."sellerId", "RequestRecord"."sandbox", "RequestRecord"."lifecycle"`,
       ...sql.take(),
     );
+    stored += updated.length;
+    const completedAt = new Map(rows.map((c) => [c.id, Date.parse(c.completedAt)]));
+    for (const r of updated) {
+      if (r.lifecycle === 'delivered' && !r.sandbox) calls.push({ sellerId: r.sellerId, at: completedAt.get(r.id)!, count: 1 });
+    }
   }
 
   for (const rows of chunks(mergeTallies(batch.tallies))) {
@@ -105,7 +127,16 @@ export async function recordRequests(db: Db, batch: RequestBatch, provider: Prov
        ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"`,
       ...sql.take(),
     );
+    for (const t of rows) if (t.lifecycle === 'delivered' && !t.sandbox) calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
   }
+  // Calls of a seller deleted meanwhile have no row to count into.
+  const sellers = new Set(calls.map((c) => c.sellerId));
+  const existing = sellers.size ? await db.seller.findMany({ where: { id: { in: [...sellers] } }, select: { id: true } }) : [];
+  const kept = new Set(existing.map((s) => s.id));
+  await countCalls(
+    db,
+    calls.filter((c) => kept.has(c.sellerId)),
+  );
   return stored;
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { RateWindow } from '../../runtime/rate-window.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
+import { writePageViews } from '../analytics/page-view-rollup.js';
 import type { Db } from '../db/client.js';
 import { PageViewSink } from './sink.js';
 
@@ -19,7 +20,7 @@ export class PageViewIntake {
     logger: Logger,
     perMinute: number,
   ) {
-    this.sink = new PageViewSink(db, logger);
+    this.sink = new PageViewSink((rows) => writePageViews(db, rows), logger);
     this.budget = new RateWindow(perMinute);
   }
 

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/client.js';
 
 export type PageViewRow = {
   id: string;
@@ -35,7 +34,8 @@ export class PageViewSink {
   dropped = 0;
 
   constructor(
-    private readonly db: Db,
+    /** Stores a batch (with its rollups: analytics/page-view-rollup.ts); throws to have it retried. */
+    private readonly write: (rows: PageViewRow[]) => Promise<unknown>,
     private readonly logger: Logger,
     private readonly options = { flushMs: 200, batch: 1_000, maxBuffered: 100_000 },
   ) {}
@@ -87,7 +87,7 @@ export class PageViewSink {
   private async writeBatch(): Promise<boolean> {
     const batch = this.buffer.splice(0, this.options.batch);
     try {
-      await this.db.pageView.createMany({ data: batch });
+      await this.write(batch);
       this.failures = 0;
       return true;
     } catch (err) {

@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { countAttempt } from '../analytics/traffic-rollup.js';
 import { planStanding } from '../storefront/plan-standing.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
@@ -45,7 +46,7 @@ export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefine
     amountMicros: priced.amountMicros,
   });
   await db.$transaction([
-    attempt.create,
+    ...attempt.writes,
     db.requestRecord.upsert({
       where: { id: input.requestId },
       create: {
@@ -84,8 +85,9 @@ type AttemptFields = {
 
 /**
  * A payment attempt on the deployment's rail, paid to the seller's wallet, open for the rail's
- * timeout: the statement that records it (for the caller's transaction) and the challenge that
- * shows it to the agent. 503 when the hub takes no payments or the seller has no wallet.
+ * timeout: the statements that record and count it (for the caller's transaction) and the
+ * challenge that shows it to the agent. 503 when the hub takes no payments or the seller has no
+ * wallet.
  */
 export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: AttemptFields) {
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
@@ -96,23 +98,28 @@ export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: 
   if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
   const payTo = seller.payToAddress;
   const id = newId('paymentAttempt');
-  const expiresAt = new Date(Date.now() + rail.maxTimeoutSeconds * 1000);
+  const createdAt = new Date();
+  const expiresAt = new Date(+createdAt + rail.maxTimeoutSeconds * 1000);
+  const create = db.paymentAttempt.create({
+    data: {
+      ...fields,
+      id,
+      organizationId: seller.organizationId,
+      rail: rail.name,
+      network: rail.network,
+      asset: rail.token.address,
+      payTo,
+      paymentMethod: 'x402_wallet',
+      status: 'challenge_created',
+      createdAt,
+      expiresAt,
+    },
+  });
+  // An identity proof moves no money: it is not a payment attempt in the seller's analytics.
+  const priced = fields.kind !== 'identity' && fields.amountMicros > 0n;
   return {
     id,
-    create: db.paymentAttempt.create({
-      data: {
-        ...fields,
-        id,
-        organizationId: seller.organizationId,
-        rail: rail.name,
-        network: rail.network,
-        asset: rail.token.address,
-        payTo,
-        paymentMethod: 'x402_wallet',
-        status: 'challenge_created',
-        expiresAt,
-      },
-    }),
+    writes: priced ? [create, countAttempt(db, fields.sellerId, createdAt)] : [create],
     challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
       paymentId: id,
       amountMicros: fields.amountMicros.toString(),

@@ -87,6 +87,8 @@ export async function claimPaidRequest(
           update: {},
           select: { id: true, buyerId: true },
         });
+    // The payment is that agent's from now on (analytics names it).
+    if (!attempt.agentId) await tx.paymentAttempt.update({ where: { id: attempt.id }, data: { agentId: agent.id } });
     await tx.requestRecord.updateMany({
       where: { id: attempt.requestId },
       data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id },

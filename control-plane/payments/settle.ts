@@ -1,6 +1,7 @@
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import { formatUsd } from '../../shared/money.js';
 import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
+import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
 import { payPerCallCost } from './price.js';
@@ -99,14 +100,22 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
     });
     return result;
   }
-  const settled = result.status === 'settled';
-  await db.paymentAttempt.update({
-    where: { id: attempt.id },
-    data: {
-      status: settled ? 'settled' : 'settling',
-      ...(result.transaction ? { settleTxHash: result.transaction } : {}),
-      ...(settled ? { settledAt: new Date() } : {}),
-    },
+  if (result.status !== 'settled') {
+    if (result.transaction) await db.paymentAttempt.update({ where: { id: attempt.id }, data: { settleTxHash: result.transaction } });
+    return result;
+  }
+  // Marked settled once (two control-planes can finish the same settlement), and counted then.
+  await db.$transaction(async (tx) => {
+    const marked = await tx.paymentAttempt.updateMany({
+      where: { id: attempt.id, status: { not: 'settled' } },
+      data: { status: 'settled', settledAt: new Date(), ...(result.transaction ? { settleTxHash: result.transaction } : {}) },
+    });
+    if (marked.count !== 1) return;
+    const paid = await tx.paymentAttempt.findUniqueOrThrow({
+      where: { id: attempt.id },
+      select: { sellerId: true, createdAt: true, chargedMicros: true, payer: true },
+    });
+    await countTransaction(tx, { ...paid, chargedMicros: paid.chargedMicros ?? attempt.amountMicros });
   });
   return result;
 }

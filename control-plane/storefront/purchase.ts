@@ -52,7 +52,7 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
     amountMicros: terms.priceMicros,
     purchaseJson: JSON.stringify(bought),
   });
-  await attempt.create;
+  await db.$transaction(attempt.writes);
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
   return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
 }

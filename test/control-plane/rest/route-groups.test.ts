@@ -329,6 +329,20 @@ const routes: RouteCase[] = [
     probe: ({ b }) => ({ path: `/v1/organizations/current/members/${b.membershipId}`, expect: notFound('membership_not_found') }),
   },
 
+  // Analytics
+  {
+    method: 'GET',
+    route: '/v1/analytics/sellers/{sellerId}',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/analytics/sellers/${b.sellerId}?days=7&timeZone=UTC`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/analytics/sellers/{sellerId}/page-views',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/analytics/sellers/${b.sellerId}/page-views`, expect: notFound('seller_not_found') }),
+  },
+
   // API keys: dashboard sessions only, so API keys cannot make API keys
   { method: 'POST', route: '/v1/usage/check', group: 'api-key', probe: () => ({ path: '/v1/usage/check', body: {}, expect: invalidBody }) },
   { method: 'POST', route: '/v1/usage', group: 'api-key', probe: () => ({ path: '/v1/usage', body: {}, expect: invalidBody }) },

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { timestamp } from './fields.js';
+
+const usd = z.string().meta({ description: 'USD, six decimals' });
+
+/** The value sets analytics reports (docs/decisions.md › Analytics). */
+export const TRANSACTION_KINDS = ['call', 'purchase', 'renewal', 'topup'] as const;
+export const TRANSACTION_STATUSES = [
+  'challenge_created',
+  'in_flight',
+  'reserved',
+  'settling',
+  'settled',
+  'failed',
+  'released',
+  'refund_owed',
+] as const;
+export const PAYMENT_METHODS = ['x402_wallet', 'mpp_wallet'] as const;
+
+/** A payment attempt as the seller's analytics lists it (spec: Transaction). */
+export const transaction = z.object({
+  id: z.string().meta({ description: 'The payment attempt (apay_…)' }),
+  kind: z.enum(TRANSACTION_KINDS).meta({ description: 'call: a per-call payment; purchase, renewal, topup: a plan bought at /extend' }),
+  status: z.enum(TRANSACTION_STATUSES),
+  paymentMethod: z
+    .enum(PAYMENT_METHODS)
+    .meta({ description: 'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail. x402_wallet while unpaid' }),
+  amountUsd: usd.meta({ description: 'What was charged once settled; the price asked before' }),
+  network: z.string().meta({ description: 'CAIP-2 chain id' }),
+  protocol: z.enum(['x402', 'mpp']).meta({ description: 'The protocol the agent paid with; x402 while unpaid' }),
+  createdAt: timestamp,
+  verifiedAt: timestamp.nullable().meta({ description: 'When the payment was verified; null while unpaid' }),
+  seller: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
+  service: z.object({ id: z.string(), name: z.string(), slug: z.string() }).nullable(),
+  plan: z.object({ id: z.string(), name: z.string() }).nullable(),
+  agent: z.object({ id: z.string(), walletAddress: z.string() }).nullable(),
+});
+
+/** The seller analytics record (spec: Seller analytics record); every figure is defined in docs/decisions.md › Analytics. */
+export const sellerAnalytics = z.object({
+  days: z.int(),
+  calls: z.int().meta({ description: 'Requests the seller answered that hub delivered to the caller (challenges excluded)' }),
+  transactions: z.int().meta({ description: 'Payment attempts of the period whose payment reached the seller' }),
+  revenueUsd: usd.meta({ description: 'What those transactions charged' }),
+  newWallets: z.int().meta({ description: 'Wallets whose first transaction with the seller is in the period' }),
+  attempts: z.int().meta({ description: 'Priced payment challenges issued in the period' }),
+  successRate: z.number().meta({ description: 'transactions / attempts, 0 to 1 in four decimals; 0 without attempts' }),
+  recentTransactions: z.array(transaction).meta({ description: 'The 20 newest payment attempts of the period, newest first' }),
+});
+
+const counted = z.object({ value: z.string(), views: z.int() });
+
+/** Page-view analytics of a seller (hub's own route beside the spec's record). */
+export const pageViewAnalytics = z.object({
+  days: z.int(),
+  timeZone: z.string(),
+  views: z.int(),
+  byClass: z.object({ human: z.int(), agent: z.int(), crawler: z.int(), unknown: z.int() }),
+  acceptsMarkdown: z.int().meta({ description: 'Views whose viewer accepts text/markdown' }),
+  perDay: z.array(
+    z.object({
+      date: z.string().meta({ description: 'YYYY-MM-DD in the time zone asked for' }),
+      views: z.int(),
+      human: z.int(),
+      agent: z.int(),
+      crawler: z.int(),
+      unknown: z.int(),
+    }),
+  ),
+  topPaths: z.array(counted).meta({ description: 'The 20 most viewed paths' }),
+  countries: z.array(counted).meta({ description: 'The 20 countries most views came from' }),
+  referrers: z.array(counted).meta({ description: 'The 20 referrer hosts most views came from' }),
+});
