@@ -1,7 +1,7 @@
-import { analyticsRouter } from './analytics/analytics-api.js';
 import { apiKeysRouter } from './accounts/api-keys.js';
 import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
+import { analyticsRouter } from './analytics/analytics-api.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
 import { plansRouter } from './catalog/plans.js';

@@ -58,7 +58,11 @@ type DayCounts = { views: number; human: number; agent: number; crawler: number;
 async function viewsPerDay(db: Db, sellerId: string, window: AnalyticsWindow): Promise<Map<number, DayCounts>> {
   const runs = dayRuns(window);
   const day = Prisma.join(
-    runs.map((r) => Prisma.sql`WHEN "quarter" < ${r.endQuarter} THEN ${r.firstDay} + ("quarter" - ${r.firstQuarter}) / ${r.quartersPerDay}`),
+    // CAST: SQLite may bind a number as a real, which would make the division exact.
+    runs.map(
+      (r) =>
+        Prisma.sql`WHEN "quarter" < ${r.endQuarter} THEN CAST(${r.firstDay} AS INTEGER) + ("quarter" - CAST(${r.firstQuarter} AS INTEGER)) / CAST(${r.quartersPerDay} AS INTEGER)`,
+    ),
     ' ',
   );
   const rows = await db.$queryRaw<Record<keyof DayCounts | 'day', unknown>[]>`

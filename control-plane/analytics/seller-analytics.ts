@@ -49,7 +49,9 @@ async function recentTransactions(db: Db, seller: { id: string; name: string; sl
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: RECENT,
   });
-  const ids = (key: 'serviceId' | 'planId' | 'agentId') => [...new Set(attempts.map((a) => a[key]).filter((id): id is string => id !== null))];
+  const ids = (key: 'serviceId' | 'planId' | 'agentId') => [
+    ...new Set(attempts.map((a) => a[key]).filter((id): id is string => id !== null)),
+  ];
   const [services, plans, agents] = await Promise.all([
     db.service.findMany({ where: { id: { in: ids('serviceId') } }, select: { id: true, name: true, slug: true } }),
     db.plan.findMany({ where: { id: { in: ids('planId') } }, select: { id: true, name: true } }),

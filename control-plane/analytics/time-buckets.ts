@@ -45,7 +45,10 @@ export function quarterStart(quarter: number): Date {
  * whole days, then whole hours, and a head shorter than an hour that only raw rows can answer.
  * Each range is `[first, end)` in its grain's buckets; `end` is absent for the open last one.
  */
-export function tallyRanges(from: Date): { head: { from: Date; to: Date } | null; ranges: { grain: Grain; first: number; end?: number }[] } {
+export function tallyRanges(from: Date): {
+  head: { from: Date; to: Date } | null;
+  ranges: { grain: Grain; first: number; end?: number }[];
+} {
   const ranges: { grain: Grain; first: number; end?: number }[] = [];
   const hour = Math.ceil(+from / HOUR_MS);
   const day = Math.ceil(+from / DAY_MS);

@@ -56,7 +56,8 @@ export function dayRuns(window: AnalyticsWindow): { firstDay: number; firstQuart
   window.dayList.forEach((day, index) => {
     const length = day.endQuarter - day.firstQuarter;
     const run = runs.at(-1);
-    if (run && run.quartersPerDay === length && length === QUARTERS_PER_DAY && run.endQuarter === day.firstQuarter) run.endQuarter = day.endQuarter;
+    if (run && run.quartersPerDay === length && length === QUARTERS_PER_DAY && run.endQuarter === day.firstQuarter)
+      run.endQuarter = day.endQuarter;
     else runs.push({ firstDay: index, firstQuarter: day.firstQuarter, endQuarter: day.endQuarter, quartersPerDay: length });
   });
   return runs;

@@ -1,5 +1,5 @@
-import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import { countCalls } from '../analytics/traffic-rollup.js';
 import type { Db, Provider } from '../db/client.js';
 
@@ -94,7 +94,8 @@ async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Prom
     stored += inserted.length;
     const insertedIds = new Set(inserted.map((r) => r.id));
     for (const r of rows) {
-      if (insertedIds.has(r.id) && r.lifecycle === 'delivered' && !r.sandbox) calls.push({ sellerId: r.sellerId, at: Date.parse(r.completedAt ?? r.createdAt), count: 1 });
+      if (insertedIds.has(r.id) && r.lifecycle === 'delivered' && !r.sandbox)
+        calls.push({ sellerId: r.sellerId, at: Date.parse(r.completedAt ?? r.createdAt), count: 1 });
     }
   }
 
@@ -127,7 +128,8 @@ async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Prom
        ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"`,
       ...sql.take(),
     );
-    for (const t of rows) if (t.lifecycle === 'delivered' && !t.sandbox) calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
+    for (const t of rows)
+      if (t.lifecycle === 'delivered' && !t.sandbox) calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
   }
   // Calls of a seller deleted meanwhile have no row to count into.
   const sellers = new Set(calls.map((c) => c.sellerId));

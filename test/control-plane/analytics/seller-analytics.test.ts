@@ -80,43 +80,63 @@ for (const provider of testProviders()) {
       t.equal(res.status, 200);
       const a = res.body.analytics as Json;
       t.match(a, { days: 1, calls: 5, attempts: 6, transactions: 4, revenueUsd: '1.030000', newWallets: 2, successRate: 0.6667 });
-      t.same(Object.keys(a).sort(), ['attempts', 'calls', 'days', 'newWallets', 'recentTransactions', 'revenueUsd', 'successRate', 'transactions']);
+      t.same(Object.keys(a).sort(), [
+        'attempts',
+        'calls',
+        'days',
+        'newWallets',
+        'recentTransactions',
+        'revenueUsd',
+        'successRate',
+        'transactions',
+      ]);
       t.same((await analytics('?days=365&timeZone=Pacific/Kiritimati')).body.analytics.revenueUsd, '1.030000', 'a year holds the same');
     });
 
-    await t.test('recent transactions: newest first, every kind, status and method, with their seller, service, plan and agent', async (t) => {
-      const list = (await analytics('?days=7&timeZone=America/New_York')).body.analytics.recentTransactions as Json[];
-      t.equal(list.length, 6);
-      t.same(
-        list.map((x) => [x.kind, x.status, x.paymentMethod, x.protocol, x.amountUsd]),
-        [
-          ['purchase', 'settled', 'x402_wallet', 'x402', '1.000000'],
-          ['call', 'released', 'x402_wallet', 'x402', '0.010000'],
-          ['call', 'challenge_created', 'x402_wallet', 'x402', '0.010000'],
-          ['call', 'settled', 'mpp_wallet', 'mpp', '0.010000'],
-          ['call', 'settled', 'x402_wallet', 'x402', '0.010000'],
-          ['call', 'settled', 'x402_wallet', 'x402', '0.010000'],
-        ],
-      );
-      const seller = { id: sellerId, name: 'acme', slug: 'acme' };
-      const service = { id: world.ids.service, name: String, slug: 'search' };
-      t.match(list[0], {
-        id: /^apay_/,
-        network: chain.network,
-        createdAt: /Z$/,
-        verifiedAt: /Z$/,
-        seller,
-        service,
-        plan: { id: plan.id, name: 'Credits' },
-        agent: { id: agent.agentId, walletAddress: agent.walletAddress },
-      });
-      t.match(list[3], { agent: { walletAddress: walletB.address.toLowerCase() }, plan: { id: world.ids.plan } });
-      t.match(list[2], { verifiedAt: null, agent: null }, 'an unpaid anonymous challenge names no agent yet');
-      t.same(list[0]?.seller, seller);
-    });
+    await t.test(
+      'recent transactions: newest first, every kind, status and method, with their seller, service, plan and agent',
+      async (t) => {
+        const list = (await analytics('?days=7&timeZone=America/New_York')).body.analytics.recentTransactions as Json[];
+        t.equal(list.length, 6);
+        t.same(
+          list.map((x) => [x.kind, x.status, x.paymentMethod, x.protocol, x.amountUsd]),
+          [
+            ['purchase', 'settled', 'x402_wallet', 'x402', '1.000000'],
+            ['call', 'released', 'x402_wallet', 'x402', '0.010000'],
+            ['call', 'challenge_created', 'x402_wallet', 'x402', '0.010000'],
+            ['call', 'settled', 'mpp_wallet', 'mpp', '0.010000'],
+            ['call', 'settled', 'x402_wallet', 'x402', '0.010000'],
+            ['call', 'settled', 'x402_wallet', 'x402', '0.010000'],
+          ],
+        );
+        const seller = { id: sellerId, name: 'acme', slug: 'acme' };
+        const service = { id: world.ids.service, name: String, slug: 'search' };
+        t.match(list[0], {
+          id: /^apay_/,
+          network: chain.network,
+          createdAt: /Z$/,
+          verifiedAt: /Z$/,
+          seller,
+          service,
+          plan: { id: plan.id, name: 'Credits' },
+          agent: { id: agent.agentId, walletAddress: agent.walletAddress },
+        });
+        t.match(list[3], { agent: { walletAddress: walletB.address.toLowerCase() }, plan: { id: world.ids.plan } });
+        t.match(list[2], { verifiedAt: null, agent: null }, 'an unpaid anonymous challenge names no agent yet');
+        t.same(list[0]?.seller, seller);
+      },
+    );
 
     await t.test('the query parameters: defaults, bounds and bad values', async (t) => {
-      for (const query of ['?days=0', '?days=366', '?days=1.5', '?days=abc', '?timeZone=', '?timeZone=Mars/Olympus', `?timeZone=${'A'.repeat(65)}`]) {
+      for (const query of [
+        '?days=0',
+        '?days=366',
+        '?days=1.5',
+        '?days=abc',
+        '?timeZone=',
+        '?timeZone=Mars/Olympus',
+        `?timeZone=${'A'.repeat(65)}`,
+      ]) {
         const res = await analytics(query);
         t.equal(res.status, 400, query);
         t.type(res.body.error, 'string', query);
@@ -133,4 +153,3 @@ for (const provider of testProviders()) {
     });
   });
 }
-
