@@ -22,11 +22,9 @@ export const transaction = z.object({
   id: z.string().meta({ description: 'The payment attempt (apay_…)' }),
   kind: z.enum(TRANSACTION_KINDS).meta({ description: 'call: a per-call payment; purchase, renewal, topup: a plan bought at /extend' }),
   status: z.enum(TRANSACTION_STATUSES),
-  paymentMethod: z
-    .enum(PAYMENT_METHODS)
-    .meta({
-      description: 'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail. x402_wallet while unpaid',
-    }),
+  paymentMethod: z.enum(PAYMENT_METHODS).meta({
+    description: 'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail. x402_wallet while unpaid',
+  }),
   amountUsd: usd.meta({ description: 'What was charged once settled; the price asked before' }),
   network: z.string().meta({ description: 'CAIP-2 chain id' }),
   protocol: z.enum(['x402', 'mpp']).meta({ description: 'The protocol the agent paid with; x402 while unpaid' }),

@@ -195,8 +195,10 @@ function windowStart(days: number, timeZone: string, now: Date): number {
 const formats = new Map<string, Intl.DateTimeFormat>();
 function localDate(at: Date, timeZone: string): string {
   let format = formats.get(timeZone);
-  if (!format)
-    formats.set(timeZone, (format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })));
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formats.set(timeZone, format);
+  }
   return format.format(at);
 }
 
