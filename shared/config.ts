@@ -105,7 +105,7 @@ const envSchema = z.object({
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
-  HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(120_000),
+  HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
 });
 
 export type HubConfig = {
