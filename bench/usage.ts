@@ -5,7 +5,7 @@
 // seeded with 200 agents that each hold a credit access and a forwarded request, and for each
 // binding of the usage routes:
 //   REST    `hub start control-plane` as it is: the routes' procedures behind the REST API
-//   direct  the same control-plane with the direct binding (control-plane/usage/http.ts) in front
+//   direct  the same control-plane with the direct binding (control-plane/rest/hot-routes.ts) in front
 // wrk drives, with 1 and with 50 connections (one thread, fixed duration):
 //   check   POST /v1/usage/check, one item
 //   report  POST /v1/usage, every report a new idempotency key (draws credit, records an event)

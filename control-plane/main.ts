@@ -71,5 +71,5 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await pageViews.sink.drain();
     await close();
   };
-  return { server, port, stop, db, logger };
+  return { server, port, stop, db, logger, pageViews, masterKey };
 }

@@ -6,8 +6,8 @@ import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { createRestHandler } from './rest/handler.js';
+import { createHotRoutes } from './rest/hot-routes.js';
 import { appRouter } from './router.js';
-import { createUsageHttp } from './usage/http.js';
 
 const TRPC_PREFIX = '/trpc/';
 const REST_PREFIX = '/v1/';
@@ -16,7 +16,7 @@ const REST_PREFIX = '/v1/';
 export function createControlPlaneServer(services: ControlPlaneServices): Server {
   const { logger } = services;
   const handleRest = createRestHandler(services);
-  const usage = createUsageHttp(services);
+  const hot = createHotRoutes(services);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -38,8 +38,8 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
         },
       });
     }
-    // The two usage routes sellers call on every request skip the generic REST machinery.
-    if (usage.serves(req.method, path)) return usage.handle(req, res, path);
+    // The usage and page-view routes sellers call on every request skip the generic REST machinery.
+    if (hot.serves(req.method, path)) return hot.handle(req, res, path);
     if (path.startsWith(REST_PREFIX)) return handleRest(req, res, path);
     throw new ApiError('not_found');
   };

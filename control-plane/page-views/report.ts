@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { pageViewInput } from '../../shared/schemas/page-views.js';
+import { type PageViewInput, pageViewInput } from '../../shared/schemas/page-views.js';
+import type { ControlPlaneServices } from '../context.js';
 import { apiKeyProcedure } from '../trpc/procedures.js';
 import { countryCode, pagePath, referrerHost } from './normalize.js';
 import { acceptsMarkdown, viewerClass, viewerId } from './viewer.js';
@@ -27,28 +28,35 @@ export const reportPageViewProcedure = apiKeyProcedure('page-views:write')
   })
   .input(pageViewInput)
   .output(z.void())
-  .mutation(async ({ ctx, input }) => {
-    const { organizationId } = ctx.actor;
-    const retryAfterSeconds = ctx.pageViews.budget.take(organizationId);
-    if (retryAfterSeconds !== undefined) {
-      throw new ApiError('rate_limited', 'This organization reports more page views a minute than hub takes.', { retryAfterSeconds });
-    }
-    if ((await ctx.pageViews.sellerOrganization(input.seller)) !== organizationId) throw new ApiError('seller_not_found');
-    const now = new Date();
-    ctx.pageViews.sink.accept({
-      id: newId('pageView'),
-      organizationId,
-      sellerId: input.seller,
-      path: pagePath(input.path),
-      status: input.status ?? null,
-      durationMs: input.durationMs === undefined ? null : Math.round(input.durationMs),
-      capturedAt: input.capturedAt === undefined ? null : new Date(input.capturedAt),
-      journeyId: input.journeyId ?? null,
-      viewerId: viewerId(ctx.masterKey, input.clientIp, input.userAgent, now),
-      viewerClass: viewerClass(input.userAgent),
-      acceptsMarkdown: acceptsMarkdown(input.accept),
-      country: countryCode(input.country),
-      referrerHost: referrerHost(input.referrerHost),
-      createdAt: now,
-    });
+  .mutation(({ ctx, input }) => acceptPageView(ctx, ctx.actor.organizationId, input));
+
+/** Takes one page view for the organization: within its budget, of its seller, queued to be written. */
+export async function acceptPageView(
+  services: Pick<ControlPlaneServices, 'pageViews' | 'masterKey'>,
+  organizationId: string,
+  input: PageViewInput,
+): Promise<undefined> {
+  const retryAfterSeconds = services.pageViews.budget.take(organizationId);
+  if (retryAfterSeconds !== undefined) {
+    throw new ApiError('rate_limited', 'This organization reports more page views a minute than hub takes.', { retryAfterSeconds });
+  }
+  if ((await services.pageViews.sellerOrganization(input.seller)) !== organizationId) throw new ApiError('seller_not_found');
+  const now = new Date();
+  services.pageViews.sink.accept({
+    id: newId('pageView'),
+    organizationId,
+    sellerId: input.seller,
+    path: pagePath(input.path),
+    status: input.status ?? null,
+    durationMs: input.durationMs === undefined ? null : Math.round(input.durationMs),
+    capturedAt: input.capturedAt === undefined ? null : new Date(input.capturedAt),
+    journeyId: input.journeyId ?? null,
+    viewerId: viewerId(services.masterKey, input.clientIp, input.userAgent, now),
+    viewerClass: viewerClass(input.userAgent),
+    acceptsMarkdown: acceptsMarkdown(input.accept),
+    country: countryCode(input.country),
+    referrerHost: referrerHost(input.referrerHost),
+    createdAt: now,
   });
+  return undefined;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Provider } from '../../control-plane/db/client.js';
-import { createUsageHttp } from '../../control-plane/usage/http.js';
+import { createHotRoutes } from '../../control-plane/rest/hot-routes.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import { sendError } from '../../runtime/respond.js';
 import { newId } from '../../shared/ids.js';
@@ -212,7 +212,7 @@ export type UsageWorld = Awaited<ReturnType<typeof usageWorld>>;
 
 /** A server in front of the control-plane that serves the usage routes directly, as a mounted binding would. */
 async function withDirectBinding(t: Tap, cp: TestControlPlane): Promise<string> {
-  const usage = createUsageHttp(cp);
+  const usage = createHotRoutes(cp);
   const front = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     if (usage.serves(req.method, path)) usage.handle(req, res, path).catch((err) => sendError(res, err));
