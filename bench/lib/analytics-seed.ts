@@ -1,11 +1,11 @@
-import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { bootstrap } from '../../control-plane/bootstrap.js';
 import { writePageViews } from '../../control-plane/analytics/page-view-rollup.js';
 import { countAttempt, countTransaction } from '../../control-plane/analytics/traffic-rollup.js';
+import { bootstrap } from '../../control-plane/bootstrap.js';
 import { openDatabase } from '../../control-plane/db/client.js';
 import { migrateDatabase } from '../../control-plane/db/migrate.js';
 import { recordRequests } from '../../control-plane/internal/request-records.js';
 import type { PageViewRow } from '../../control-plane/page-views/sink.js';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { parseDatabaseUrl } from '../../shared/config.js';
 import type { RequestRecordInput } from '../../shared/contract.js';
 import { newId } from '../../shared/ids.js';
@@ -33,7 +33,14 @@ export async function seedAnalytics(databaseUrl: string, load: AnalyticsLoad, lo
     const { organizationId, apiKey } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
     const sellerId = newId('seller');
     await db.seller.create({
-      data: { id: sellerId, organizationId, name: 'Bench', slug: 'bench', upstreamBaseUrl: 'http://127.0.0.1:9', payToAddress: `0x${'2'.repeat(40)}` },
+      data: {
+        id: sellerId,
+        organizationId,
+        name: 'Bench',
+        slug: 'bench',
+        upstreamBaseUrl: 'http://127.0.0.1:9',
+        payToAddress: `0x${'2'.repeat(40)}`,
+      },
     });
     const { serviceId, planId } = await seedPricedService(db, { organizationId, sellerId, priceMicros: 10_000n });
     const start = Date.now() - load.days * DAY_MS;
@@ -70,7 +77,12 @@ export async function seedAnalytics(databaseUrl: string, load: AnalyticsLoad, lo
     for (let i = 0; i < load.payments; i += 500) {
       const batch = Array.from({ length: Math.min(500, load.payments - i) }, (_, k) => {
         const n = i + k;
-        return { id: newId('paymentAttempt'), createdAt: at(n, load.payments), settled: n % 10 !== 0, payer: `0x${(n % 20_000).toString(16).padStart(40, '0')}` };
+        return {
+          id: newId('paymentAttempt'),
+          createdAt: at(n, load.payments),
+          settled: n % 10 !== 0,
+          payer: `0x${(n % 20_000).toString(16).padStart(40, '0')}`,
+        };
       });
       const rows = batch.map(
         (p) =>
@@ -96,7 +108,7 @@ export async function seedAnalytics(databaseUrl: string, load: AnalyticsLoad, lo
           organizationId,
           sellerId,
           // A long tail: the first paths are the most viewed.
-          path: PATHS[Math.floor(((j * 7919) % 1000) ** 2 / 1000 ** 2 * PATHS.length)]!,
+          path: PATHS[Math.floor((((j * 7919) % 1000) ** 2 / 1000 ** 2) * PATHS.length)]!,
           status: 200,
           durationMs: null,
           capturedAt: null,

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { pageViewAnalytics } from '../../shared/schemas/analytics.js';
 import type { Db } from '../db/client.js';
-import { tallyRanges } from './time-buckets.js';
+import { QUARTERS_IN, tallyRanges } from './time-buckets.js';
 import { type AnalyticsWindow, dayRuns } from './window.js';
 
 type PageViewAnalytics = z.infer<typeof pageViewAnalytics>;
@@ -14,7 +14,7 @@ const RAW_COLUMN = { path: '"path"', country: '"country"', referrer: '"referrerH
 
 /**
  * A seller's page views for a window, from rollups (page-view-rollup.ts): the counts per local
- * day from quarter-hour rows, each top-N list from month, day and hour tallies plus, where the
+ * day from hour or quarter-hour rows, each top-N list from month, day and hour tallies plus, where the
  * window starts inside an hour (zones offset by :30 or :45), the raw views of that part hour.
  */
 export async function pageViewAnalyticsFor(db: Db, sellerId: string, window: AnalyticsWindow): Promise<PageViewAnalytics> {
@@ -52,23 +52,32 @@ export async function pageViewAnalyticsFor(db: Db, sellerId: string, window: Ana
 type DayCounts = { views: number; human: number; agent: number; crawler: number; unknown: number; markdown: number };
 
 /**
- * Quarter-hour rows summed per local day in one statement: within a run of equal days the day's
- * number is the quarter's distance from the run's start divided by the day's length.
+ * Rollup rows summed per local day in one statement: within a run of equal days the day's number
+ * is the bucket's distance from the run's start divided by the day's length. Hour rows where
+ * every day starts on the hour; quarter-hour rows for zones offset by :30 or :45.
  */
 async function viewsPerDay(db: Db, sellerId: string, window: AnalyticsWindow): Promise<Map<number, DayCounts>> {
-  const runs = dayRuns(window);
+  const onTheHour = window.dayList.every((d) => d.firstQuarter % QUARTERS_IN.hour === 0 && d.endQuarter % QUARTERS_IN.hour === 0);
+  const grain = onTheHour ? 'hour' : 'quarter';
+  const size = QUARTERS_IN[grain];
+  const runs = dayRuns(window).map((r) => ({
+    firstDay: r.firstDay,
+    first: r.firstQuarter / size,
+    end: r.endQuarter / size,
+    perDay: r.quartersPerDay / size,
+  }));
   const day = Prisma.join(
     // CAST: SQLite may bind a number as a real, which would make the division exact.
     runs.map(
       (r) =>
-        Prisma.sql`WHEN "quarter" < ${r.endQuarter} THEN CAST(${r.firstDay} AS INTEGER) + ("quarter" - CAST(${r.firstQuarter} AS INTEGER)) / CAST(${r.quartersPerDay} AS INTEGER)`,
+        Prisma.sql`WHEN "bucket" < ${r.end} THEN CAST(${r.firstDay} AS INTEGER) + ("bucket" - CAST(${r.first} AS INTEGER)) / CAST(${r.perDay} AS INTEGER)`,
     ),
     ' ',
   );
   const rows = await db.$queryRaw<Record<keyof DayCounts | 'day', unknown>[]>`
     SELECT CASE ${day} END AS day, SUM("views") AS views, SUM("human") AS human, SUM("agent") AS agent,
       SUM("crawler") AS crawler, SUM("unknown") AS unknown, SUM("markdown") AS markdown
-    FROM "PageViewStat" WHERE "sellerId" = ${sellerId} AND "quarter" >= ${runs[0]!.firstQuarter} AND "quarter" < ${runs.at(-1)!.endQuarter}
+    FROM "PageViewStat" WHERE "sellerId" = ${sellerId} AND "grain" = ${grain} AND "bucket" >= ${runs[0]!.first} AND "bucket" < ${runs.at(-1)!.end}
     GROUP BY 1`;
   return new Map(
     rows.map((r) => [

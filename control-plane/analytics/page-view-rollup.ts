@@ -1,11 +1,11 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
 import type { PageViewRow } from '../page-views/sink.js';
-import { bucketOf, type Grain, quarterOf } from './time-buckets.js';
+import { bucketOf, type Grain } from './time-buckets.js';
 
 /**
  * Writes a batch of accepted page views with their rollups, in one transaction: the raw rows, the
- * counts per seller and quarter-hour by viewer class (`PageViewStat`), and the views per path,
+ * counts per seller and quarter-hour and hour by viewer class (`PageViewStat`), and the views per path,
  * country and referrer per hour, day and month (`PageViewTally`). Views of a seller deleted since
  * they were accepted are dropped: a batch must never fail for good on them.
  */
@@ -26,25 +26,29 @@ export async function writePageViews(db: Db, rows: readonly PageViewRow[]): Prom
 /** A path is tallied by its first 500 characters: an index entry must stay within PostgreSQL's limit. */
 const MAX_TALLIED_VALUE = 500;
 const GRAINS: Grain[] = ['hour', 'day', 'month'];
+/** Counts by class per quarter-hour and per hour: a day in a zone on the hour sums 24 hours. */
+const STAT_GRAINS = ['quarter', 'hour'] as const;
 const CLASSES = ['human', 'agent', 'crawler', 'unknown'] as const;
 
-type Stat = { sellerId: string; quarter: number; views: number; markdown: number } & Record<(typeof CLASSES)[number], number>;
+type Stat = { sellerId: string; grain: string; bucket: number; views: number; markdown: number } & Record<(typeof CLASSES)[number], number>;
 type Tally = { sellerId: string; dimension: string; grain: Grain; start: number; value: string; views: number };
 
 function stats(rows: readonly PageViewRow[]): Map<string, Stat> {
   const out = new Map<string, Stat>();
   for (const row of rows) {
-    const quarter = quarterOf(row.createdAt);
-    const key = `${row.sellerId} ${quarter}`;
-    let stat = out.get(key);
-    if (!stat) {
-      stat = { sellerId: row.sellerId, quarter, views: 0, markdown: 0, human: 0, agent: 0, crawler: 0, unknown: 0 };
-      out.set(key, stat);
-    }
-    stat.views++;
-    if (row.acceptsMarkdown) stat.markdown++;
     const viewer = CLASSES.find((c) => c === row.viewerClass) ?? 'unknown';
-    stat[viewer]++;
+    for (const grain of STAT_GRAINS) {
+      const bucket = bucketOf(grain, row.createdAt);
+      const key = `${row.sellerId} ${grain} ${bucket}`;
+      let stat = out.get(key);
+      if (!stat) {
+        stat = { sellerId: row.sellerId, grain, bucket, views: 0, markdown: 0, human: 0, agent: 0, crawler: 0, unknown: 0 };
+        out.set(key, stat);
+      }
+      stat.views++;
+      if (row.acceptsMarkdown) stat.markdown++;
+      stat[viewer]++;
+    }
   }
   return out;
 }
@@ -83,11 +87,12 @@ function insertViews(tx: Prisma.TransactionClient, rows: PageViewRow[]) {
 
 function upsertStats(tx: Prisma.TransactionClient, rows: Stat[]) {
   const values = rows.map(
-    (s) => Prisma.sql`(${s.sellerId}, ${s.quarter}, ${s.views}, ${s.human}, ${s.agent}, ${s.crawler}, ${s.unknown}, ${s.markdown})`,
+    (s) =>
+      Prisma.sql`(${s.sellerId}, ${s.grain}, ${s.bucket}, ${s.views}, ${s.human}, ${s.agent}, ${s.crawler}, ${s.unknown}, ${s.markdown})`,
   );
-  return tx.$executeRaw`INSERT INTO "PageViewStat" ("sellerId", "quarter", "views", "human", "agent", "crawler", "unknown", "markdown")
+  return tx.$executeRaw`INSERT INTO "PageViewStat" ("sellerId", "grain", "bucket", "views", "human", "agent", "crawler", "unknown", "markdown")
     VALUES ${Prisma.join(values)}
-    ON CONFLICT ("sellerId", "quarter") DO UPDATE SET "views" = "PageViewStat"."views" + excluded."views",
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "views" = "PageViewStat"."views" + excluded."views",
       "human" = "PageViewStat"."human" + excluded."human", "agent" = "PageViewStat"."agent" + excluded."agent",
       "crawler" = "PageViewStat"."crawler" + excluded."crawler", "unknown" = "PageViewStat"."unknown" + excluded."unknown",
       "markdown" = "PageViewStat"."markdown" + excluded."markdown"`;

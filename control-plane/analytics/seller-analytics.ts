@@ -2,7 +2,10 @@ import type { z } from 'zod';
 import { formatUsd } from '../../shared/money.js';
 import type { sellerAnalytics, transaction } from '../../shared/schemas/analytics.js';
 import type { Db } from '../db/client.js';
-import { quarterOf } from './time-buckets.js';
+import { QUARTERS_IN, quarterOf } from './time-buckets.js';
+
+const DAY_MS = 86_400_000;
+
 import type { AnalyticsWindow } from './window.js';
 
 type SellerAnalytics = z.infer<typeof sellerAnalytics>;
@@ -11,8 +14,8 @@ type Transaction = z.infer<typeof transaction>;
 const RECENT = 20;
 
 /**
- * A seller's analytics for a window: the figures are sums over its quarter-hour rollups
- * (traffic-rollup.ts), at most 96 rows a day whatever the traffic; the recent transactions are the
+ * A seller's analytics for a window: the figures are sums over its rollups (traffic-rollup.ts),
+ * a few hundred rows for a year whatever the traffic; the recent transactions are the
  * newest payment attempts, read through the (seller, createdAt) index.
  */
 export async function sellerAnalyticsFor(
@@ -20,12 +23,14 @@ export async function sellerAnalyticsFor(
   seller: { id: string; name: string; slug: string },
   window: AnalyticsWindow,
 ): Promise<SellerAnalytics> {
-  const from = quarterOf(window.start);
+  // Quarter-hours up to the first whole UTC day of the window, then days: at most 96 + 365 rows.
+  const firstDay = Math.ceil(+window.start / DAY_MS);
   const [totals, recent] = await Promise.all([
     db.$queryRaw<{ calls: unknown; attempts: unknown; transactions: unknown; revenue: unknown; wallets: unknown }[]>`
       SELECT SUM("calls") AS calls, SUM("attempts") AS attempts, SUM("transactions") AS transactions,
         CAST(SUM("revenueMicros") AS TEXT) AS revenue, SUM("newWallets") AS wallets
-      FROM "SellerStat" WHERE "sellerId" = ${seller.id} AND "quarter" >= ${from}`,
+      FROM "SellerStat" WHERE "sellerId" = ${seller.id} AND (("grain" = 'quarter' AND "bucket" >= ${quarterOf(window.start)} AND "bucket" < ${firstDay * QUARTERS_IN.day})
+        OR ("grain" = 'day' AND "bucket" >= ${firstDay}))`,
     recentTransactions(db, seller, window.start),
   ]);
   const row = totals[0];

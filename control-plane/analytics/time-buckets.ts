@@ -12,16 +12,20 @@ const DAY_MS = 86_400_000;
 /** Quarter-hours a day of 24 hours holds. */
 export const QUARTERS_PER_DAY = DAY_MS / QUARTER_MS;
 
-export type Grain = 'hour' | 'day' | 'month';
+export type Grain = 'quarter' | 'hour' | 'day' | 'month';
+
+/** Quarter-hours in one bucket of a grain finer than a month. */
+export const QUARTERS_IN = { quarter: 1, hour: 4, day: 96 } as const;
 
 /** The UTC quarter-hour an instant falls in, counted from 1970-01-01. */
 export function quarterOf(at: Date | number): number {
   return Math.floor(+at / QUARTER_MS);
 }
 
-/** The UTC hour, day or month an instant falls in, counted from 1970-01. */
+/** The UTC quarter-hour, hour, day or month an instant falls in, counted from 1970-01. */
 export function bucketOf(grain: Grain, at: Date | number): number {
   const ms = +at;
+  if (grain === 'quarter') return quarterOf(ms);
   if (grain === 'hour') return Math.floor(ms / HOUR_MS);
   if (grain === 'day') return Math.floor(ms / DAY_MS);
   const date = new Date(ms);
@@ -30,6 +34,7 @@ export function bucketOf(grain: Grain, at: Date | number): number {
 
 /** The first instant of a bucket. */
 export function bucketStart(grain: Grain, bucket: number): Date {
+  if (grain === 'quarter') return quarterStart(bucket);
   if (grain === 'hour') return new Date(bucket * HOUR_MS);
   if (grain === 'day') return new Date(bucket * DAY_MS);
   return new Date(Date.UTC(1970 + Math.floor(bucket / 12), bucket % 12, 1));
@@ -39,6 +44,8 @@ export function bucketStart(grain: Grain, bucket: number): Date {
 export function quarterStart(quarter: number): Date {
   return new Date(quarter * QUARTER_MS);
 }
+
+export type BucketRange = { grain: Grain; first: number; end?: number };
 
 /**
  * What tallies cover `[from, …)` (to the present): whole months, then, before the first of them,

@@ -1,10 +1,13 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
-import { quarterOf } from './time-buckets.js';
+import { bucketOf } from './time-buckets.js';
+
+/** Each count goes to both grains: a window sums quarter-hours up to its first whole UTC day, then days. */
+const GRAINS = ['quarter', 'day'] as const;
 
 /**
- * Seller analytics counted as they happen, into one row per seller and UTC quarter-hour
- * (`SellerStat`), by the same writes that record them. What is counted is defined in
+ * Seller analytics counted as they happen, into a row per seller and UTC quarter-hour and one per
+ * seller and UTC day (`SellerStat`), by the same writes that record them. What is counted is defined in
  * docs/decisions.md › Analytics:
  * - a call when hub delivers the seller's answer (recordRequests),
  * - an attempt when a priced challenge is issued (newAttempt),
@@ -14,26 +17,29 @@ import { quarterOf } from './time-buckets.js';
 
 type Writer = Pick<Db, '$executeRaw'>;
 
-/** Adds delivered calls, given per seller and instant; several of one quarter-hour are summed first. */
+/** Adds delivered calls, given per seller and instant; several of one bucket are summed first. */
 export function countCalls(db: Writer, calls: { sellerId: string; at: Date | number; count: number }[]) {
-  const summed = new Map<string, { sellerId: string; quarter: number; count: number }>();
+  const summed = new Map<string, { sellerId: string; grain: string; bucket: number; count: number }>();
   for (const c of calls) {
-    const quarter = quarterOf(c.at);
-    const key = `${c.sellerId} ${quarter}`;
-    const seen = summed.get(key);
-    if (seen) seen.count += c.count;
-    else summed.set(key, { sellerId: c.sellerId, quarter, count: c.count });
+    for (const grain of GRAINS) {
+      const bucket = bucketOf(grain, c.at);
+      const key = `${c.sellerId} ${grain} ${bucket}`;
+      const seen = summed.get(key);
+      if (seen) seen.count += c.count;
+      else summed.set(key, { sellerId: c.sellerId, grain, bucket, count: c.count });
+    }
   }
   if (summed.size === 0) return Promise.resolve(0);
-  const rows = [...summed.values()].map((r) => Prisma.sql`(${r.sellerId}, ${r.quarter}, ${r.count})`);
-  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "quarter", "calls") VALUES ${Prisma.join(rows)}
-    ON CONFLICT ("sellerId", "quarter") DO UPDATE SET "calls" = "SellerStat"."calls" + excluded."calls"`;
+  const rows = [...summed.values()].map((r) => Prisma.sql`(${r.sellerId}, ${r.grain}, ${r.bucket}, ${r.count})`);
+  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "calls") VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "calls" = "SellerStat"."calls" + excluded."calls"`;
 }
 
 /** Counts one priced challenge; a statement for the transaction that records it. */
 export function countAttempt(db: Writer, sellerId: string, issuedAt: Date) {
-  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "quarter", "attempts") VALUES (${sellerId}, ${quarterOf(issuedAt)}, 1)
-    ON CONFLICT ("sellerId", "quarter") DO UPDATE SET "attempts" = "SellerStat"."attempts" + 1`;
+  const rows = GRAINS.map((grain) => Prisma.sql`(${sellerId}, ${grain}, ${bucketOf(grain, issuedAt)}, 1)`);
+  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "attempts") VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "attempts" = "SellerStat"."attempts" + 1`;
 }
 
 /**
@@ -41,15 +47,19 @@ export function countAttempt(db: Writer, sellerId: string, issuedAt: Date) {
  * paid this seller before. Run in the transaction that marks the payment settled, once.
  */
 export async function countTransaction(
-  tx: Pick<Db, '$executeRaw'>,
+  tx: Writer,
   payment: { sellerId: string; createdAt: Date; chargedMicros: bigint; payer: string | null },
 ): Promise<void> {
   const newWallet = payment.payer
     ? await tx.$executeRaw`INSERT INTO "SellerWallet" ("sellerId", "wallet", "firstPaidAt") VALUES (${payment.sellerId}, ${payment.payer.toLowerCase()}, ${payment.createdAt})
         ON CONFLICT ("sellerId", "wallet") DO NOTHING`
     : 0;
-  await tx.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "quarter", "transactions", "revenueMicros", "newWallets")
-    VALUES (${payment.sellerId}, ${quarterOf(payment.createdAt)}, 1, ${payment.chargedMicros}, ${newWallet})
-    ON CONFLICT ("sellerId", "quarter") DO UPDATE SET "transactions" = "SellerStat"."transactions" + 1,
+  const rows = GRAINS.map(
+    (grain) =>
+      Prisma.sql`(${payment.sellerId}, ${grain}, ${bucketOf(grain, payment.createdAt)}, 1, ${payment.chargedMicros}, ${newWallet})`,
+  );
+  await tx.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "transactions", "revenueMicros", "newWallets")
+    VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "transactions" = "SellerStat"."transactions" + 1,
       "revenueMicros" = "SellerStat"."revenueMicros" + excluded."revenueMicros", "newWallets" = "SellerStat"."newWallets" + excluded."newWallets"`;
 }

@@ -1,14 +1,15 @@
 -- CreateTable
 CREATE TABLE "SellerStat" (
     "sellerId" TEXT NOT NULL,
-    "quarter" INTEGER NOT NULL,
+    "grain" TEXT NOT NULL,
+    "bucket" INTEGER NOT NULL,
     "calls" INTEGER NOT NULL DEFAULT 0,
     "attempts" INTEGER NOT NULL DEFAULT 0,
     "transactions" INTEGER NOT NULL DEFAULT 0,
     "revenueMicros" BIGINT NOT NULL DEFAULT 0,
     "newWallets" INTEGER NOT NULL DEFAULT 0,
 
-    CONSTRAINT "SellerStat_pkey" PRIMARY KEY ("sellerId","quarter")
+    CONSTRAINT "SellerStat_pkey" PRIMARY KEY ("sellerId","grain","bucket")
 );
 
 -- CreateTable
@@ -23,7 +24,8 @@ CREATE TABLE "SellerWallet" (
 -- CreateTable
 CREATE TABLE "PageViewStat" (
     "sellerId" TEXT NOT NULL,
-    "quarter" INTEGER NOT NULL,
+    "grain" TEXT NOT NULL,
+    "bucket" INTEGER NOT NULL,
     "views" INTEGER NOT NULL DEFAULT 0,
     "human" INTEGER NOT NULL DEFAULT 0,
     "agent" INTEGER NOT NULL DEFAULT 0,
@@ -31,7 +33,7 @@ CREATE TABLE "PageViewStat" (
     "unknown" INTEGER NOT NULL DEFAULT 0,
     "markdown" INTEGER NOT NULL DEFAULT 0,
 
-    CONSTRAINT "PageViewStat_pkey" PRIMARY KEY ("sellerId","quarter")
+    CONSTRAINT "PageViewStat_pkey" PRIMARY KEY ("sellerId","grain","bucket")
 );
 
 -- CreateTable
