@@ -21,6 +21,7 @@ import { parseDatabaseUrl } from '../shared/config.js';
 import { type AnalyticsLoad, type AnalyticsSeed, seedAnalytics } from './lib/analytics-seed.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { scratchPostgres } from './lib/scratch-postgres.js';
+import { jsonPostScript } from './lib/usage-scripts.js';
 import { requireWrk, wrk } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -157,20 +158,17 @@ async function countViews(url: string): Promise<number> {
 
 /** POSTs page views of browsers, crawlers and agents on a spread of paths, countries and referrers. */
 function pageViewScript(seed: AnalyticsSeed): string {
-  return [
-    'local agents = { "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36", "GPTBot/1.2", "Claude-User/1.0", "curl/8.5" }',
-    'local countries = { "US", "DE", "FR", "JP", "XX" }',
-    'local counter = 0',
-    'wrk.method = "POST"',
-    'wrk.headers["content-type"] = "application/json"',
-    `wrk.headers["authorization"] = "Bearer ${seed.apiKey}"`,
-    'request = function()',
-    '  counter = counter + 1',
-    `  local body = '{"seller":"${seed.sellerId}","path":"/docs/page-' .. (counter % 300) .. '?q=1","status":200,"userAgent":"' .. agents[(counter % 4) + 1] .. '","clientIp":"203.0.113.' .. (counter % 250) .. '","country":"' .. countries[(counter % 5) + 1] .. '","referrerHost":"https://ref-' .. (counter % 40) .. '.example/x"}'`,
-    '  return wrk.format(nil, "/v1/page-views", nil, body)',
-    'end',
-    '',
-  ].join('\n');
+  return jsonPostScript(
+    seed.apiKey,
+    [
+      'local agents = { "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36", "GPTBot/1.2", "Claude-User/1.0", "curl/8.5" }',
+      'local countries = { "US", "DE", "FR", "JP", "XX" }',
+    ],
+    [
+      `  local body = '{"seller":"${seed.sellerId}","path":"/docs/page-' .. (counter % 300) .. '?q=1","status":200,"userAgent":"' .. agents[(counter % 4) + 1] .. '","clientIp":"203.0.113.' .. (counter % 250) .. '","country":"' .. countries[(counter % 5) + 1] .. '","referrerHost":"https://ref-' .. (counter % 40) .. '.example/x"}'`,
+      '  return wrk.format(nil, "/v1/page-views", nil, body)',
+    ],
+  );
 }
 
 main().then(

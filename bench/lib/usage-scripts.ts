@@ -21,20 +21,34 @@ export function writeUsageScript(dir: string, load: UsageLoad, seed: UsageSeed, 
     report: `'{"idempotencyKey":"${prefix}-' .. n .. '","zcRequestId":"' .. id .. '",${item}}'`,
     replay: `'{"idempotencyKey":"${prefix}-' .. n .. '","zcRequestId":"' .. id .. '",${item}}'`,
   };
-  const script = [
-    `local ids = { ${seed.requestIds.map((id) => `"${id}"`).join(', ')} }`,
+  const script = jsonPostScript(
+    seed.apiKey,
+    [`local ids = { ${seed.requestIds.map((id) => `"${id}"`).join(', ')} }`],
+    [
+      load === 'replay' ? `  local n = (counter % ${REPLAY_KEYS}) + 1` : '  local n = counter',
+      '  local id = ids[(n % #ids) + 1]',
+      `  return wrk.format(nil, "${load === 'check' ? '/v1/usage/check' : '/v1/usage'}", nil, ${body[load]})`,
+    ],
+  );
+  writeFileSync(path, script);
+  return path;
+}
+
+/**
+ * A wrk Lua script that POSTs JSON with an API key: `setup` lines run once, `request` lines build
+ * each request from `counter` (1, 2, …) and end with a `return wrk.format(…)`.
+ */
+export function jsonPostScript(apiKey: string, setup: string[], request: string[]): string {
+  return [
+    ...setup,
     'local counter = 0',
     'wrk.method = "POST"',
     'wrk.headers["content-type"] = "application/json"',
-    `wrk.headers["authorization"] = "Bearer ${seed.apiKey}"`,
+    `wrk.headers["authorization"] = "Bearer ${apiKey}"`,
     'request = function()',
     '  counter = counter + 1',
-    load === 'replay' ? `  local n = (counter % ${REPLAY_KEYS}) + 1` : '  local n = counter',
-    '  local id = ids[(n % #ids) + 1]',
-    `  return wrk.format(nil, "${load === 'check' ? '/v1/usage/check' : '/v1/usage'}", nil, ${body[load]})`,
+    ...request,
     'end',
     '',
   ].join('\n');
-  writeFileSync(path, script);
-  return path;
 }
