@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { chunks } from '../db/chunks.js';
 import type { Db } from '../db/client.js';
 import type { PageViewRow } from '../page-views/sink.js';
 import { bucketOf, type Grain } from './time-buckets.js';
@@ -103,8 +104,4 @@ function upsertTallies(tx: Prisma.TransactionClient, rows: Tally[]) {
   return tx.$executeRaw`INSERT INTO "PageViewTally" ("sellerId", "dimension", "grain", "start", "value", "views")
     VALUES ${Prisma.join(values)}
     ON CONFLICT ("sellerId", "dimension", "grain", "start", "value") DO UPDATE SET "views" = "PageViewTally"."views" + excluded."views"`;
-}
-
-function* chunks<T>(rows: T[], size: number): Generator<T[]> {
-  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
 }

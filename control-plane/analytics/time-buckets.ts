@@ -52,11 +52,8 @@ export type BucketRange = { grain: Grain; first: number; end?: number };
  * whole days, then whole hours, and a head shorter than an hour that only raw rows can answer.
  * Each range is `[first, end)` in its grain's buckets; `end` is absent for the open last one.
  */
-export function tallyRanges(from: Date): {
-  head: { from: Date; to: Date } | null;
-  ranges: { grain: Grain; first: number; end?: number }[];
-} {
-  const ranges: { grain: Grain; first: number; end?: number }[] = [];
+export function tallyRanges(from: Date): { head: { from: Date; to: Date } | null; ranges: BucketRange[] } {
+  const ranges: BucketRange[] = [];
   const hour = Math.ceil(+from / HOUR_MS);
   const day = Math.ceil(+from / DAY_MS);
   const fromDay = new Date(day * DAY_MS);

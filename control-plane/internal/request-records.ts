@@ -1,6 +1,7 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import { countCalls } from '../analytics/traffic-rollup.js';
+import { chunks } from '../db/chunks.js';
 import type { Db, Provider } from '../db/client.js';
 
 type Tx = Prisma.TransactionClient;
@@ -63,7 +64,7 @@ async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Prom
   let stored = 0;
   const calls: { sellerId: string; at: Date | number; count: number }[] = [];
 
-  for (const rows of chunks(batch.created)) {
+  for (const rows of chunks(batch.created, ROWS_PER_STATEMENT)) {
     const tuples = rows.map((r) =>
       sql.tuple(
         [
@@ -99,7 +100,7 @@ async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Prom
     }
   }
 
-  for (const rows of chunks(batch.completed)) {
+  for (const rows of chunks(batch.completed, ROWS_PER_STATEMENT)) {
     // One UPDATE joined to the batch's values, instead of a statement per completed request.
     const tuples = rows.map((c) =>
       sql.tuple([c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)], ['text', 'text', 'integer', 'timestamp(3)']),
@@ -119,26 +120,24 @@ async function storeBatch(db: Tx, batch: RequestBatch, provider: Provider): Prom
     }
   }
 
-  for (const rows of chunks(mergeTallies(batch.tallies))) {
+  for (const rows of chunks(mergeTallies(batch.tallies), ROWS_PER_STATEMENT)) {
     const tuples = rows.map((t) => sql.tuple([t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count], TALLY_TYPES));
     const columns = quoted(TALLY_COLUMNS);
-    stored += await db.$executeRawUnsafe(
+    // The sellers whose counts were stored: calls of one deleted meanwhile have no row to count into.
+    const storedFor = await db.$queryRawUnsafe<{ sellerId: string }[]>(
       `WITH batch (${columns}) AS (VALUES ${tuples.join(', ')})
        INSERT INTO "RequestTally" (${columns}) SELECT ${columns} FROM batch ${OF_EXISTING_SELLER}
-       ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"`,
+       ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"
+       RETURNING "sellerId"`,
       ...sql.take(),
     );
+    stored += storedFor.length;
+    const live = new Set(storedFor.map((r) => r.sellerId));
     for (const t of rows)
-      if (t.lifecycle === 'delivered' && !t.sandbox) calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
+      if (live.has(t.sellerId) && t.lifecycle === 'delivered' && !t.sandbox)
+        calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
   }
-  // Calls of a seller deleted meanwhile have no row to count into.
-  const sellers = new Set(calls.map((c) => c.sellerId));
-  const existing = sellers.size ? await db.seller.findMany({ where: { id: { in: [...sellers] } }, select: { id: true } }) : [];
-  const kept = new Set(existing.map((s) => s.id));
-  await countCalls(
-    db,
-    calls.filter((c) => kept.has(c.sellerId)),
-  );
+  await countCalls(db, calls);
   return stored;
 }
 
@@ -158,10 +157,6 @@ function mergeTallies(tallies: RequestTallyInput[]): RequestTallyInput[] {
     merged.set(key, seen ? { ...seen, count: seen.count + t.count } : t);
   }
   return [...merged.values()];
-}
-
-function* chunks<T>(rows: T[]): Generator<T[]> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
 }
 
 function quoted(columns: readonly string[]): string {

@@ -60,7 +60,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
 
   const remainderHandling = remainder > 0n ? 'credited' : null;
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
-  const result = await settleAndRecord(db, rail, attempt);
+  const result = await settleAndRecord(db, rail, { ...attempt, chargedMicros: charged });
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';
   return {
@@ -83,7 +83,18 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
   return finished;
 }
 
-type Settleable = { id: string; amountMicros: bigint; payTo: string | null; paymentPayloadJson: string | null; network: string | null };
+type Settleable = {
+  id: string;
+  sellerId: string;
+  createdAt: Date;
+  amountMicros: bigint;
+  /** What the settlement charges; the whole amount when not set. */
+  chargedMicros: bigint | null;
+  payer: string | null;
+  payTo: string | null;
+  paymentPayloadJson: string | null;
+  network: string | null;
+};
 
 /**
  * Submits the settlement of an attempt already marked `settling` (with what it charges) and
@@ -110,12 +121,7 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
       where: { id: attempt.id, status: { not: 'settled' } },
       data: { status: 'settled', settledAt: new Date(), ...(result.transaction ? { settleTxHash: result.transaction } : {}) },
     });
-    if (marked.count !== 1) return;
-    const paid = await tx.paymentAttempt.findUniqueOrThrow({
-      where: { id: attempt.id },
-      select: { sellerId: true, createdAt: true, chargedMicros: true, payer: true },
-    });
-    await countTransaction(tx, { ...paid, chargedMicros: paid.chargedMicros ?? attempt.amountMicros });
+    if (marked.count === 1) await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
   });
   return result;
 }

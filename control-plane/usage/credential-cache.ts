@@ -6,9 +6,10 @@ import { authenticate, type Credential } from '../auth/credentials.js';
 import type { Db } from '../db/client.js';
 
 /**
- * API keys as the usage routes see them, remembered for a few seconds: a seller checks and reports
- * on every call its API serves, and looking the key up each time would cost more than the check.
- * The price is that a revoked key keeps working on these two routes for up to `CREDENTIAL_TTL_MS`.
+ * API keys as the hot routes see them (rest/hot-routes.ts), remembered for a few seconds: a seller
+ * checks and reports on every call its API serves and reports every page its site shows, and
+ * looking the key up each time would cost more than the work. The price is that a revoked key
+ * keeps working on those routes for up to `CREDENTIAL_TTL_MS`.
  * Only verified API keys are remembered; anything else is looked up (and refused) every time.
  */
 export const CREDENTIAL_TTL_MS = 5_000;
