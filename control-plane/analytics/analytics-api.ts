@@ -11,7 +11,7 @@ import { analyticsQuery, analyticsWindow } from './window.js';
 /**
  * Seller analytics through the management API (spec: `GET /v1/analytics/sellers/{sellerId}`), and
  * the seller's page views beside it. Both count the last `days` days in `timeZone`, today
- * included, and answer from rollups: the time is the same for a day or a year of traffic.
+ * included, and answer from rollups: the time does not grow with the seller's traffic.
  */
 
 const input = z.object({ sellerId }).extend(analyticsQuery.shape);
