@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
+import type { Agentify } from './agentify/agentify.js';
 import type { Db, Provider } from './db/client.js';
 import type { MailWorker } from './mail/outbox.js';
 import type { PageViewIntake } from './page-views/ingest.js';
@@ -22,6 +23,8 @@ export type ControlPlaneServices = {
   accountWrites?: { wake(): void } | undefined;
   /** Page-view reports: the write buffer, the per-organization budget, the seller owners. */
   pageViews: PageViewIntake;
+  /** Pages of sellers' sites as markdown: the fetch policy, the converter pool, the budget. */
+  agentify: Agentify;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

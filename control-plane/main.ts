@@ -2,6 +2,7 @@ import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
 import { loadConfig } from '../shared/config.js';
+import { Agentify } from './agentify/agentify.js';
 import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -48,6 +49,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   accountWrites.start();
 
   const pageViews = new PageViewIntake(db, logger, config.pageViews.perMinute);
+  const agentify = new Agentify();
   const server = createControlPlaneServer({
     config,
     db,
@@ -59,6 +61,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     mail,
     accountWrites,
     pageViews,
+    agentify,
   });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
@@ -69,6 +72,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await mail.stop();
     await accountWrites.stop();
     await pageViews.sink.drain();
+    await agentify.close();
     await close();
   };
   return { server, port, stop, db, logger, pageViews, masterKey };

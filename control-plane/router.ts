@@ -1,6 +1,7 @@
 import { apiKeysRouter } from './accounts/api-keys.js';
 import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
+import { agentifyMarkdownRoute } from './agentify/agentify-api.js';
 import { analyticsRouter } from './analytics/analytics-api.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
@@ -32,6 +33,7 @@ export const appRouter = router({
   usage: usageRouter,
   pageViews: router({ report: reportPageViewProcedure }),
   analytics: analyticsRouter,
+  agentify: router({ markdown: agentifyMarkdownRoute }),
 });
 
 export type AppRouter = typeof appRouter;

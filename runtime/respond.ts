@@ -15,7 +15,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 /** The spec's `{ error, reason? }` envelope for anything thrown; non-ApiErrors become a bare 500. */
 export function sendError(res: ServerResponse, err: unknown): { status: number; body: ErrorBody } {
   const { status, body } = errorResponse(err);
-  if (!res.headersSent) sendJson(res, status, body);
+  // A refusal that says when to come back says it in the standard header too.
+  const retryAfter = typeof body.retryAfterSeconds === 'number' ? { 'retry-after': String(body.retryAfterSeconds) } : undefined;
+  if (!res.headersSent) sendJson(res, status, body, retryAfter);
   else res.destroy();
   return { status, body };
 }

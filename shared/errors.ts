@@ -96,6 +96,11 @@ export const errorCodes = {
   upstream_error: { status: 502, reason: 'The seller’s API broke off the response.' },
   upstream_timeout: { status: 504, reason: 'The seller’s API did not answer in time.' },
   service_unavailable: { status: 503, reason: 'A dependency is unavailable; try again shortly.' },
+  // The agentify endpoint (spec: Errors › agentify endpoint, further codes not shown)
+  page_host_not_owned: { status: 422, reason: 'The page is not on a host this organization’s sellers own.' },
+  page_unreachable: { status: 502, reason: 'The page could not be fetched.' },
+  page_not_html: { status: 422, reason: 'The page is not HTML.' },
+  page_too_large: { status: 422, reason: 'The page is larger than agentify converts.' },
 } as const satisfies Record<string, { status: number; reason: string; reserved?: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { type Address, bytesToHex, keccak256, recoverAddress } from 'viem';
+import { workerExecArgv, workerModule } from '../../runtime/worker-module.js';
 import type { SignedAuthorization } from '../../shared/payments/eip3009.js';
 import { parseRecoverableSignature, type RecoverableSignature, transferAuthorizationDigest } from './transfer-authorization.js';
 
@@ -112,7 +113,7 @@ export type RecoverPoolOptions = { threads?: number; idleTimeoutMs?: number; bac
 export function createRecoverPool(options: RecoverPoolOptions = {}): SignerRecovery {
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   const pool = new Piscina({
-    filename: workerFile().href,
+    filename: workerModule(import.meta.url, 'recover-worker').href,
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: options.idleTimeoutMs ?? 30_000,
@@ -124,22 +125,6 @@ export function createRecoverPool(options: RecoverPoolOptions = {}): SignerRecov
     recoverSigner: (input) => pool.run(input),
     close: () => pool.destroy(),
   };
-}
-
-/** The worker module next to this one, in whichever form this one runs (TypeScript through tsx, or built JS). */
-function workerFile(): URL {
-  const extension = /\.[cm]?[jt]s$/.exec(new URL(import.meta.url).pathname)?.[0] ?? '.js';
-  return new URL(`./recover-worker${extension}`, import.meta.url);
-}
-
-/**
- * Workers inherit the command line's `--import tsx` but not a loader registered from code, as
- * `bin/hub.js` registers it; a worker that must load TypeScript then gets tsx passed explicitly.
- */
-function workerExecArgv(): string[] {
-  const inherited = process.execArgv;
-  if (!import.meta.url.endsWith('.ts') || inherited.some((arg) => arg.includes('tsx'))) return inherited;
-  return [...inherited, '--import', import.meta.resolve('tsx')];
 }
 
 /**

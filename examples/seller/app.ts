@@ -18,6 +18,7 @@ import {
   type WriteReply,
   withHubSignature,
 } from '../../sdk/index.js';
+import { sendDocsPage } from './docs-page.js';
 import { KeyRing } from './keys.js';
 import { type Meter, metered } from './metered.js';
 import { streamEvents } from './stream.js';
@@ -37,6 +38,7 @@ import { streamEvents } from './stream.js';
  *   GET  /keyed              the seller's own API, called directly with a key hub relayed
  *                            (Authorization: Bearer sk_demo_…), served while the account is
  *                            serviceable
+ *   GET  /docs               the seller's public documentation page (HTML, unsigned)
  */
 export type SellerAppOptions = {
   secrets: SigningSecrets;
@@ -132,7 +134,9 @@ export function createSellerApp(options: SellerAppOptions): Server {
   return createServer(async (req, res) => {
     try {
       if (await accountEndpoint.handle(req, res)) return;
-      if (req.method === 'GET' && req.url?.split('?', 1)[0] === '/keyed') return await keyed(req, res);
+      const path = req.url?.split('?', 1)[0];
+      if (req.method === 'GET' && path === '/keyed') return await keyed(req, res);
+      if (req.method === 'GET' && path === '/docs') return sendDocsPage(res);
       await api(req, res);
     } catch (err) {
       options.onError?.(err);

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { Agentify, type AgentifyOptions } from '../../control-plane/agentify/agentify.js';
 import { type BootstrapResult, bootstrap } from '../../control-plane/bootstrap.js';
 import type { ControlPlaneServices } from '../../control-plane/context.js';
 import type { Provider } from '../../control-plane/db/client.js';
@@ -31,6 +32,7 @@ export async function startTestControlPlane(
   provider: Provider,
   env: Record<string, string> = {},
   payments?: PaymentRail,
+  agentifyOptions?: AgentifyOptions,
 ): Promise<TestControlPlane> {
   const { db, database } = await createTestDatabase(t, provider);
   const masterKey = randomBytes(32);
@@ -58,7 +60,9 @@ export async function startTestControlPlane(
     payments,
     mail,
     pageViews: new PageViewIntake(db, logger, config.pageViews.perMinute),
+    agentify: new Agentify(agentifyOptions),
   };
+  t.teardown(() => services.agentify.close());
   const server = createControlPlaneServer(services);
   const port = await listen(server, 0, '127.0.0.1');
   t.teardown(() => closeServer(server, 1_000));

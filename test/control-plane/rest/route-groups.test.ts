@@ -352,6 +352,15 @@ const routes: RouteCase[] = [
     group: 'api-key',
     probe: ({ b }) => ({ path: '/v1/page-views', body: { seller: b.sellerId, path: '/' }, expect: notFound('seller_not_found') }),
   },
+  {
+    method: 'GET',
+    route: '/v1/agentify/markdown',
+    group: 'api-key',
+    probe: () => ({
+      path: '/v1/agentify/markdown?url=https%3A%2F%2Fexample.com%2F',
+      expect: { status: 422, error: 'page_host_not_owned' },
+    }),
+  },
   { method: 'GET', route: '/v1/api-keys', group: 'member', probe: () => ({ path: '/v1/api-keys/', expect: { status: 200 } }) },
   { method: 'POST', route: '/v1/api-keys', group: 'admin', probe: () => ({ path: '/v1/api-keys', body: {}, expect: invalidBody }) },
   {

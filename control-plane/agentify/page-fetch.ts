@@ -1,0 +1,204 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { Agent, request } from 'undici';
+import { readUpTo } from '../../runtime/read-body.js';
+import { ApiError } from '../../shared/errors.js';
+import { isInternalAddress } from './internal-address.js';
+import { hostKey, type OwnedHosts } from './owned-hosts.js';
+
+/**
+ * Fetches a page of a seller's site for agentify, trusting nothing about it: every hop (the first
+ * URL and each redirect, followed by hand) must be on a host the organization's sellers own; the
+ * names are resolved once, checked (internal-address.ts) and the connection is pinned to the
+ * checked addresses, so a name cannot answer differently between the check and the connect; the
+ * whole exchange has one deadline and the body a size cap, compressed or not.
+ */
+export type PageLimits = {
+  /** Largest page taken, in bytes after decompression. */
+  maxBytes: number;
+  /** For the whole fetch, redirects included. */
+  timeoutMs: number;
+  maxRedirects: number;
+};
+
+export type ResolvedAddress = { address: string; family: number };
+export type Resolve = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const resolveWithSystem: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+export type FetchedPage = { url: URL; sellerId: string; html: string };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+export async function fetchOwnedPage(start: URL, hosts: OwnedHosts, resolve: Resolve, limits: PageLimits): Promise<FetchedPage> {
+  const deadline = AbortSignal.timeout(limits.timeoutMs);
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const owner = hosts.get(hostKey(url));
+    if (!owner) {
+      throw new ApiError(
+        'page_host_not_owned',
+        hop === 0
+          ? `${url.host} is neither an upstream host nor a custom hostname of this organization’s sellers.`
+          : `The page redirects to ${url.host}, which this organization’s sellers do not own.`,
+      );
+    }
+    const addresses = await addressesOf(url.hostname, resolve, deadline, limits);
+    if (!owner.mayBeInternal && addresses.some((a) => isInternalAddress(a.address))) {
+      throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
+    }
+    const answer = await get(url, addresses, deadline, limits);
+    if (answer.kind === 'page') return { url, sellerId: owner.sellerId, html: answer.html };
+    if (hop >= limits.maxRedirects) throw new ApiError('page_unreachable', `The page redirects more than ${limits.maxRedirects} times.`);
+    url = answer.location;
+  }
+}
+
+async function addressesOf(hostname: string, resolve: Resolve, deadline: AbortSignal, limits: PageLimits): Promise<ResolvedAddress[]> {
+  const literal = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  const family = isIP(literal);
+  if (family) return [{ address: literal, family }];
+  try {
+    const addresses = await Promise.race([resolve(hostname), aborted(deadline)]);
+    if (addresses.length > 0) return addresses;
+  } catch (err) {
+    if (deadline.aborted) throw timedOut(limits);
+    throw new ApiError('page_unreachable', `${hostname} does not resolve (${(err as { code?: string }).code ?? 'lookup failed'}).`);
+  }
+  throw new ApiError('page_unreachable', `${hostname} does not resolve.`);
+}
+
+type Answer = { kind: 'page'; html: string } | { kind: 'redirect'; location: URL };
+
+async function get(url: URL, addresses: ResolvedAddress[], deadline: AbortSignal, limits: PageLimits): Promise<Answer> {
+  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) }, connections: 1 });
+  try {
+    const res = await request(url, {
+      method: 'GET',
+      dispatcher,
+      signal: deadline,
+      headers: {
+        accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1',
+        'accept-encoding': 'gzip, deflate, br',
+        'user-agent': 'hub-agentify/1 (markdown of this site for agents)',
+      },
+    });
+    if (REDIRECTS.has(res.statusCode)) {
+      discard(res.body);
+      return { kind: 'redirect', location: redirectTarget(url, header(res.headers, 'location')) };
+    }
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      discard(res.body);
+      throw new ApiError('page_unreachable', `The page answered ${res.statusCode}.`, { pageStatus: res.statusCode });
+    }
+    const contentType = header(res.headers, 'content-type');
+    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+    if (mediaType && !HTML_TYPES.has(mediaType)) {
+      discard(res.body);
+      throw new ApiError('page_not_html', `The page is ${mediaType}; agentify converts text/html.`, { contentType: mediaType });
+    }
+    if (Number(header(res.headers, 'content-length') ?? 0) > limits.maxBytes) {
+      discard(res.body);
+      throw tooLarge(limits);
+    }
+    const { bytes, complete } = await readUpTo(res.body, limits.maxBytes);
+    if (!complete) throw tooLarge(limits);
+    const body = decompress(bytes, header(res.headers, 'content-encoding'), limits);
+    if (!mediaType && !looksLikeHtml(body))
+      throw new ApiError('page_not_html', 'The page names no content type and does not start as HTML.');
+    return { kind: 'page', html: decodeText(body, contentType) };
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (deadline.aborted) throw timedOut(limits);
+    const e = err as { code?: string; cause?: { code?: string } };
+    throw new ApiError('page_unreachable', `The connection to ${url.host} failed (${e.code ?? e.cause?.code ?? 'network error'}).`);
+  } finally {
+    dispatcher.destroy().catch(() => {});
+  }
+}
+
+/** Connects only to the addresses already checked: DNS is not asked again between check and connect. */
+function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) return (callback as (err: null, all: ResolvedAddress[]) => void)(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  };
+}
+
+function redirectTarget(from: URL, location: string | undefined): URL {
+  let target: URL;
+  try {
+    if (!location) throw new TypeError('no location');
+    target = new URL(location, from);
+  } catch {
+    throw new ApiError('page_unreachable', 'The page redirects without a usable Location.');
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new ApiError('page_host_not_owned', `The page redirects to a ${target.protocol} URL.`);
+  }
+  target.hash = '';
+  return target;
+}
+
+function decompress(bytes: Buffer, encoding: string | undefined, limits: PageLimits): Buffer {
+  const coding = encoding?.trim().toLowerCase();
+  if (!coding || coding === 'identity') return bytes;
+  const options = { maxOutputLength: limits.maxBytes };
+  try {
+    if (coding === 'gzip' || coding === 'x-gzip') return gunzipSync(bytes, options);
+    if (coding === 'deflate') return inflateSync(bytes, options);
+    if (coding === 'br') return brotliDecompressSync(bytes, options);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limits);
+    throw new ApiError('page_unreachable', `The page's ${coding} body does not decompress.`);
+  }
+  throw new ApiError('page_unreachable', `The page is sent with an unsupported content-encoding (${coding}).`);
+}
+
+function looksLikeHtml(body: Buffer): boolean {
+  const start = body
+    .subarray(0, 512)
+    .toString('latin1')
+    .replace(/^\uFEFF|^\xEF\xBB\xBF/, '')
+    .trimStart()
+    .toLowerCase();
+  return start.startsWith('<!doctype html') || start.startsWith('<html') || start.startsWith('<!--') || start.startsWith('<head');
+}
+
+/** The charset the header names, else a `<meta>` in the first kilobyte names, else UTF-8. */
+function decodeText(body: Buffer, contentType: string | undefined): string {
+  const declared =
+    /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType ?? '')?.[1] ??
+    /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 1024).toString('latin1'))?.[1];
+  try {
+    return new TextDecoder(declared ?? 'utf-8').decode(body);
+  } catch {
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
+/** Drops a body not wanted; its abort error has no reader to go to. */
+function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+}
+
+function timedOut(limits: PageLimits): ApiError {
+  return new ApiError('page_unreachable', `The page did not arrive within ${limits.timeoutMs / 1000} s.`);
+}
+
+function tooLarge(limits: PageLimits): ApiError {
+  return new ApiError('page_too_large', `Pages are converted up to ${limits.maxBytes} bytes.`, { limitBytes: limits.maxBytes });
+}
