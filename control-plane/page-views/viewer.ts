@@ -24,12 +24,20 @@ export function viewerClass(userAgent: string | undefined): ViewerClass {
 }
 
 export function viewerId(masterKey: Buffer, clientIp: string | undefined, userAgent: string | undefined, at: Date): string {
-  const day = at.toISOString().slice(0, 10);
-  const key = createHmac('sha256', masterKey).update(`hub page-view viewer key ${day}`).digest();
-  return createHmac('sha256', key)
+  return createHmac('sha256', viewerKey(masterKey, at.toISOString().slice(0, 10)))
     .update(`${clientIp ?? ''}\n${userAgent ?? ''}`)
     .digest('base64url')
     .slice(0, 22);
+}
+
+/** The day's key, derived once a day rather than once a view (half the hashing of a report). */
+let dayKey: { masterKey: Buffer; day: string; key: Buffer } | undefined;
+
+function viewerKey(masterKey: Buffer, day: string): Buffer {
+  if (dayKey?.day !== day || dayKey.masterKey !== masterKey) {
+    dayKey = { masterKey, day, key: createHmac('sha256', masterKey).update(`hub page-view viewer key ${day}`).digest() };
+  }
+  return dayKey.key;
 }
 
 /** Whether an Accept header takes markdown (`text/markdown` with a non-zero quality). */
