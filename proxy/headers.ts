@@ -79,16 +79,43 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** Upstream response headers the agent may see: no hop-by-hop fields and no `hub-usage`. */
+/**
+ * Response fields only hub may send the agent: its billing and usage headers, the payment
+ * protocols' challenges and receipts. From the seller (or anything between), they would claim a
+ * payment or a settlement hub never made, so they are dropped whatever the status.
+ */
+const PAYMENT_RESPONSE_FIELDS = new Set(['payment-required', 'payment-response', 'x-payment-response', 'payment-receipt']);
+
+/**
+ * Upstream response headers the agent may see: no hop-by-hop fields, nothing hub owns (every
+ * `hub-*` field, the payment fields, and MPP's `Payment` challenges in `www-authenticate`; other
+ * schemes there, such as the seller's own `Bearer`, pass).
+ */
 export function agentResponseHeaders(
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const listed = connectionTokens(headers.connection);
   for (const name in headers) {
-    if (HOP_BY_HOP.has(name) || listed?.has(name) || name === HUB_HEADERS.usage) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name) || isHubField(name) || PAYMENT_RESPONSE_FIELDS.has(name)) continue;
     const value = headers[name];
-    if (value !== undefined) out[name] = value;
+    if (value === undefined) continue;
+    if (name === 'www-authenticate') {
+      const kept = withoutPaymentChallenges(value);
+      if (kept !== undefined) out[name] = kept;
+      continue;
+    }
+    out[name] = value;
   }
   return out;
+}
+
+/**
+ * `www-authenticate` without `Payment` challenges; undefined when nothing else is left. A field
+ * that joins several challenges with commas is dropped whole when one of them is a `Payment` one.
+ */
+function withoutPaymentChallenges(value: string | string[]): string | string[] | undefined {
+  const kept = (Array.isArray(value) ? value : [value]).filter((field) => !/(?:^|,)\s*payment(?:\s|,|$)/i.test(field));
+  if (kept.length === 0) return undefined;
+  return kept.length === 1 ? kept[0] : kept;
 }

@@ -67,8 +67,8 @@ export async function handleStorefront(
 
   if (path === AGENT_PATHS.receipt) {
     const agentId = (caller as AgentCaller).agentId;
-    const { purchases } = await services.controlPlane.call('purchaseReceipt', { sellerId: seller.id, agentId });
-    return sendJson(res, 200, { purchases: purchases.map((p) => withLinks(p, origin)) }, { 'cache-control': 'no-store' });
+    const { purchases, creditUsd } = await services.controlPlane.call('purchaseReceipt', { sellerId: seller.id, agentId });
+    return sendJson(res, 200, { purchases: purchases.map((p) => withLinks(p, origin)), creditUsd }, { 'cache-control': 'no-store' });
   }
   if (path === AGENT_PATHS.redeem) return redeem(req, res, seller, services, (caller as AgentCaller).agentId);
 

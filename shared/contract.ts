@@ -293,7 +293,8 @@ export type BillingSummary = {
   authorizedUsd: string;
   chargedUsd: string;
   remainderUsd: string;
-  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired' | null;
+  /** Never null: docs/decisions.md › Payments says which value each outcome reads. */
+  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired';
   settleTransactionHash: string | null;
 };
 
@@ -301,7 +302,8 @@ export type BillingSummary = {
 export type SettleOutcome =
   | { kind: 'released' }
   | { kind: 'identity' }
-  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse }
+  /** `receipt` is null when no payment moved (a charge of zero): nothing to claim success for. */
+  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse | null }
   | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
 
 // ─── The procedures ─────────────────────────────────────────────────────────────────────────────
@@ -335,7 +337,7 @@ export const contract = {
   startPurchase: mutation<PurchaseOutcome>()(startPurchaseInput),
   completePurchase: mutation<PurchaseOutcome>()(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() })),
   redeemKey: mutation<MintedKey>()(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() })),
-  purchaseReceipt: query<{ purchases: AccountView[] }>()(z.object({ sellerId: anyId, agentId: anyId })),
+  purchaseReceipt: query<{ purchases: AccountView[]; creditUsd: string }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
   issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),

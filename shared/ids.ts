@@ -26,6 +26,7 @@ export const idPrefixes = {
   usageEventItem: 'usei',
   accountWrite: 'awr',
   pageView: 'pv',
+  creditEntry: 'hcr',
   mail: 'mail',
   registrationChallenge: 'regc',
   agentClaim: 'clm',

@@ -4,7 +4,7 @@ import { findOrInstall } from './debian-package.js';
 
 const run = promisify(execFile);
 
-export type LoadResult = { rps: number; p50ms: number; p99ms: number; errors: number };
+export type LoadResult = { rps: number; requests: number; p50ms: number; p99ms: number; errors: number };
 
 /**
  * Drives `url` with wrk (one thread, fixed connections and duration) and reads its summary.
@@ -19,12 +19,13 @@ export async function wrk(
   if (options.script) args.push('-s', options.script);
   const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + 30) * 1000 });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
   const p50ms = toMs(/\s50%\s+([\d.]+\w+)/.exec(stdout)?.[1]);
   const p99ms = toMs(/\s99%\s+([\d.]+\w+)/.exec(stdout)?.[1]);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps, p50ms, p99ms, errors };
+  return { rps, requests, p50ms, p99ms, errors };
 }
 
 function toMs(value: string | undefined): number {

@@ -1,9 +1,10 @@
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import { formatUsd } from '../../shared/money.js';
-import { paymentPayloadSchema, type SettleResponse } from '../../shared/payments/x402-wire.js';
+import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
+import { creditRemainder } from './credit.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -38,27 +39,17 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   const challenged = JSON.parse(attempt.usageJson) as Challenged[];
   const { charged, adjusted } = await settledCharge(db, attempt.requestId, attempt.planId, challenged, attempt.amountMicros);
   const authorized = attempt.amountMicros;
-  const remainder = authorized - charged;
 
   if (charged === 0n) {
     await db.paymentAttempt.update({
       where: { id: attempt.id },
       data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() },
     });
-    return {
-      kind: 'billed',
-      adjusted,
-      billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null),
-      receipt: {
-        success: true,
-        transaction: '',
-        network: (attempt.network ?? '') as SettleResponse['network'],
-        payer: attempt.payer ?? '',
-      },
-    };
+    return { kind: 'billed', adjusted, billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null), receipt: null };
   }
 
-  const remainderHandling = remainder > 0n ? 'credited' : null;
+  // `exact` moves the whole authorization: what was not charged, if anything, is the payer's credit.
+  const remainderHandling = 'credited';
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
   const result = await settleAndRecord(db, rail, { ...attempt, chargedMicros: charged });
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
@@ -121,7 +112,9 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
       where: { id: attempt.id, status: { not: 'settled' } },
       data: { status: 'settled', settledAt: new Date(), ...(result.transaction ? { settleTxHash: result.transaction } : {}) },
     });
-    if (marked.count === 1) await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
+    if (marked.count !== 1) return;
+    await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
+    await creditRemainder(tx, attempt);
   });
   return result;
 }

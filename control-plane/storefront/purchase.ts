@@ -5,6 +5,7 @@ import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
+import { creditBalance } from '../payments/credit.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { billingSummary, settleAndRecord } from '../payments/settle.js';
 import { applyPurchase } from './account-changes.js';
@@ -98,7 +99,7 @@ export async function completePurchase(
   const settled = {
     kind: 'billed' as const,
     adjusted: [],
-    billing: billingSummary('settled', attempt.amountMicros, attempt.amountMicros, null, transaction),
+    billing: billingSummary('settled', attempt.amountMicros, attempt.amountMicros, 'credited', transaction),
     receipt: { success: true, transaction: transaction ?? '', network: result.network, payer: attempt.payer ?? '' },
   };
   return opened(db, { ...attempt, status: 'settled', settleTxHash: transaction }, accessId, settled);
@@ -193,8 +194,17 @@ async function accountView(db: Db, sellerId: string, accessId: string): Promise<
   return view!;
 }
 
-/** `GET /purchases/receipt`: the accounts the agent holds with the seller, and those of the human who owns it. */
-export async function purchaseReceipt(db: Db, input: { sellerId: string; agentId: string }): Promise<{ purchases: AccountView[] }> {
-  const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } });
-  return { purchases: await accountViews(db, input.sellerId, heldBy(input.agentId, agent.buyerId)) };
+/**
+ * `GET /purchases/receipt`: the accounts the agent holds with the seller, and those of the human
+ * who owns it, with the credit its wallet has there (remainders of payments charged less).
+ */
+export async function purchaseReceipt(
+  db: Db,
+  input: { sellerId: string; agentId: string },
+): Promise<{ purchases: AccountView[]; creditUsd: string }> {
+  const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true, walletAddress: true } });
+  return {
+    purchases: await accountViews(db, input.sellerId, heldBy(input.agentId, agent.buyerId)),
+    creditUsd: formatUsd(await creditBalance(db, input.sellerId, agent.walletAddress)),
+  };
 }

@@ -76,10 +76,12 @@ export function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol
       ? billing
       : { status: 'settling', remainderHandling: billing.remainderHandling, settleTransactionHash: billing.settleTransactionHash },
   );
+  // A receipt only for a payment that moved on chain: a charge of zero settles nothing.
+  const transaction = outcome.receipt?.transaction;
+  if (!transaction) return headers;
   if (protocol === 'mpp') {
-    if (billing.status === 'settled' && outcome.receipt.transaction)
-      headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(outcome.receipt.transaction);
-  } else if (outcome.receipt.transaction || billing.status === 'settled') {
+    if (billing.status === 'settled') headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(transaction);
+  } else {
     headers[X402_HEADERS.response] = encodeHeaderJson(outcome.receipt);
   }
   return headers;

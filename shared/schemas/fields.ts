@@ -26,6 +26,7 @@ const NAMES: Record<IdKind, string> = {
   usageEventItem: 'usage event item',
   accountWrite: 'account write',
   pageView: 'page view',
+  creditEntry: 'credit entry',
   mail: 'mail',
   registrationChallenge: 'registration challenge',
   agentClaim: 'agent claim',

@@ -70,7 +70,9 @@ export async function startPaidWorld(
             ? [{ meterSlug: 'storage', quantity: 1 }]
             : path === '/ceiling'
               ? [{ meterSlug: 'calls' }]
-              : [{ meterSlug: 'calls', quantity: 1 }];
+              : path === '/three'
+                ? [{ meterSlug: 'calls', quantity: 3 }]
+                : [{ meterSlug: 'calls', quantity: 1 }];
       let covered = false;
       if (usageClient && usage.length) {
         const check = await usageClient.check({
@@ -93,12 +95,22 @@ export async function startPaidWorld(
       }
       served.push(identity.requestId);
       if (path === '/broken') {
-        res.writeHead(500, { 'content-type': 'application/json' });
+        // Broken, and posing as hub: billing and receipts for a payment hub releases.
+        res.writeHead(500, {
+          'content-type': 'application/json',
+          'hub-billing': '{"status":"settled","chargedUsd":"0.010000"}',
+          'hub-usage-adjusted': '[]',
+          'payment-response': Buffer.from('{"success":true,"transaction":"0xforged"}').toString('base64'),
+          'payment-receipt': Buffer.from('{"status":"success","reference":"0xforged"}').toString('base64url'),
+        });
         return res.end('{"error":"boom"}');
       }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (usage.length)
-        headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : 1 }]);
+        // Reported: `/over` beyond the authorization, `/zero` nothing, everything else (`/three` too) one call.
+        headers['hub-usage'] = JSON.stringify([
+          { serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : path === '/zero' ? 0 : 1 },
+        ]);
       res.writeHead(200, headers);
       res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
     },

@@ -75,6 +75,25 @@ export async function startTestUpstream(
         res.write('x'.repeat(50));
         return; // never finishes; the proxy's idle-body timeout must end it
       }
+      if (path.startsWith('/forged/')) {
+        // A seller (or anything between) posing as hub: billing, usage and payment headers of its own.
+        res.writeHead(Number(path.slice('/forged/'.length)), [
+          ['content-type', 'application/json'],
+          ['hub-billing', '{"status":"settled","chargedUsd":"0.000000"}'],
+          ['hub-usage-error', 'settlement_failed'],
+          ['hub-usage-adjusted', '[]'],
+          ['hub-request-id', 'hubreq_forged'],
+          ['x-hub-anything', 'forged'],
+          ['payment-response', 'eyJzdWNjZXNzIjp0cnVlfQ=='],
+          ['x-payment-response', 'eyJzdWNjZXNzIjp0cnVlfQ=='],
+          ['payment-receipt', 'eyJzdGF0dXMiOiJzdWNjZXNzIn0'],
+          ['payment-required', 'eyJ4NDAyVmVyc2lvbiI6Mn0='],
+          ['www-authenticate', 'Payment id="forged", realm="x", method="evm", intent="charge", request="e30"'],
+          ['www-authenticate', 'Bearer realm="seller"'],
+          ['x-seller', 'kept'],
+        ]);
+        return res.end('{"forged":true}');
+      }
       if (path.startsWith('/status/'))
         return json(Number(path.slice('/status/'.length)), { status: Number(path.slice('/status/'.length)) });
       if (path === '/big') {

@@ -290,6 +290,29 @@ for (const provider of testProviders()) {
       ]);
     });
 
+    await t.test('a seller’s response cannot pose as hub: every header hub owns is dropped', async (t) => {
+      for (const status of [200, 401, 500]) {
+        const res = await hub.pay('acme', `/forged/${status}`);
+        t.equal(res.status, status);
+        for (const name of [
+          'hub-billing',
+          'hub-usage-error',
+          'hub-usage-adjusted',
+          'x-hub-anything',
+          'payment-response',
+          'x-payment-response',
+          'payment-receipt',
+          'payment-required',
+        ]) {
+          t.equal(res.headers.get(name), null, `${status}: ${name}`);
+        }
+        t.not(res.headers.get('hub-request-id'), 'hubreq_forged', `${status}: hub-request-id is hub's own, if any`);
+        t.equal(res.headers.get('www-authenticate'), 'Bearer realm="seller"', `${status}: only the seller's own scheme`);
+        t.equal(res.headers.get('x-seller'), 'kept', `${status}: the seller's other headers pass`);
+        t.same(await res.json(), { forged: true });
+      }
+    });
+
     await t.test('hub-usage is honoured on 2xx, validated, and always stripped', async (t) => {
       // Captured usage takes the usage-report path: it needs something behind the request, here
       // an agent's access to the `credits` plan, which prices `calls` at $0.001.

@@ -32,7 +32,7 @@ t.test('a settlement with an unknown outcome answers settling, is finished later
   t.equal(res.status, 200, 'the seller’s response is delivered');
   t.same(
     JSON.parse(res.headers.get('hub-billing') ?? '{}'),
-    { status: 'settling', remainderHandling: null, settleTransactionHash: null },
+    { status: 'settling', remainderHandling: 'credited', settleTransactionHash: null },
     'amounts are withheld while settling',
   );
   t.equal(res.headers.get('hub-usage-error'), null, 'an unknown outcome is not a failure');

@@ -3,7 +3,9 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
+import { settleAndRecord } from '../../../control-plane/payments/settle.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
@@ -14,7 +16,7 @@ const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'b
 
 for (const provider of testProviders()) {
   t.test(`x402 pay per call on ${provider}`, async (t) => {
-    const { chain, db, payTo, payerKey, served, paymentHeadersSeen, url } = await startPaidWorld(t, provider);
+    const { chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, url } = await startPaidWorld(t, provider);
     const payer = privateKeyToAccount(payerKey);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
@@ -213,8 +215,9 @@ for (const provider of testProviders()) {
       const res = await payingFetch(url('/broken'));
       t.equal(res.status, 500, 'the seller’s own answer reaches the agent');
       t.same(await res.json(), { error: 'boom' });
-      t.equal(res.headers.get('hub-billing'), null);
-      t.equal(res.headers.get('payment-response'), null);
+      for (const name of ['hub-billing', 'hub-usage-adjusted', 'payment-response', 'payment-receipt']) {
+        t.equal(res.headers.get(name), null, `the seller's own ${name} never reaches the agent`);
+      }
       t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
       const attempt = await db.paymentAttempt.findFirst({ where: { pathAndQuery: '/broken' }, orderBy: { createdAt: 'desc' } });
       t.equal(attempt?.status, 'released');
@@ -227,6 +230,60 @@ for (const provider of testProviders()) {
         { meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 },
       ]);
       t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settled', chargedUsd: '0.010000' });
+    });
+
+    await t.test('usage reported at zero settles nothing: the authorization lapses, no receipt', async (t) => {
+      const before = await tokenBalance(chain, payer.address);
+      const res = await payingFetch(url('/zero'));
+      t.equal(res.status, 200);
+      t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), {
+        status: 'settled',
+        authorizedUsd: '0.010000',
+        chargedUsd: '0.000000',
+        remainderUsd: '0.010000',
+        remainderHandling: 'escrow_expired',
+        settleTransactionHash: null,
+      });
+      t.equal(res.headers.get('payment-response'), null, 'no receipt for a transaction that does not exist');
+      t.equal(res.headers.get('hub-usage-adjusted'), null, 'settled as reported');
+      t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
+      const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/zero' } });
+      t.match(attempt, { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settleTxHash: null });
+      t.equal(await db.creditEntry.count({ where: { paymentAttemptId: attempt.id } }), 0, 'nothing moved, nothing credited');
+    });
+
+    await t.test('charged less than authorized: exact moves it all, the remainder is the payer’s credit', async (t) => {
+      const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
+      const agent = await registerAgent(hub, 'acme', payerKey);
+      const receipt = async () => {
+        const res = await hub.pay('acme', '/purchases/receipt', { headers: { authorization: `Bearer ${agent.token}` } });
+        return (await res.json()) as { creditUsd: string };
+      };
+      t.equal((await receipt()).creditUsd, '0.000000', 'no credit before');
+
+      const res = await payingFetch(url('/three'));
+      t.equal(res.status, 200);
+      const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
+      t.match(billing, {
+        status: 'settled',
+        authorizedUsd: '0.030000',
+        chargedUsd: '0.010000',
+        remainderUsd: '0.020000',
+        remainderHandling: 'credited',
+        settleTransactionHash: /^0x[0-9a-f]{64}$/,
+      });
+      t.equal(await tokenBalance(chain, payer.address), before.payer - 30_000n, 'the whole authorization moved');
+      t.equal(await tokenBalance(chain, payTo), before.payTo + 30_000n);
+      const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/three' } });
+      t.match(attempt, { status: 'settled', amountMicros: 30_000n, chargedMicros: 10_000n, remainderHandling: 'credited' });
+      const entries = await db.creditEntry.findMany({ where: { paymentAttemptId: attempt.id } });
+      t.match(entries, [{ payer: payer.address.toLowerCase(), deltaMicros: 20_000n, reason: 'remainder' }], 'one ledger entry');
+      t.equal((await receipt()).creditUsd, '0.020000', 'the credit shows on the receipt');
+
+      // Settling again (a second control-plane finishing the same settlement) credits nothing more.
+      await settleAndRecord(db, rail, attempt);
+      t.equal(await db.creditEntry.count({ where: { paymentAttemptId: attempt.id } }), 1);
+      t.equal((await receipt()).creditUsd, '0.020000');
     });
 
     await t.test('an identity challenge is a zero-amount proof: no charge, no receipt', async (t) => {
