@@ -58,6 +58,8 @@ export async function startPaidWorld(
   const paymentHeadersSeen: string[] = [];
   let usageClient: UsageClient | undefined;
   const checks: { requestId: string; allowed: boolean; reason: string | null }[] = [];
+  let releaseHold: () => void = () => {};
+  const held = new Promise<void>((resolve) => (releaseHold = resolve));
   const seller = withHubSignature(
     async (req: IncomingMessage, res: ServerResponse, { identity }) => {
       for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
@@ -94,6 +96,8 @@ export async function startPaidWorld(
         return res.end(JSON.stringify(body));
       }
       served.push(identity.requestId);
+      // `/hold` is answered only when the test lets it go: a paid request kept in flight at the seller.
+      if (path === '/hold') await held;
       if (path === '/broken') {
         // Broken, and posing as hub: billing and receipts for a payment hub releases.
         res.writeHead(500, {
@@ -159,6 +163,8 @@ export async function startPaidWorld(
     payerKey,
     served,
     checks,
+    /** Lets the seller answer the requests it holds at `/hold`. */
+    releaseHold: () => releaseHold(),
     sellerId: s.id,
     /** The seller's signing secrets by kid, as its own endpoints (an account receiver) look them up. */
     secretOf: (kid: string) => secrets.get(kid),

@@ -16,7 +16,7 @@ const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'b
 
 for (const provider of testProviders()) {
   t.test(`x402 pay per call on ${provider}`, async (t) => {
-    const { chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, url } = await startPaidWorld(t, provider);
+    const { chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, releaseHold, url } = await startPaidWorld(t, provider);
     const payer = privateKeyToAccount(payerKey);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
@@ -137,6 +137,43 @@ for (const provider of testProviders()) {
       t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'settled once');
       const late = await paidRetry('/search?q=race', payment, { method: 'POST', body: '{"a":1}' });
       t.same(await late.json(), { error: 'payment_request_already_completed' });
+    });
+
+    await t.test('a retry while the paid request is at the seller is 409 payment_request_in_flight', async (t) => {
+      const { requirements } = await challenge('/hold');
+      const payment = await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/hold') },
+        accepts: [requirements],
+      } as never);
+      const servedBefore = served.length;
+      const first = paidRetry('/hold', payment);
+      // Deterministic: the second retry goes out only once the seller holds the first.
+      for (let i = 0; i < 500 && served.length === servedBefore; i++) await new Promise((r) => setTimeout(r, 10));
+      t.equal(served.length, servedBefore + 1, 'the first retry reached the seller');
+      const second = await paidRetry('/hold', payment);
+      t.equal(second.status, 409);
+      t.same(await second.json(), { error: 'payment_request_in_flight' });
+      releaseHold();
+      t.equal((await first).status, 200);
+      const third = await paidRetry('/hold', payment);
+      t.same(await third.json(), { error: 'payment_request_already_completed' });
+      t.equal(served.length, servedBefore + 1, 'forwarded once');
+    });
+
+    await t.test('an identified agent’s challenge names it, the rail and the network', async (t) => {
+      const agent = await registerAgent(hub, 'acme');
+      const { res, body } = await challenge('/search?q=identified', { headers: { authorization: `Bearer ${agent.token}` } });
+      t.equal(res.status, 402);
+      t.match(body, {
+        error: 'payment_required',
+        zcAgentId: agent.agentId,
+        zcRequestId: /^hubreq_/,
+        payment: { id: /^apay_/, amountUsd: '0.010000', rail: String, network: chain.network },
+      });
+      const anonymous = await challenge('/search?q=anonymous');
+      t.notOk('zcAgentId' in anonymous.body, 'an anonymous challenge names no agent');
+      t.notOk('rail' in (anonymous.body.payment as object), 'nor the rail');
     });
 
     await t.test('a payment signed for another challenge cannot pay this one (replay store)', async (t) => {
@@ -284,6 +321,20 @@ for (const provider of testProviders()) {
       await settleAndRecord(db, rail, attempt);
       t.equal(await db.creditEntry.count({ where: { paymentAttemptId: attempt.id } }), 1);
       t.equal((await receipt()).creditUsd, '0.020000');
+    });
+
+    await t.test('an identity proof that does not verify is identity_invalid', async (t) => {
+      const { requirements } = await challenge('/identity');
+      const payment = (await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url('/identity') },
+        accepts: [requirements],
+      } as never)) as unknown as { payload: { signature: string } };
+      const signature = payment.payload.signature;
+      payment.payload.signature = `${signature.slice(0, 10)}${signature[10] === 'a' ? 'b' : 'a'}${signature.slice(11)}`;
+      const res = await paidRetry('/identity', payment);
+      t.equal(res.status, 402);
+      t.match(await res.json(), { error: 'payment_required', reason: 'identity_invalid', settlementReason: String });
     });
 
     await t.test('an identity challenge is a zero-amount proof: no charge, no receipt', async (t) => {
