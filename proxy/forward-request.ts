@@ -37,7 +37,7 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
   };
 
   // A paid retry runs under the challenged request's id, which the control-plane stored with the challenge.
-  const payment = await Payment.claim(services, request);
+  let payment = await Payment.claim(services, request);
   if (payment) {
     Object.assign(record, { id: payment.claimed.requestId, agentId: payment.claimed.agentId, buyerId: payment.claimed.buyerId });
   } else if (record.agentId) {
@@ -53,25 +53,47 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
     sandbox: seller.sandbox,
   };
 
-  let forwarded: Forwarded;
-  try {
-    forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
-  } catch (err) {
-    await payment?.release();
-    if (err instanceof ApiError) throw err;
-    const failure = upstreamFailure(err);
-    services.metrics.upstreamError(failure.kind);
-    finish(services, record, Boolean(payment), 'failed', undefined);
-    throw failure.error;
-  }
+  // At most twice: a seller's 402 that the agent's credit pays is forwarded once more, paid.
+  for (;;) {
+    let forwarded: Forwarded;
+    try {
+      forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
+    } catch (err) {
+      await payment?.release();
+      if (err instanceof ApiError) throw err;
+      const failure = upstreamFailure(err);
+      services.metrics.upstreamError(failure.kind);
+      finish(services, record, Boolean(payment), 'failed', undefined);
+      throw failure.error;
+    }
+    const { statusCode: status, body } = forwarded.response;
+    if (status !== 402) return deliverAnswer(services, res, seller, record, identity, payment, forwarded.response);
 
-  const { statusCode: status, headers: upstreamHeaders, body } = forwarded.response;
-  if (status === 402) {
     // A challenged request is stored by the control-plane with its challenge.
     await payment?.settle(status);
-    return answerWithChallenge(services, request, identity, body, res);
+    const paid = await answerWithChallenge(services, request, identity, body, res, payment === undefined);
+    if (!paid) return;
+    payment = Payment.fromCredit(services, paid.paymentId, {
+      requestId: identity.requestId,
+      agentId: identity.agentId ?? '',
+      buyerId: identity.buyerId ?? null,
+      payer: '',
+      kind: 'call',
+    });
   }
+}
 
+/** The seller's answer, other than a 402, to the agent: usage captured, the payment settled, billing headers on it. */
+async function deliverAnswer(
+  services: ProxyServices,
+  res: ServerResponse,
+  seller: PaySeller,
+  record: RequestRecordInput,
+  identity: Identity,
+  payment: Payment | undefined,
+  response: Forwarded['response'],
+): Promise<void> {
+  const { statusCode: status, headers: upstreamHeaders, body } = response;
   const headers = agentResponseHeaders(upstreamHeaders);
   const usageError = await captureUsage(services, seller, identity, status, upstreamHeaders);
   if (payment) Object.assign(headers, await payment.settle(status));

@@ -240,8 +240,13 @@ export const challengeInputSchema = z.object({
   planSlug: z.string().max(200).optional(),
   usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional() })).max(100),
   sandbox: z.boolean(),
+  /** An identified agent's call is paid from its wallet's credit when that covers it; false asks for a payment. */
+  useCredit: z.boolean().optional(),
 });
 export type ChallengeInput = z.infer<typeof challengeInputSchema>;
+
+/** A call the agent's credit with the seller paid in full: no challenge; forward it again under `paymentId`. */
+export type PaidFromCredit = { paidFromCredit: true; paymentId: string; amountUsd: string };
 
 /** A priced challenge as the control-plane issued it. */
 export type IssuedChallenge = {
@@ -295,6 +300,8 @@ export type BillingSummary = {
   remainderUsd: string;
   /** Never null: docs/decisions.md › Payments says which value each outcome reads. */
   remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired';
+  /** Only on a call paid from the payer's credit with the seller, which no transaction moved. */
+  paidFrom?: 'credit';
   settleTransactionHash: string | null;
 };
 
@@ -340,7 +347,7 @@ export const contract = {
   purchaseReceipt: query<{ purchases: AccountView[]; creditUsd: string }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
-  issuePaymentChallenge: mutation<IssuedChallenge>()(challengeInputSchema),
+  issuePaymentChallenge: mutation<IssuedChallenge | PaidFromCredit>()(challengeInputSchema),
   claimPaidRequest: mutation<ClaimedPayment>()(claimInputSchema),
   settlePaidRequest: mutation<SettleOutcome>()(settleInputSchema),
 };

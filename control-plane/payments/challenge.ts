@@ -1,10 +1,11 @@
-import type { ChallengeInput, IssuedChallenge } from '../../shared/contract.js';
+import type { ChallengeInput, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { planStanding } from '../storefront/plan-standing.js';
+import { creditBalance, drawCredit } from './credit.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -14,7 +15,11 @@ import { attemptRequirements } from './requirements.js';
  * to the request (method, path+query, body digest, request id) and stores the request itself as
  * challenged, so the paid retry forwards under the same request id.
  */
-export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefined, input: ChallengeInput): Promise<IssuedChallenge> {
+export async function issuePaymentChallenge(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: ChallengeInput,
+): Promise<IssuedChallenge | PaidFromCredit> {
   // Both read, neither writes: asked side by side.
   const [standingRead, pricedRead] = await Promise.allSettled([
     input.usage.length ? planStanding(db, input) : undefined,
@@ -32,7 +37,7 @@ export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefine
   }
   const priced = pricedRead.value;
   const usage = input.usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 0 }));
-  const attempt = await newAttempt(db, rail, {
+  const fields: AttemptFields = {
     sellerId: input.sellerId,
     serviceId: priced.service.id,
     planId: priced.plan?.id ?? null,
@@ -44,28 +49,74 @@ export async function issuePaymentChallenge(db: Db, rail: PaymentRail | undefine
     bodyDigest: input.bodyDigest,
     usageJson: JSON.stringify(usage),
     amountMicros: priced.amountMicros,
-  });
-  await db.$transaction([
-    ...attempt.writes,
-    db.requestRecord.upsert({
-      where: { id: input.requestId },
-      create: {
-        id: input.requestId,
-        sellerId: input.sellerId,
-        serviceId: priced.service.id,
-        agentId: input.agentId,
-        buyerId: input.buyerId,
-        paymentAttemptId: attempt.id,
-        method: input.method,
-        path: input.pathAndQuery.slice(0, 2048),
-        lifecycle: 'challenged',
-        upstreamStatus: 402,
-        sandbox: input.sandbox,
-      },
-      update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId: attempt.id },
-    }),
-  ]);
+  };
+  if (input.agentId && usage.length && priced.amountMicros > 0n && input.useCredit !== false) {
+    const paid = await payFromCredit(db, rail, input, fields);
+    if (paid) return paid;
+  }
+  const attempt = await newAttempt(db, rail, fields);
+  await db.$transaction([...attempt.writes(db), challengedRecord(db, input, priced.service.id, attempt.id)]);
   return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
+}
+
+/**
+ * An identified agent whose wallet's credit with the seller covers the whole price pays from it:
+ * the draw, the attempt (already `in_flight`, as a verified payment's is) and the request's record
+ * are one transaction, so two calls cannot spend the same credit. Undefined when the credit does
+ * not cover it (or another call took it first): the call is challenged as usual.
+ */
+async function payFromCredit(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: ChallengeInput,
+  fields: AttemptFields,
+): Promise<PaidFromCredit | undefined> {
+  const agent = await db.agent.findUnique({ where: { id: input.agentId! }, select: { walletAddress: true } });
+  if (!agent || (await creditBalance(db, input.sellerId, agent.walletAddress)) < fields.amountMicros) return undefined;
+  const attempt = await newAttempt(db, rail, {
+    ...fields,
+    status: 'in_flight',
+    protocol: 'credit',
+    paymentMethod: 'credit',
+    payer: agent.walletAddress,
+    verifiedAt: new Date(),
+  });
+  const paid = await db.$transaction(async (tx) => {
+    if (
+      !(await drawCredit(tx, {
+        sellerId: input.sellerId,
+        payer: agent.walletAddress,
+        micros: fields.amountMicros,
+        paymentAttemptId: attempt.id,
+      }))
+    )
+      return false;
+    for (const write of attempt.writes(tx)) await write;
+    await challengedRecord(tx, input, fields.serviceId, attempt.id);
+    return true;
+  });
+  return paid ? { paidFromCredit: true, paymentId: attempt.id, amountUsd: formatUsd(fields.amountMicros) } : undefined;
+}
+
+/** The request's record, stored (or moved) as challenged, with the attempt that stands behind it. */
+function challengedRecord(db: Pick<Db, 'requestRecord'>, input: ChallengeInput, serviceId: string, paymentAttemptId: string) {
+  return db.requestRecord.upsert({
+    where: { id: input.requestId },
+    create: {
+      id: input.requestId,
+      sellerId: input.sellerId,
+      serviceId,
+      agentId: input.agentId,
+      buyerId: input.buyerId,
+      paymentAttemptId,
+      method: input.method,
+      path: input.pathAndQuery.slice(0, 2048),
+      lifecycle: 'challenged',
+      upstreamStatus: 402,
+      sandbox: input.sandbox,
+    },
+    update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId },
+  });
 }
 
 type AttemptFields = {
@@ -81,6 +132,12 @@ type AttemptFields = {
   usageJson: string;
   amountMicros: bigint;
   purchaseJson?: string;
+  /** A payment made already (from credit): not a challenge waiting for one. */
+  status?: 'in_flight';
+  protocol?: 'credit';
+  paymentMethod?: 'credit';
+  payer?: string;
+  verifiedAt?: Date;
 };
 
 /**
@@ -100,26 +157,28 @@ export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: 
   const id = newId('paymentAttempt');
   const createdAt = new Date();
   const expiresAt = new Date(+createdAt + rail.maxTimeoutSeconds * 1000);
-  const create = db.paymentAttempt.create({
-    data: {
-      ...fields,
-      id,
-      organizationId: seller.organizationId,
-      rail: rail.name,
-      network: rail.network,
-      asset: rail.token.address,
-      payTo,
-      paymentMethod: 'x402_wallet',
-      status: 'challenge_created',
-      createdAt,
-      expiresAt,
-    },
-  });
+  const data = {
+    paymentMethod: 'x402_wallet',
+    status: 'challenge_created',
+    ...fields,
+    id,
+    organizationId: seller.organizationId,
+    rail: fields.protocol === 'credit' ? 'credit' : rail.name,
+    network: rail.network,
+    asset: rail.token.address,
+    payTo,
+    createdAt,
+    expiresAt,
+  };
   // An identity proof moves no money: it is not a payment attempt in the seller's analytics.
   const priced = fields.kind !== 'identity' && fields.amountMicros > 0n;
   return {
     id,
-    writes: priced ? [create, countAttempt(db, fields.sellerId, createdAt)] : [create],
+    /** The statements that record and count it, on `client` (the database, or a transaction). */
+    writes: (client: Pick<Db, 'paymentAttempt' | '$executeRaw'>) => {
+      const create = client.paymentAttempt.create({ data });
+      return priced ? [create, countAttempt(client, fields.sellerId, createdAt)] : [create];
+    },
     challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
       paymentId: id,
       amountMicros: fields.amountMicros.toString(),

@@ -28,6 +28,36 @@ export async function creditRemainder(tx: Tx, attempt: SettledAttempt): Promise<
   return remainder;
 }
 
+/**
+ * Draws `micros` for a payment if the balance covers them, in the caller's transaction; false when
+ * it does not (the balance never goes below zero, however many calls draw at once).
+ */
+export async function drawCredit(
+  tx: Tx,
+  draw: { sellerId: string; payer: string; micros: bigint; paymentAttemptId: string },
+): Promise<boolean> {
+  const { sellerId, payer, micros, paymentAttemptId } = draw;
+  const drawn = await tx.payerCredit.updateMany({
+    where: { sellerId, payer, balanceMicros: { gte: micros } },
+    data: { balanceMicros: { decrement: micros } },
+  });
+  if (drawn.count !== 1) return false;
+  await tx.creditEntry.create({
+    data: { id: newId('creditEntry'), sellerId, payer, deltaMicros: -micros, reason: 'draw', paymentAttemptId },
+  });
+  return true;
+}
+
+/** Gives back what a credit-paid call drew but was not charged (all of it when released). Once per payment. */
+export async function returnCredit(tx: Tx, payment: { id: string; sellerId: string; payer: string }, micros: bigint): Promise<void> {
+  if (micros <= 0n) return;
+  const { sellerId, payer } = payment;
+  await tx.creditEntry.create({
+    data: { id: newId('creditEntry'), sellerId, payer, deltaMicros: micros, reason: 'return', paymentAttemptId: payment.id },
+  });
+  await tx.payerCredit.update({ where: { sellerId_payer: { sellerId, payer } }, data: { balanceMicros: { increment: micros } } });
+}
+
 /** A payer's credit with a seller, in micro-USD (0 without any). */
 export async function creditBalance(db: Pick<Db, 'payerCredit'>, sellerId: string, payer: string): Promise<bigint> {
   const row = await db.payerCredit.findUnique({ where: { sellerId_payer: { sellerId, payer } }, select: { balanceMicros: true } });

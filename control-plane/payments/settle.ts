@@ -1,10 +1,11 @@
+import type { PaymentAttempt } from '../../generated/prisma/sqlite/client.js';
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import { formatUsd } from '../../shared/money.js';
 import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
-import { creditRemainder } from './credit.js';
+import { creditRemainder, returnCredit } from './credit.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -23,6 +24,7 @@ type Challenged = { meterSlug: string; quantity: number };
 export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
   const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
+  if (attempt.protocol === 'credit') return settleFromCredit(db, attempt, delivered, input.upstreamStatus);
   if (!delivered) {
     await db.paymentAttempt.updateMany({ where: { id: attempt.id, status: 'in_flight' }, data: { status: 'released', chargedMicros: 0n } });
     await db.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus: input.upstreamStatus } });
@@ -61,6 +63,39 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     // The payer as hub recorded it (lowercased), not as the facilitator spelled it.
     receipt: { ...toSettleResponse(result), ...(attempt.payer ? { payer: attempt.payer } : {}) },
   };
+}
+
+/**
+ * A call paid from the payer's credit (challenge.ts drew its price): after a 2xx it is charged
+ * what was used and the rest goes back to the credit; any other answer gives it all back. No
+ * transaction moves, so there is no receipt. Marked once, so a settle asked twice returns once.
+ */
+async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: boolean, upstreamStatus: number): Promise<SettleOutcome> {
+  const payment = { id: attempt.id, sellerId: attempt.sellerId, payer: attempt.payer ?? '' };
+  if (!delivered) {
+    await db.$transaction(async (tx) => {
+      const marked = await tx.paymentAttempt.updateMany({
+        where: { id: attempt.id, status: 'in_flight' },
+        data: { status: 'released', chargedMicros: 0n },
+      });
+      if (marked.count === 1) await returnCredit(tx, payment, attempt.amountMicros);
+      await tx.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus } });
+    });
+    return { kind: 'released' };
+  }
+  const challenged = JSON.parse(attempt.usageJson) as Challenged[];
+  const { charged, adjusted } = await settledCharge(db, attempt.requestId, attempt.planId, challenged, attempt.amountMicros);
+  await db.$transaction(async (tx) => {
+    const marked = await tx.paymentAttempt.updateMany({
+      where: { id: attempt.id, status: 'in_flight' },
+      data: { status: 'settled', chargedMicros: charged, remainderHandling: 'credited', settledAt: new Date() },
+    });
+    if (marked.count !== 1) return;
+    await returnCredit(tx, payment, attempt.amountMicros - charged);
+    if (charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charged });
+  });
+  const billing = billingSummary('settled', attempt.amountMicros, charged, 'credited', null);
+  return { kind: 'billed', adjusted, billing: { ...billing, paidFrom: 'credit' }, receipt: null };
 }
 
 /** Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. */

@@ -53,7 +53,7 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
     amountMicros: terms.priceMicros,
     purchaseJson: JSON.stringify(bought),
   });
-  await db.$transaction(attempt.writes);
+  await db.$transaction(attempt.writes(db));
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
   return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
 }

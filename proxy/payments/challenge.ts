@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { readUpTo } from '../../runtime/read-body.js';
 import { sendJson } from '../../runtime/respond.js';
-import type { IssuedChallenge } from '../../shared/contract.js';
+import type { IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { isUsageQuantity } from '../../shared/usage.js';
 import type { ProxyServices } from '../context.js';
@@ -19,7 +19,9 @@ const MAX_SELLER_402_BYTES = 65_536;
 /**
  * Answers a seller's 402 with a priced challenge: the control-plane prices the usage the seller
  * named and records a payment attempt bound to the request; the agent gets the challenge in both
- * protocols. The paid retry comes back through `Payment.claim`.
+ * protocols. The paid retry comes back through `Payment.claim`. When `useCredit` and an identified
+ * agent's credit with the seller pays the call instead, nothing is sent: the payment is returned
+ * for the caller to forward the request again under it.
  */
 export async function answerWithChallenge(
   services: ProxyServices,
@@ -27,7 +29,8 @@ export async function answerWithChallenge(
   identity: Identity,
   sellerBody: Readable,
   res: ServerResponse,
-): Promise<void> {
+  useCredit: boolean,
+): Promise<PaidFromCredit | undefined> {
   const read = await readUpTo(sellerBody, MAX_SELLER_402_BYTES);
   const raw = read.complete ? read.bytes : undefined;
   const asked = raw && parseSellerPaymentRequired(raw);
@@ -45,6 +48,7 @@ export async function answerWithChallenge(
       usage: asked.usage,
       ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
       sandbox: request.seller.sandbox,
+      useCredit,
     })
     .catch((err: unknown) => {
       // No per-call price, but a plan to buy or extend: the 402 says where.
@@ -54,8 +58,10 @@ export async function answerWithChallenge(
       }
       throw err;
     });
+  if ('paidFromCredit' in challenge) return challenge;
   const { body, headers } = challengeResponse(request, challenge, identity, services.mppSecret);
   sendJson(res, 402, body, headers);
+  return undefined;
 }
 
 /** Fields of a seller's 402 the proxy acts on (spec: Bodies the seller's API returns). */

@@ -37,6 +37,11 @@ export class Payment {
     return new Payment(services, proof.paymentId, proof.protocol, claimed);
   }
 
+  /** A call the agent's credit paid (the control-plane drew it instead of challenging): settled like any payment. */
+  static fromCredit(services: ProxyServices, paymentId: string, claimed: ClaimedPayment): Payment {
+    return new Payment(services, paymentId, 'x402', claimed);
+  }
+
   /**
    * Settles (or, for a status other than 2xx, releases) the payment once, and returns the billing
    * headers of the response to the agent.

@@ -321,6 +321,70 @@ for (const provider of testProviders()) {
       await settleAndRecord(db, rail, attempt);
       t.equal(await db.creditEntry.count({ where: { paymentAttemptId: attempt.id } }), 1);
       t.equal((await receipt()).creditUsd, '0.020000');
+
+      // The agent's later calls draw on the credit before a payment is asked.
+      const asAgent = { headers: { authorization: `Bearer ${agent.token}` } };
+      const balances = async () => ({ payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) });
+      const held = await balances();
+      const servedBefore = served.length;
+      const covered = await fetch(url('/search?q=credit'), asAgent);
+      t.equal(covered.status, 200, 'served without a challenge');
+      t.match(await covered.json(), { results: ['a', 'b'], agent: agent.agentId });
+      t.same(JSON.parse(covered.headers.get('hub-billing') ?? '{}'), {
+        status: 'settled',
+        authorizedUsd: '0.010000',
+        chargedUsd: '0.010000',
+        remainderUsd: '0.000000',
+        remainderHandling: 'credited',
+        settleTransactionHash: null,
+        paidFrom: 'credit',
+      });
+      t.equal(covered.headers.get('payment-response'), null, 'no transaction, no receipt');
+      t.equal(served.length, servedBefore + 1, 'the seller served it once');
+      t.same(await balances(), held, 'no tokens moved');
+      t.equal((await receipt()).creditUsd, '0.010000', 'the credit went down by the charge');
+      const drawn = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=credit' } });
+      t.match(drawn, {
+        status: 'settled',
+        protocol: 'credit',
+        paymentMethod: 'credit',
+        chargedMicros: 10_000n,
+        payer: payer.address.toLowerCase(),
+      });
+      t.match(
+        await db.creditEntry.findMany({ where: { paymentAttemptId: drawn.id }, orderBy: { reason: 'asc' } }),
+        [{ reason: 'draw', deltaMicros: -10_000n }],
+        'one draw, nothing to give back',
+      );
+
+      const tooDear = await fetch(url('/three'), asAgent);
+      t.equal(tooDear.status, 402, 'a call the credit does not cover in full is challenged');
+      t.equal((await receipt()).creditUsd, '0.010000', 'and draws nothing');
+
+      const broken = await fetch(url('/broken'), asAgent);
+      t.equal(broken.status, 500);
+      t.equal(broken.headers.get('hub-billing'), null, 'nothing billed for the seller’s 500');
+      t.equal((await receipt()).creditUsd, '0.010000', 'the draw came back');
+
+      const zero = await fetch(url('/zero'), asAgent);
+      t.equal(zero.status, 200);
+      t.match(JSON.parse(zero.headers.get('hub-billing') ?? '{}'), {
+        chargedUsd: '0.000000',
+        remainderUsd: '0.010000',
+        remainderHandling: 'credited',
+        paidFrom: 'credit',
+      });
+      t.equal((await receipt()).creditUsd, '0.010000', 'used nothing, so the credit is whole');
+      const credit = await db.payerCredit.findUniqueOrThrow({
+        where: { sellerId_payer: { sellerId: drawn.sellerId, payer: payer.address.toLowerCase() } },
+      });
+      const ledger = await db.creditEntry.findMany({ where: { sellerId: drawn.sellerId, payer: credit.payer } });
+      t.equal(
+        ledger.reduce((sum, e) => sum + e.deltaMicros, 0n),
+        credit.balanceMicros,
+        'the balance is the sum of its ledger',
+      );
+      t.same(await balances(), held, 'still no tokens moved');
     });
 
     await t.test('an identity proof that does not verify is identity_invalid', async (t) => {
