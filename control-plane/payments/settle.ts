@@ -74,11 +74,7 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
   const payment = { id: attempt.id, sellerId: attempt.sellerId, payer: attempt.payer ?? '' };
   if (!delivered) {
     await db.$transaction(async (tx) => {
-      const marked = await tx.paymentAttempt.updateMany({
-        where: { id: attempt.id, status: 'in_flight' },
-        data: { status: 'released', chargedMicros: 0n },
-      });
-      if (marked.count === 1) await returnCredit(tx, payment, attempt.amountMicros);
+      await releaseCreditCall(tx, attempt);
       await tx.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus } });
     });
     return { kind: 'released' };
@@ -96,6 +92,37 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
   });
   const billing = billingSummary('settled', attempt.amountMicros, charged, 'credited', null);
   return { kind: 'billed', adjusted, billing: { ...billing, paidFrom: 'credit' }, receipt: null };
+}
+
+type CreditTx = Parameters<Parameters<Db['$transaction']>[0]>[0];
+
+/** Releases a credit-paid call still in flight and gives its whole draw back; nothing when it ended already. */
+async function releaseCreditCall(
+  tx: CreditTx,
+  attempt: Pick<PaymentAttempt, 'id' | 'sellerId' | 'payer' | 'amountMicros'>,
+): Promise<boolean> {
+  const marked = await tx.paymentAttempt.updateMany({
+    where: { id: attempt.id, status: 'in_flight' },
+    data: { status: 'released', chargedMicros: 0n },
+  });
+  if (marked.count !== 1) return false;
+  await returnCredit(tx, { id: attempt.id, sellerId: attempt.sellerId, payer: attempt.payer ?? '' }, attempt.amountMicros);
+  return true;
+}
+
+/**
+ * Gives back the credit of calls it paid that never settled (the proxy stopped between the draw
+ * and the seller's answer): in flight for longer than any answer may take, they are released.
+ */
+export async function releaseStrandedCreditCalls(db: Db, olderThanMs = 15 * 60_000): Promise<number> {
+  const stranded = await db.paymentAttempt.findMany({
+    where: { protocol: 'credit', status: 'in_flight', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    select: { id: true, sellerId: true, payer: true, amountMicros: true },
+    take: 100,
+  });
+  let released = 0;
+  for (const attempt of stranded) if (await db.$transaction((tx) => releaseCreditCall(tx, attempt))) released++;
+  return released;
 }
 
 /** Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. */

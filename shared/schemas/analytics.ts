@@ -15,7 +15,7 @@ export const TRANSACTION_STATUSES = [
   'released',
   'refund_owed',
 ] as const;
-export const PAYMENT_METHODS = ['x402_wallet', 'mpp_wallet'] as const;
+export const PAYMENT_METHODS = ['x402_wallet', 'mpp_wallet', 'credit'] as const;
 
 /** A payment attempt as the seller's analytics lists it (spec: Transaction). */
 export const transaction = z.object({
@@ -23,11 +23,14 @@ export const transaction = z.object({
   kind: z.enum(TRANSACTION_KINDS).meta({ description: 'call: a per-call payment; purchase, renewal, topup: a plan bought at /extend' }),
   status: z.enum(TRANSACTION_STATUSES),
   paymentMethod: z.enum(PAYMENT_METHODS).meta({
-    description: 'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail. x402_wallet while unpaid',
+    description:
+      'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail; credit: the payer’s credit with the seller. x402_wallet while unpaid',
   }),
   amountUsd: usd.meta({ description: 'What was charged once settled; the price asked before' }),
   network: z.string().meta({ description: 'CAIP-2 chain id' }),
-  protocol: z.enum(['x402', 'mpp']).meta({ description: 'The protocol the agent paid with; x402 while unpaid' }),
+  protocol: z
+    .enum(['x402', 'mpp', 'credit'])
+    .meta({ description: 'The protocol the agent paid with (credit: none, its credit paid); x402 while unpaid' }),
   createdAt: timestamp,
   verifiedAt: timestamp.nullable().meta({ description: 'When the payment was verified; null while unpaid' }),
   seller: z.object({ id: z.string(), name: z.string(), slug: z.string() }),

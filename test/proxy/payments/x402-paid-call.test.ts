@@ -3,7 +3,9 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
-import { settleAndRecord } from '../../../control-plane/payments/settle.js';
+import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
+import { releaseStrandedCreditCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
+import { newRequestId } from '../../../shared/ids.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
@@ -13,10 +15,11 @@ import { signPayment } from '../../helpers/sign-payment.js';
 
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
+const billingOf = (res: Response) => JSON.parse(res.headers.get('hub-billing') ?? '{}');
 
 for (const provider of testProviders()) {
   t.test(`x402 pay per call on ${provider}`, async (t) => {
-    const { chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, releaseHold, url } = await startPaidWorld(t, provider);
+    const { api, chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, releaseHold, url } = await startPaidWorld(t, provider);
     const payer = privateKeyToAccount(payerKey);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
@@ -84,7 +87,7 @@ for (const provider of testProviders()) {
       const res = await payingFetch(url('/search?q=paid'));
       t.equal(res.status, 200);
       t.match(await res.json(), { results: ['a', 'b'], agent: /^agt_/ });
-      const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
+      const billing = billingOf(res);
       t.match(billing, {
         status: 'settled',
         authorizedUsd: '0.010000',
@@ -266,14 +269,14 @@ for (const provider of testProviders()) {
       t.same(JSON.parse(res.headers.get('hub-usage-adjusted') ?? 'null'), [
         { meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 },
       ]);
-      t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settled', chargedUsd: '0.010000' });
+      t.match(billingOf(res), { status: 'settled', chargedUsd: '0.010000' });
     });
 
     await t.test('usage reported at zero settles nothing: the authorization lapses, no receipt', async (t) => {
       const before = await tokenBalance(chain, payer.address);
       const res = await payingFetch(url('/zero'));
       t.equal(res.status, 200);
-      t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), {
+      t.same(billingOf(res), {
         status: 'settled',
         authorizedUsd: '0.010000',
         chargedUsd: '0.000000',
@@ -300,7 +303,7 @@ for (const provider of testProviders()) {
 
       const res = await payingFetch(url('/three'));
       t.equal(res.status, 200);
-      const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
+      const billing = billingOf(res);
       t.match(billing, {
         status: 'settled',
         authorizedUsd: '0.030000',
@@ -330,7 +333,7 @@ for (const provider of testProviders()) {
       const covered = await fetch(url('/search?q=credit'), asAgent);
       t.equal(covered.status, 200, 'served without a challenge');
       t.match(await covered.json(), { results: ['a', 'b'], agent: agent.agentId });
-      t.same(JSON.parse(covered.headers.get('hub-billing') ?? '{}'), {
+      t.same(billingOf(covered), {
         status: 'settled',
         authorizedUsd: '0.010000',
         chargedUsd: '0.010000',
@@ -368,7 +371,7 @@ for (const provider of testProviders()) {
 
       const zero = await fetch(url('/zero'), asAgent);
       t.equal(zero.status, 200);
-      t.match(JSON.parse(zero.headers.get('hub-billing') ?? '{}'), {
+      t.match(billingOf(zero), {
         chargedUsd: '0.000000',
         remainderUsd: '0.010000',
         remainderHandling: 'credited',
@@ -385,6 +388,41 @@ for (const provider of testProviders()) {
         'the balance is the sum of its ledger',
       );
       t.same(await balances(), held, 'still no tokens moved');
+      const analytics = await api.get(`/v1/analytics/sellers/${drawn.sellerId}?days=1`, hub.apiKey);
+      t.equal(analytics.status, 200);
+      t.match(
+        analytics.body.analytics.recentTransactions.find((tx: { id: string }) => tx.id === drawn.id),
+        {
+          kind: 'call',
+          status: 'settled',
+          paymentMethod: 'credit',
+          protocol: 'credit',
+          amountUsd: '0.010000',
+          agent: { id: agent.agentId },
+        },
+        'the seller sees the call its payer’s credit paid',
+      );
+
+      // A proxy that stops between the draw and the seller's answer leaves the call in flight: the
+      // settlement loop gives its credit back, once.
+      const stranded = await issuePaymentChallenge(db, rail, {
+        sellerId: drawn.sellerId,
+        requestId: newRequestId(true),
+        agentId: agent.agentId,
+        buyerId: null,
+        method: 'GET',
+        pathAndQuery: '/search?q=stranded',
+        bodyDigest: drawn.bodyDigest,
+        serviceSlug: 'search',
+        usage: [{ meterSlug: 'calls', quantity: 1 }],
+        sandbox: false,
+      });
+      t.match(stranded, { paidFromCredit: true });
+      t.equal((await receipt()).creditUsd, '0.000000', 'drawn');
+      t.equal(await releaseStrandedCreditCalls(db, 60_000), 0, 'not while it may still be answered');
+      t.equal(await releaseStrandedCreditCalls(db, -1), 1, 'released once it cannot be');
+      t.equal(await releaseStrandedCreditCalls(db, -1), 0, 'and only once');
+      t.equal((await receipt()).creditUsd, '0.010000', 'the draw came back');
     });
 
     await t.test('an identity proof that does not verify is identity_invalid', async (t) => {
