@@ -19,6 +19,12 @@ export type AnvilOptions = {
   balanceEth?: number;
   /** Seconds between blocks; absent means automine (a block per transaction). */
   blockTimeSeconds?: number;
+  /**
+   * Past states kept (in memory only). anvil otherwise keeps every past state, spilling them to a
+   * temporary folder it never clears, and slows down as that grows (a transfer a block, thousands
+   * of blocks in a long run). hub reads the chain at its latest block only. Default 256.
+   */
+  keptStates?: number;
   startTimeoutMs?: number;
 };
 
@@ -56,6 +62,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   if (options.mnemonic !== undefined) args.push('--mnemonic', options.mnemonic);
   if (options.balanceEth !== undefined) args.push('--balance', String(options.balanceEth));
   if (options.blockTimeSeconds !== undefined) args.push('--block-time', String(options.blockTimeSeconds));
+  args.push('--prune-history', String(options.keptStates ?? 256));
 
   const child = spawn(findAnvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   // If this process exits without stopping anvil (a crashed test, an uncaught error), take it along.
