@@ -33,28 +33,39 @@ type SolcOutput = {
 
 /** The artifact of `contractName`, declared in `contracts/<contractName>.sol`. */
 export async function compileContract(contractName: string, options: { cacheDir?: string } = {}): Promise<ContractArtifact> {
+  return (await compileContracts([contractName], options))[0]!;
+}
+
+/** The artifacts of several contracts, from one compiler run (every source is compiled each run). */
+export async function compileContracts(contractNames: string[], options: { cacheDir?: string } = {}): Promise<ContractArtifact[]> {
   const sources = await readRepoSources();
   const solcVersion = (require('solc/package.json') as { version: string }).version;
   const key = createHash('sha256').update(JSON.stringify({ solcVersion, SETTINGS, sources })).digest('hex').slice(0, 16);
-  const cacheFile = options.cacheDir ? join(options.cacheDir, `${contractName}-${key}.json`) : undefined;
+  const cacheFile = (name: string) => (options.cacheDir ? join(options.cacheDir, `${name}-${key}.json`) : undefined);
 
-  if (cacheFile) {
-    const cached = await readFile(cacheFile, 'utf8').then(
-      (text) => JSON.parse(text) as ContractArtifact,
-      () => undefined,
-    );
-    if (cached) return cached;
-  }
+  const cached = await Promise.all(contractNames.map((name) => readCached(cacheFile(name))));
+  if (cached.every((artifact) => artifact !== undefined)) return cached;
 
-  const artifact = pick(await runSolc(sources), contractName);
-  if (cacheFile) {
+  const output = await runSolc(sources);
+  const artifacts = contractNames.map((name) => pick(output, name));
+  for (const artifact of artifacts) {
+    const file = cacheFile(artifact.contractName);
+    if (!file) continue;
     // Write then rename, so a concurrent reader never sees half a file.
-    await mkdir(dirname(cacheFile), { recursive: true });
-    const partial = `${cacheFile}.${process.pid}.tmp`;
+    await mkdir(dirname(file), { recursive: true });
+    const partial = `${file}.${process.pid}.tmp`;
     await writeFile(partial, JSON.stringify(artifact));
-    await rename(partial, cacheFile);
+    await rename(partial, file);
   }
-  return artifact;
+  return artifacts;
+}
+
+async function readCached(file: string | undefined): Promise<ContractArtifact | undefined> {
+  if (!file) return undefined;
+  return readFile(file, 'utf8').then(
+    (text) => JSON.parse(text) as ContractArtifact,
+    () => undefined,
+  );
 }
 
 async function readRepoSources(): Promise<Record<string, { content: string }>> {

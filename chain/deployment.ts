@@ -14,6 +14,8 @@ export type ChainDeployment = {
   network: `eip155:${number}`;
   rpcUrl: string;
   token: { address: Address; name: string; symbol: string; version: string; decimals: number };
+  /** The HubEscrow ceiling-priced calls pay into; the settler operates it. Absent on older chain files. */
+  escrow?: Address;
   /** Deployed the token; holds its admin and minter roles (the demo faucet mints with it). */
   deployer: DevAccount;
   /** Submits transferWithAuthorization and pays the gas: the local facilitator's key. */

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { defineChain } from 'viem';
 import { microsToTokenUnits } from '../shared/money.js';
 import { startAnvil } from './anvil.js';
-import { compileContract } from './compile.js';
-import { deployToken, type TokenDomain } from './deploy-token.js';
+import { compileContracts } from './compile.js';
+import { deployContracts, type TokenDomain } from './deploy-contracts.js';
 import type { ChainDeployment } from './deployment.js';
 import { DEV_MNEMONIC, devAccounts } from './dev-accounts.js';
 
 /**
  * A real local chain for development, the demo and tests: anvil on loopback with automine, the
- * HubUSD token deployed, and every dev account holding tokens.
+ * HubUSD token and the HubEscrow deployed, and every dev account holding tokens.
  */
 
 export type LocalChainOptions = {
@@ -45,8 +45,8 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
   const units = microsToTokenUnits(options.fundMicros ?? 1_000_000_000n, DECIMALS);
 
   // Compiling (seconds on a cache miss) and starting anvil do not depend on each other.
-  const [artifact, anvil] = await Promise.all([
-    compileContract('HubUSD', { cacheDir: options.cacheDir ?? join(tmpdir(), 'hub-contracts') }),
+  const [[token, escrow], anvil] = await Promise.all([
+    compileContracts(['HubUSD', 'HubEscrow'], { cacheDir: options.cacheDir ?? join(tmpdir(), 'hub-contracts') }),
     startAnvil({ port: options.port ?? 0, chainId, accounts: count, mnemonic: DEV_MNEMONIC }),
   ]);
   try {
@@ -57,19 +57,21 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [anvil.rpcUrl] } },
     });
-    const address = await deployToken({
+    const deployed = await deployContracts({
       rpcUrl: anvil.rpcUrl,
       chain,
-      artifact,
+      artifacts: { token: token!, escrow: escrow! },
       deployerKey: accounts[0]!.privateKey,
       domain,
       mints: accounts.map((a) => ({ to: a.address, units })),
+      escrowOperator: accounts[1]!.address,
     });
     return {
       chainId,
       network: `eip155:${chainId}`,
       rpcUrl: anvil.rpcUrl,
-      token: { address, ...domain, decimals: DECIMALS },
+      token: { address: deployed.token, ...domain, decimals: DECIMALS },
+      escrow: deployed.escrow,
       deployer: accounts[0]!,
       settler: accounts[1]!,
       accounts: accounts.map((a) => ({ ...a, tokenUnits: units })),

@@ -8,22 +8,34 @@ import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
 export type PaymentRequiredBody = {
   error: 'payment_required';
   serviceSlug: string;
-  usage: { meterSlug: string; quantity: number }[];
+  usage: PaymentRequiredItem[];
   planSlug?: string;
 };
+
+/**
+ * A meter the call uses: `quantity` when known before the call. Without it the call is priced at
+ * a ceiling (`maxQuantity`, else the price's `defaultMaxQuantity`): the agent authorizes the
+ * ceiling, and is charged what the response's `hub-usage` (or a usage report) says was used.
+ */
+export type PaymentRequiredItem = { meterSlug: string; quantity: number } | { meterSlug: string; maxQuantity?: number };
 
 export const PAYMENT_REQUIRED_STATUS = 402;
 
 export function paymentRequiredBody(args: {
   serviceSlug: string;
-  usage: readonly { meterSlug: string; quantity: number }[];
+  usage: readonly PaymentRequiredItem[];
   planSlug?: string;
 }): PaymentRequiredBody {
   assertSlug(args.serviceSlug, 'serviceSlug');
-  const usage = args.usage.map(({ meterSlug, quantity }, i) => {
-    assertSlug(meterSlug, `usage[${i}].meterSlug`);
-    assertUsageQuantity(quantity, `usage[${i}].quantity`);
-    return { meterSlug, quantity };
+  const usage = args.usage.map((item, i): PaymentRequiredItem => {
+    assertSlug(item.meterSlug, `usage[${i}].meterSlug`);
+    if ('quantity' in item) {
+      assertUsageQuantity(item.quantity, `usage[${i}].quantity`);
+      return { meterSlug: item.meterSlug, quantity: item.quantity };
+    }
+    if (item.maxQuantity === undefined) return { meterSlug: item.meterSlug };
+    assertUsageQuantity(item.maxQuantity, `usage[${i}].maxQuantity`);
+    return { meterSlug: item.meterSlug, maxQuantity: item.maxQuantity };
   });
   const body: PaymentRequiredBody = { error: 'payment_required', serviceSlug: args.serviceSlug, usage };
   if (args.planSlug !== undefined) {

@@ -238,7 +238,7 @@ export const challengeInputSchema = z.object({
   ...boundRequest,
   serviceSlug: slug,
   planSlug: z.string().max(200).optional(),
-  usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional() })).max(100),
+  usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional(), maxQuantity: quantity.optional() })).max(100),
   sandbox: z.boolean(),
   /** An identified agent's call is paid from its wallet's credit when that covers it; false asks for a payment. */
   useCredit: z.boolean().optional(),

@@ -1,10 +1,11 @@
-import { createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
+import type { EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
-import type { Facilitator } from './facilitator.js';
+import type { EscrowPayout, Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
@@ -38,6 +39,8 @@ export type LocalFacilitatorConfig = {
   /** Tokens accepted, with their EIP-712 domains. */
   tokens: SettlementToken[];
   settlerPrivateKey: Hex;
+  /** The HubEscrow the settler operates, for ceiling-priced calls; none: no reserve-and-pay-actual. */
+  escrow?: Address;
   /** Default: native recovery inline, or a worker pool if only pure JS is available. */
   signerRecovery?: SignerRecovery;
   /** Per JSON-RPC request. Default 5 s. */
@@ -131,13 +134,32 @@ export class LocalFacilitator implements Facilitator {
     return { isValid: true, payer: payment.payer };
   }
 
-  async settle(paymentPayload: unknown, paymentRequirements: unknown): Promise<SettleResult> {
+  settle(paymentPayload: unknown, paymentRequirements: unknown): Promise<SettleResult> {
+    return this.settleCall(paymentPayload, paymentRequirements);
+  }
+
+  /**
+   * Settles an authorization that pays the escrow: `charged` to the payee, the rest back to the
+   * payer, in one transaction. Like `settle`, safe to call again with the same payment.
+   */
+  settleEscrowed(paymentPayload: unknown, paymentRequirements: unknown, payout: EscrowPayout): Promise<SettleResult> {
+    const escrow = this.config.escrow;
+    if (!escrow) throw new Error('this facilitator operates no escrow');
+    return this.settleCall(paymentPayload, paymentRequirements, { escrow, payee: payout.payee, charged: payout.charged });
+  }
+
+  private async settleCall(paymentPayload: unknown, paymentRequirements: unknown, split?: EscrowSplit): Promise<SettleResult> {
     const checked = this.checkTerms(paymentPayload, paymentRequirements);
     if ('failure' in checked) return this.failed(checked.failure);
     const { payment, token } = checked;
     const signature = await this.checkSignature(payment, token);
     if ('failure' in signature) return this.failed(signature.failure);
-    const call: TransferCall = { token: token.address, authorization: payment.authorization, signature: signature.signature };
+    const call: TransferCall = {
+      token: token.address,
+      authorization: payment.authorization,
+      signature: signature.signature,
+      ...(split ? { split } : {}),
+    };
 
     const key = `${payment.payer.toLowerCase()}:${payment.authorization.nonce.toLowerCase()}`;
     const earlier = this.pending.get(key);
@@ -148,15 +170,20 @@ export class LocalFacilitator implements Facilitator {
     }
 
     const window = windowFailure(payment.authorization, this.nowSeconds(), this.marginSeconds());
-    if (window === 'authorization_expired') return this.settledBefore(call, window);
+    if (window === 'authorization_expired') return this.settledBefore(key, call, window);
     if (window) return this.failed(verifyFailure(window, payment.payer));
+    return this.submit(key, call);
+  }
 
+  /** Simulates, broadcasts and follows one settlement transaction. */
+  private async submit(key: string, call: TransferCall): Promise<SettleResult> {
+    const payer = call.authorization.from;
     const simulated = await simulateTransfer(this.clients, call);
-    if (!simulated.ok) return this.settledBefore(call, simulated.reason, simulated.message);
+    if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
 
     const broadcast = await broadcastTransfer(this.clients, call, simulated.gas);
     if (broadcast.status === 'refused')
-      return settleFailure(broadcast.reason, { network: this.network, payer: payment.payer, message: broadcast.message });
+      return settleFailure(broadcast.reason, { network: this.network, payer, message: broadcast.message });
     if (broadcast.status === 'unknown') {
       this.pending.set(key, broadcast.signed);
       return this.pendingResult(call, broadcast.signed.transaction, broadcast.message);
@@ -179,29 +206,39 @@ export class LocalFacilitator implements Facilitator {
       if (call.authorization.validBefore <= this.nowSeconds()) {
         this.pending.delete(key);
         renumberNonces(this.clients);
-        return this.settledBefore(call, 'authorization_expired');
+        return this.settledBefore(key, call, 'authorization_expired');
       }
       this.pending.set(key, signed);
       return this.pendingResult(call, transaction, confirmation.message);
     }
     this.pending.delete(key);
-    if (receiptMovedFunds(confirmation.receipt, call.token, call.authorization)) return this.settledResult(call, transaction);
+    if (receiptMovedFunds(confirmation.receipt, call)) return this.settledResult(call, transaction);
     // Reverted: perhaps because another transaction of ours settled this same authorization first.
-    return this.settledBefore(call, 'transaction_reverted', undefined, transaction);
+    return this.settledBefore(key, call, 'transaction_reverted', undefined, transaction);
   }
 
   /**
    * A failure that an earlier settlement of the same authorization would explain (nonce used,
    * authorization lapsed, transfer reverted) is checked against the chain: if that settlement
-   * paid what this one asks, settling again answers it; otherwise the failure stands.
+   * paid what this one asks, settling again answers it; otherwise the failure stands. An escrowed
+   * authorization someone submitted to the token directly sits in the escrow unpaid: it is paid out.
    */
-  private async settledBefore(call: TransferCall, reason: SettleFailureReason, message?: string, transaction?: Hex): Promise<SettleResult> {
+  private async settledBefore(
+    key: string,
+    call: TransferCall,
+    reason: SettleFailureReason,
+    message?: string,
+    transaction?: Hex,
+  ): Promise<SettleResult> {
     const explicable: SettleFailureReason[] = ['nonce_already_used', 'authorization_expired', 'transaction_reverted'];
     if (explicable.includes(reason)) {
-      const earlier = await findSettledTransfer(this.clients, call.token, call.authorization, this.config.lookbackBlocks ?? 50_000n).catch(
-        () => undefined,
-      );
+      const lookback = this.config.lookbackBlocks ?? 50_000n;
+      const earlier = await findSettledTransfer(this.clients, call, lookback).catch(() => undefined);
       if (earlier) return this.settledResult(call, earlier, true);
+      if (call.split && !call.split.deposited) {
+        const deposit = await findSettledTransfer(this.clients, { ...call, split: undefined }, lookback).catch(() => undefined);
+        if (deposit) return this.submit(key, { ...call, split: { ...call.split, deposited: true } });
+      }
     }
     return settleFailure(reason, { network: this.network, payer: call.authorization.from, transaction, message });
   }
@@ -213,7 +250,8 @@ export class LocalFacilitator implements Facilitator {
       transaction,
       network: this.network,
       payer,
-      amount: value.toString(),
+      // Through the escrow the seller was paid the charge; the rest went back to the payer.
+      amount: (call.split ? call.split.charged : value).toString(),
       ...(alreadySettled ? { alreadySettled } : {}),
     };
   }

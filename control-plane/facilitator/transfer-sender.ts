@@ -12,15 +12,16 @@ import {
   type WalletClient,
 } from 'viem';
 import { nodeAnswered, revertReason } from './chain-errors.js';
+import { type EscrowSplit, escrowAbi } from './escrow.js';
 import type { SettleFailureReason } from './results.js';
 import type { RecoverableSignature, TransferAuthorization } from './transfer-authorization.js';
 import { eip3009Abi } from './transfer-authorization.js';
 
 /**
- * The on-chain half of settlement: simulate `transferWithAuthorization`, sign it with the settler's
- * key, broadcast it, wait for it, and find an earlier transfer of the same authorization. The
- * transaction hash is computed before broadcasting, so a broadcast that times out still yields the
- * hash to follow up on.
+ * The on-chain half of settlement: simulate `transferWithAuthorization` (or the escrow's `settle`
+ * of it, for a ceiling-priced call), sign it with the settler's key, broadcast it, wait for it, and
+ * find an earlier settlement of the same authorization. The transaction hash is computed before
+ * broadcasting, so a broadcast that times out still yields the hash to follow up on.
  */
 
 export type SettlerClients = {
@@ -28,7 +29,13 @@ export type SettlerClients = {
   wallet: WalletClient<Transport, Chain, Account>;
 };
 
-export type TransferCall = { token: Address; authorization: TransferAuthorization; signature: RecoverableSignature };
+export type TransferCall = {
+  token: Address;
+  authorization: TransferAuthorization;
+  signature: RecoverableSignature;
+  /** Set when the authorization pays the escrow: submitted through it, with this payout. */
+  split?: EscrowSplit;
+};
 
 export type Simulation = { ok: true; gas: bigint } | { ok: false; reason: SettleFailureReason; message: string };
 
@@ -48,16 +55,44 @@ function transferArgs({ authorization: a, signature: s }: TransferCall) {
   return [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, s.v, s.r, s.s] as const;
 }
 
-/** eth_estimateGas of the transfer: a simulation whose revert decodes to a reason, and the gas to send with. */
+function escrowArgs({ token, authorization: a, signature: s }: TransferCall, split: EscrowSplit) {
+  const authorization = { from: a.from, value: a.value, validAfter: a.validAfter, validBefore: a.validBefore, nonce: a.nonce };
+  return [token, authorization, { v: s.v, r: s.r, s: s.s }, split.payee, split.charged, split.deposited ?? false] as const;
+}
+
+/** The contract the settlement calls and its calldata. */
+function settlementCall(call: TransferCall): { to: Address; data: Hex } {
+  if (call.split) {
+    return {
+      to: call.split.escrow,
+      data: encodeFunctionData({ abi: escrowAbi, functionName: 'settle', args: escrowArgs(call, call.split) }),
+    };
+  }
+  return {
+    to: call.token,
+    data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(call) }),
+  };
+}
+
+/** eth_estimateGas of the settlement: a simulation whose revert decodes to a reason, and the gas to send with. */
 export async function simulateTransfer(clients: SettlerClients, call: TransferCall): Promise<Simulation> {
+  const account = clients.wallet.account;
   try {
-    const gas = await clients.reader.estimateContractGas({
-      address: call.token,
-      abi: eip3009Abi,
-      functionName: 'transferWithAuthorization',
-      args: transferArgs(call),
-      account: clients.wallet.account,
-    });
+    const gas = call.split
+      ? await clients.reader.estimateContractGas({
+          address: call.split.escrow,
+          abi: escrowAbi,
+          functionName: 'settle',
+          args: escrowArgs(call, call.split),
+          account,
+        })
+      : await clients.reader.estimateContractGas({
+          address: call.token,
+          abi: eip3009Abi,
+          functionName: 'transferWithAuthorization',
+          args: transferArgs(call),
+          account,
+        });
     return { ok: true, gas };
   } catch (err) {
     const revert = revertReason(err);
@@ -76,8 +111,7 @@ export async function broadcastTransfer(clients: SettlerClients, call: TransferC
   try {
     const request = await wallet.prepareTransactionRequest({
       nonceManager,
-      to: call.token,
-      data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(call) }),
+      ...settlementCall(call),
       // A little headroom over the estimate: state may shift between simulation and mining.
       gas: (gas * 12n) / 10n,
     });
@@ -123,9 +157,25 @@ export async function confirmTransfer(clients: SettlerClients, transaction: Hex,
   }
 }
 
-/** True when a mined receipt moved exactly `value` from `from` to `to` in `token`. */
-export function receiptMovedFunds(receipt: TransactionReceipt, token: Address, authorization: TransferAuthorization): boolean {
+/**
+ * True when a mined receipt settled the call: moved exactly `value` from `from` to `to` in `token`
+ * or, through the escrow, paid this authorization out with the split asked for.
+ */
+export function receiptMovedFunds(receipt: TransactionReceipt, call: TransferCall): boolean {
   if (receipt.status !== 'success') return false;
+  const { token, authorization, split } = call;
+  if (split) {
+    const payouts = parseEventLogs({ abi: escrowAbi, eventName: 'Settled', logs: receipt.logs, strict: true });
+    return payouts.some(
+      (log) =>
+        log.address.toLowerCase() === split.escrow.toLowerCase() &&
+        log.args.token.toLowerCase() === token.toLowerCase() &&
+        log.args.payer.toLowerCase() === authorization.from.toLowerCase() &&
+        log.args.nonce.toLowerCase() === authorization.nonce.toLowerCase() &&
+        log.args.payee.toLowerCase() === split.payee.toLowerCase() &&
+        log.args.charged === split.charged,
+    );
+  }
   const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: receipt.logs, strict: true });
   return transfers.some(
     (log) =>
@@ -137,28 +187,34 @@ export function receiptMovedFunds(receipt: TransactionReceipt, token: Address, a
 }
 
 /**
- * The transaction that already used this authorization's nonce to pay exactly what it authorizes,
- * if any within the last `lookbackBlocks`: makes settling the same payment twice answer the first
- * settlement instead of "nonce already used". Throws when the chain cannot be read.
+ * The transaction that already settled this call's authorization, if any within the last
+ * `lookbackBlocks`: the transfer that used its nonce to pay exactly what it authorizes or, through
+ * the escrow, its payout. Makes settling the same payment twice answer the first settlement
+ * instead of "nonce already used". Throws when the chain cannot be read.
  */
-export async function findSettledTransfer(
-  clients: SettlerClients,
-  token: Address,
-  authorization: TransferAuthorization,
-  lookbackBlocks: bigint,
-): Promise<Hex | undefined> {
+export async function findSettledTransfer(clients: SettlerClients, call: TransferCall, lookbackBlocks: bigint): Promise<Hex | undefined> {
   const head = await clients.reader.getBlockNumber();
-  const logs = await clients.reader.getContractEvents({
-    address: token,
-    abi: eip3009Abi,
-    eventName: 'AuthorizationUsed',
-    args: { authorizer: authorization.from, nonce: authorization.nonce },
-    fromBlock: head > lookbackBlocks ? head - lookbackBlocks : 0n,
-    toBlock: head,
-  });
+  const range = { fromBlock: head > lookbackBlocks ? head - lookbackBlocks : 0n, toBlock: head };
+  const { token, authorization } = call;
+  const logs = call.split
+    ? await clients.reader.getContractEvents({
+        address: call.split.escrow,
+        abi: escrowAbi,
+        eventName: 'Settled',
+        args: { token, payer: authorization.from, nonce: authorization.nonce },
+        ...range,
+      })
+    : await clients.reader.getContractEvents({
+        address: token,
+        abi: eip3009Abi,
+        eventName: 'AuthorizationUsed',
+        args: { authorizer: authorization.from, nonce: authorization.nonce },
+        ...range,
+      });
   for (const log of logs) {
     const receipt = await clients.reader.getTransactionReceipt({ hash: log.transactionHash });
-    if (receiptMovedFunds(receipt, token, authorization)) return receipt.transactionHash;
+    // An escrow pays an authorization out once, whatever the split: that payout is the settlement.
+    if (call.split ? receipt.status === 'success' : receiptMovedFunds(receipt, call)) return receipt.transactionHash;
   }
   return undefined;
 }

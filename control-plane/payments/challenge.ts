@@ -36,7 +36,8 @@ export async function issuePaymentChallenge(
     throw err;
   }
   const priced = pricedRead.value;
-  const usage = input.usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 0 }));
+  // What the payment authorizes per meter: the quantity asked, or the ceiling an item without one is priced at.
+  const usage = priced.items.map((i) => ({ meterSlug: i.meterSlug, quantity: i.quantity }));
   const fields: AttemptFields = {
     sellerId: input.sellerId,
     serviceId: priced.service.id,
@@ -49,6 +50,7 @@ export async function issuePaymentChallenge(
     bodyDigest: input.bodyDigest,
     usageJson: JSON.stringify(usage),
     amountMicros: priced.amountMicros,
+    ceiling: priced.ceiling,
   };
   if (input.agentId && usage.length && priced.amountMicros > 0n && input.useCredit !== false) {
     const paid = await payFromCredit(db, rail, input, fields);
@@ -131,6 +133,8 @@ type AttemptFields = {
   bodyDigest: string;
   usageJson: string;
   amountMicros: bigint;
+  /** Priced at a ceiling: paid into the rail's escrow, which pays the seller what was used. */
+  ceiling?: boolean;
   purchaseJson?: string;
   /** A payment made already (from credit): not a challenge waiting for one. */
   status?: 'in_flight';
@@ -141,19 +145,23 @@ type AttemptFields = {
 };
 
 /**
- * A payment attempt on the deployment's rail, paid to the seller's wallet, open for the rail's
- * timeout: the statements that record and count it (for the caller's transaction) and the
- * challenge that shows it to the agent. 503 when the hub takes no payments or the seller has no
- * wallet.
+ * A payment attempt on the deployment's rail, paid to the seller's wallet (or, priced at a
+ * ceiling, to the rail's escrow, which pays the seller's wallet what was used), open for the
+ * rail's timeout: the statements that record and count it (for the caller's transaction) and the
+ * challenge that shows it to the agent. 503 when the hub takes no payments, the seller has no
+ * wallet, or a ceiling must be paid on a rail without an escrow (`capped_pricing_unavailable`).
  */
-export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: AttemptFields) {
+export async function newAttempt(db: Db, rail: PaymentRail | undefined, { ceiling, ...fields }: AttemptFields) {
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   const seller = await db.seller.findUniqueOrThrow({
     where: { id: fields.sellerId },
     select: { organizationId: true, payToAddress: true },
   });
   if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
-  const payTo = seller.payToAddress;
+  // Credit pays a ceiling as it pays anything (drawn whole, the unused part given back): no escrow.
+  const escrowed = ceiling === true && fields.protocol !== 'credit';
+  if (escrowed && !rail.escrow) throw new ApiError('capped_pricing_unavailable');
+  const payTo = escrowed ? rail.escrow!.address : seller.payToAddress;
   const id = newId('paymentAttempt');
   const createdAt = new Date();
   const expiresAt = new Date(+createdAt + rail.maxTimeoutSeconds * 1000);
@@ -167,6 +175,7 @@ export async function newAttempt(db: Db, rail: PaymentRail | undefined, fields: 
     network: rail.network,
     asset: rail.token.address,
     payTo,
+    payoutTo: escrowed ? seller.payToAddress : null,
     createdAt,
     expiresAt,
   };

@@ -2,21 +2,24 @@ import { ApiError } from '../../shared/errors.js';
 import type { Db } from '../db/client.js';
 import { costItem } from '../usage/pricing.js';
 
-export type UsageItem = { meterSlug: string; quantity?: number | undefined };
+export type UsageItem = { meterSlug: string; quantity?: number | undefined; maxQuantity?: number | undefined };
 export type PricedItem = { meterId: string; meterSlug: string; quantity: number; costMicros: bigint };
 export type PricedUsage = {
   service: { id: string; slug: string };
   plan: { id: string; slug: string; billingMode: string } | null;
   items: PricedItem[];
   amountMicros: bigint;
+  /** Some item is priced at its ceiling: the payment authorizes it, settlement pays what was used. */
+  ceiling: boolean;
 };
 
 /**
  * Prices the usage a seller's 402 names with the service's pay-as-you-go plan (the one named by
  * `planSlug`, else the oldest payg plan): each item costs `priceUsd` per `unitSize` units, rounded
- * up to whole blocks. An item without a quantity would need ceiling pricing (authorize up to
- * `defaultMaxQuantity`, pay actual), which no rail hub settles on can do yet: 503
- * `capped_pricing_unavailable`. Usage no payg plan prices is 409 `usage_not_priced`.
+ * up to whole blocks. An item without a `quantity` is priced at its ceiling: its `maxQuantity`,
+ * else the price's `defaultMaxQuantity` (the payment authorizes that; settlement pays what was
+ * used). Usage no payg plan prices, or an item with no quantity and no ceiling, is 409
+ * `usage_not_priced`.
  */
 export async function priceUsage(
   db: Db,
@@ -34,28 +37,33 @@ export async function priceUsage(
     include: { prices: { include: { meter: { select: { key: true } } } } },
   });
   if (input.usage.length === 0) {
-    return { service, plan: plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode }, items: [], amountMicros: 0n };
+    const shown = plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode };
+    return { service, plan: shown, items: [], amountMicros: 0n, ceiling: false };
   }
   if (!plan) throw new ApiError('usage_not_priced', `No pay-as-you-go plan of "${input.serviceSlug}" prices this usage.`);
 
   const prices = new Map(plan.prices.map((p) => [p.meter.key, p]));
   const items: PricedItem[] = [];
+  let ceiling = false;
   for (const item of input.usage) {
     const price = prices.get(item.meterSlug);
     if (!price) throw new ApiError('usage_not_priced', `The ${plan.slug} plan does not price the meter "${item.meterSlug}".`);
-    if (item.quantity === undefined) throw new ApiError('capped_pricing_unavailable');
-    items.push({
-      meterId: price.meterId,
-      meterSlug: item.meterSlug,
-      quantity: item.quantity,
-      costMicros: payPerCallCost(BigInt(item.quantity), price),
-    });
+    const quantity = item.quantity ?? item.maxQuantity ?? price.defaultMaxQuantity ?? undefined;
+    if (quantity === undefined) {
+      throw new ApiError(
+        'usage_not_priced',
+        `"${item.meterSlug}" names neither quantity nor maxQuantity, and its price has no defaultMaxQuantity.`,
+      );
+    }
+    if (item.quantity === undefined) ceiling = true;
+    items.push({ meterId: price.meterId, meterSlug: item.meterSlug, quantity, costMicros: payPerCallCost(BigInt(quantity), price) });
   }
   return {
     service,
     plan: { id: plan.id, slug: plan.slug, billingMode: plan.billingMode },
     items,
     amountMicros: items.reduce((sum, i) => sum + i.costMicros, 0n),
+    ceiling,
   };
 }
 

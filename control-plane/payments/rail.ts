@@ -2,9 +2,11 @@ import { existsSync } from 'node:fs';
 import type { Hex } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import type { HubConfig } from '../../shared/config.js';
-import type { Facilitator } from '../facilitator/facilitator.js';
+import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import type { EscrowPayout, Facilitator } from '../facilitator/facilitator.js';
 import { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import { LocalFacilitator } from '../facilitator/local-facilitator.js';
+import type { SettleResult } from '../facilitator/results.js';
 
 /**
  * The payment rail a deployment takes payments on: one network, one token, one facilitator.
@@ -15,6 +17,15 @@ export type PaymentRail = {
   network: `${string}:${string}`;
   token: { address: Hex; name: string; version: string; decimals: number; symbol: string };
   facilitator: Facilitator;
+  /**
+   * Reserve-and-pay-actual, for ceiling-priced calls: challenges name `address` as `payTo`, and
+   * `settle` pays the seller what was charged and returns the rest in one transaction. Absent:
+   * ceiling pricing answers 503 `capped_pricing_unavailable`.
+   */
+  escrow?: {
+    address: Hex;
+    settle(payload: PaymentPayload, requirements: PaymentRequirements, payout: EscrowPayout): Promise<SettleResult>;
+  };
   /** How long a signed authorization may take to arrive, and how long a challenge stays open. */
   maxTimeoutSeconds: number;
 };
@@ -54,18 +65,26 @@ export async function resolvePaymentRail(
 
 /** A rail on a local EVM chain (anvil in development and tests), settled in process. */
 export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>): PaymentRail {
+  const facilitator = new LocalFacilitator({
+    rpcUrl: chain.rpcUrl,
+    chainId: chain.chainId,
+    tokens: [{ address: chain.token.address, name: chain.token.name, version: chain.token.version }],
+    settlerPrivateKey: chain.settler.privateKey as Hex,
+    // A local chain mines each transaction at once: poll for the receipt often, not every 500 ms.
+    pollingIntervalMs: 25,
+    ...(chain.escrow ? { escrow: chain.escrow } : {}),
+  });
+  const escrow = chain.escrow;
   return {
     name: `local_${chain.token.symbol.toLowerCase()}`,
     network: chain.network,
     token: { ...chain.token, address: chain.token.address as Hex },
-    facilitator: new LocalFacilitator({
-      rpcUrl: chain.rpcUrl,
-      chainId: chain.chainId,
-      tokens: [{ address: chain.token.address, name: chain.token.name, version: chain.token.version }],
-      settlerPrivateKey: chain.settler.privateKey as Hex,
-      // A local chain mines each transaction at once: poll for the receipt often, not every 500 ms.
-      pollingIntervalMs: 25,
-    }),
+    facilitator,
+    ...(escrow
+      ? {
+          escrow: { address: escrow, settle: (payload, requirements, payout) => facilitator.settleEscrowed(payload, requirements, payout) },
+        }
+      : {}),
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
   };
 }

@@ -1,6 +1,6 @@
 import type { PaymentAttempt } from '../../generated/prisma/sqlite/client.js';
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
-import { formatUsd } from '../../shared/money.js';
+import { formatUsd, microsToTokenUnits } from '../../shared/money.js';
 import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
@@ -16,9 +16,10 @@ type Challenged = { meterSlug: string; quantity: number };
  * Finishes a paid request once the seller answered. Nothing is charged unless the seller
  * delivered a 2xx (the authorization then lapses). After a 2xx, each meter settles at
  * min(reported, authorized): usage reported for the request (from `hub-usage` or a usage report)
- * and, when none was reported, the challenged usage. `exact` moves the whole authorization, so a
- * smaller charge leaves a remainder credited to the payer; a charge of zero submits nothing and
- * lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
+ * and, when none was reported, the challenged usage. `exact` to the seller moves the whole
+ * authorization, so a smaller charge leaves a remainder credited to the payer; through the escrow
+ * (a ceiling-priced call) the remainder goes back to the payer in the same transaction. A charge
+ * of zero submits nothing and lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
  * finished later by `finishPendingSettlements`; it is never submitted as a new payment.
  */
 export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
@@ -50,8 +51,9 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     return { kind: 'billed', adjusted, billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null), receipt: null };
   }
 
-  // `exact` moves the whole authorization: what was not charged, if anything, is the payer's credit.
-  const remainderHandling = 'credited';
+  // `exact` to the seller moves the whole authorization: what was not charged is the payer's credit.
+  // Through the escrow, it goes back to the payer's wallet.
+  const remainderHandling = attempt.payoutTo ? 'escrow_returned' : 'credited';
   await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
   const result = await settleAndRecord(db, rail, { ...attempt, chargedMicros: charged });
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
@@ -145,6 +147,8 @@ type Settleable = {
   chargedMicros: bigint | null;
   payer: string | null;
   payTo: string | null;
+  /** Set when `payTo` is the escrow: the seller's wallet it pays out to. */
+  payoutTo: string | null;
   paymentPayloadJson: string | null;
   network: string | null;
 };
@@ -176,7 +180,8 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
     });
     if (marked.count !== 1) return;
     await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
-    await creditRemainder(tx, attempt);
+    // The escrow returned the remainder on chain; only a payment to the seller leaves one to credit.
+    if (!attempt.payoutTo) await creditRemainder(tx, attempt);
   });
   return result;
 }
@@ -186,10 +191,11 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
     return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
   }
   const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
-  return rail.facilitator.settle(
-    payload,
-    attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo }),
-  );
+  const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
+  if (!attempt.payoutTo) return rail.facilitator.settle(payload, requirements);
+  if (!rail.escrow) return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
+  const charged = microsToTokenUnits(attempt.chargedMicros ?? attempt.amountMicros, rail.token.decimals);
+  return rail.escrow.settle(payload, requirements, { payee: attempt.payoutTo as `0x${string}`, charged });
 }
 
 /** What the request costs at min(reported, authorized) per meter, and where the two differ. */

@@ -17,7 +17,8 @@ export type MeteredContext = { usage: UsageClient; serviceSlug: string; meters: 
  * gets `access_not_found`), answers the 402 body so hub can price the usage and challenge the
  * agent. When allowed, serves and settles: by the `hub-usage` header (default), or by a usage
  * report when `settle` is `report`. `?actual=N` settles N of the first meter instead of its
- * configured quantity (for tests of reports below or beyond the authorization).
+ * configured quantity (for tests of reports below or beyond the authorization). `?max=N` asks for
+ * the first meter at a ceiling instead: the agent authorizes up to N and pays what was used.
  */
 export async function metered(
   res: ServerResponse,
@@ -26,14 +27,16 @@ export async function metered(
   ctx: MeteredContext,
   settle: 'header' | 'report',
 ): Promise<void> {
+  const max = query.get('max');
+  const ceiling = max !== null && isUsageQuantity(Number(max)) ? Number(max) : undefined;
+  // What the call asks for: each meter's quantity, or the first one at most `ceiling`.
+  const asked = ctx.meters.map(({ meterSlug, quantity }, i) =>
+    i === 0 && ceiling !== undefined ? { meterSlug, maxQuantity: ceiling } : { meterSlug, quantity },
+  );
   let allowed: boolean;
   let reason: string | null;
   try {
-    ({ allowed, reason } = await ctx.usage.check({
-      zcRequestId: identity.requestId,
-      serviceSlug: ctx.serviceSlug,
-      usage: ctx.meters.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })),
-    }));
+    ({ allowed, reason } = await ctx.usage.check({ zcRequestId: identity.requestId, serviceSlug: ctx.serviceSlug, usage: asked }));
   } catch {
     // Fail closed: without hub's answer this seller serves nothing it cannot bill.
     sendJson(res, 503, { error: 'allowance_unavailable' });
@@ -41,11 +44,7 @@ export async function metered(
   }
   if (!allowed) {
     res.setHeader('x-usage-denied', String(reason));
-    sendJson(
-      res,
-      PAYMENT_REQUIRED_STATUS,
-      paymentRequiredBody({ serviceSlug: ctx.serviceSlug, usage: ctx.meters, planSlug: ctx.planSlug }),
-    );
+    sendJson(res, PAYMENT_REQUIRED_STATUS, paymentRequiredBody({ serviceSlug: ctx.serviceSlug, usage: asked, planSlug: ctx.planSlug }));
     return;
   }
 

@@ -65,7 +65,12 @@ export async function answerWithChallenge(
 }
 
 /** Fields of a seller's 402 the proxy acts on (spec: Bodies the seller's API returns). */
-export type SellerPaymentRequired = { serviceSlug: string; usage: { meterSlug: string; quantity?: number }[]; planSlug?: string };
+export type SellerPaymentRequired = {
+  serviceSlug: string;
+  /** An item without `quantity` is priced at its ceiling: `maxQuantity`, else the price's default. */
+  usage: { meterSlug: string; quantity?: number; maxQuantity?: number }[];
+  planSlug?: string;
+};
 
 /** Parses a seller's 402 body; undefined when it is not the spec's `payment_required` shape. */
 export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired | undefined {
@@ -82,7 +87,12 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
     const i = item as Record<string, unknown>;
     if (!i || typeof i.meterSlug !== 'string' || !i.meterSlug) return undefined;
     if (i.quantity !== undefined && !isUsageQuantity(i.quantity)) return undefined;
-    usage.push({ meterSlug: i.meterSlug, ...(i.quantity !== undefined ? { quantity: i.quantity as number } : {}) });
+    if (i.maxQuantity !== undefined && !isUsageQuantity(i.maxQuantity)) return undefined;
+    usage.push({
+      meterSlug: i.meterSlug,
+      ...(i.quantity !== undefined ? { quantity: i.quantity as number } : {}),
+      ...(i.maxQuantity !== undefined ? { maxQuantity: i.maxQuantity as number } : {}),
+    });
   }
   return { serviceSlug: v.serviceSlug, usage, ...(typeof v.planSlug === 'string' ? { planSlug: v.planSlug } : {}) };
 }

@@ -4,8 +4,9 @@ import t from 'tap';
 import { type AbiFunction, toFunctionSignature } from 'viem';
 import { compileContract } from '../../chain/compile.js';
 import { deploymentFromJson, deploymentToJson } from '../../chain/deployment.js';
+import { escrowAbi } from '../../control-plane/facilitator/escrow.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
-import { alive, chainReader, startTestChain, tokenBalance } from '../helpers/chain.js';
+import { alive, chainReader, chainWallet, startTestChain, tokenBalance } from '../helpers/chain.js';
 
 t.setTimeout(90_000);
 
@@ -24,6 +25,11 @@ t.test('a local chain runs anvil on loopback with HubUSD deployed and every acco
   t.equal(await read('decimals'), 6);
   t.equal(chain.token.decimals, 6);
   t.equal(await reader.getChainId(), chain.chainId);
+  t.equal(
+    await reader.readContract({ address: chain.escrow!, abi: escrowAbi, functionName: 'operator' }),
+    chain.settler.address,
+    'the escrow is operated by the settler',
+  );
   for (const account of chain.accounts) {
     t.equal(await tokenBalance(chain, account.address), 5_000_000n, `${account.address} holds $5`);
     t.equal(account.tokenUnits, 5_000_000n);
@@ -41,6 +47,37 @@ t.test('the settlement ABI matches what the compiler produced for HubUSD', async
   const compiled = new Set(artifact.abi.filter((item) => item.type !== 'constructor').map((item) => signature(item)));
   for (const item of eip3009Abi) t.ok(compiled.has(signature(item)), `HubUSD has ${signature(item)}`);
   t.match(artifact.bytecode, /^0x[0-9a-f]+$/);
+});
+
+t.test('the escrow ABI matches HubEscrow as compiled; nobody but the operator may settle through it', async (t) => {
+  const artifact = await compileContract('HubEscrow', { cacheDir: join(tmpdir(), 'hub-contracts') });
+  const compiled = new Set(artifact.abi.filter((item) => item.type !== 'constructor').map((item) => signature(item)));
+  for (const item of escrowAbi.filter((i) => i.type === 'function' || i.type === 'event'))
+    t.ok(compiled.has(signature(item)), signature(item));
+
+  const chain = await startTestChain(t, { accounts: 3 });
+  const stranger = chainWallet(chain, chain.accounts[2]!.privateKey);
+  const authorization = {
+    from: chain.accounts[2]!.address,
+    value: 1n,
+    validAfter: 0n,
+    validBefore: 2n ** 40n,
+    nonce: `0x${'11'.repeat(32)}` as const,
+  };
+  const refused = stranger.writeContract({
+    address: chain.escrow!,
+    abi: escrowAbi,
+    functionName: 'settle',
+    args: [
+      chain.token.address,
+      authorization,
+      { v: 27, r: `0x${'22'.repeat(32)}`, s: `0x${'33'.repeat(32)}` },
+      stranger.account.address,
+      1n,
+      true,
+    ],
+  });
+  await t.rejects(refused, /NotOperator/);
 });
 
 t.test('a deployment description survives JSON with its bigints', async (t) => {

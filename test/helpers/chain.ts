@@ -1,4 +1,5 @@
-import { type Address, createPublicClient, http } from 'viem';
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 
@@ -13,6 +14,17 @@ export async function startTestChain(t: Tap, options: LocalChainOptions = {}): P
 
 export function chainReader(chain: LocalChain) {
   return createPublicClient({ transport: http(chain.rpcUrl) });
+}
+
+/** A wallet on the chain that sends as `privateKey`, for a test acting as someone else (a front-runner). */
+export function chainWallet(chain: LocalChain, privateKey: Hex) {
+  const viemChain = defineChain({
+    id: chain.chainId,
+    name: 'hub test',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+  return createWalletClient({ account: privateKeyToAccount(privateKey), chain: viemChain, transport: http(chain.rpcUrl) });
 }
 
 export function tokenBalance(chain: LocalChain, owner: Address): Promise<bigint> {

@@ -8,7 +8,7 @@ import { localRail } from '../../control-plane/payments/rail.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
-import { paymentRequiredBody } from '../../sdk/payment-required.js';
+import { type PaymentRequiredItem, paymentRequiredBody } from '../../sdk/payment-required.js';
 import { createUsageClient, type UsageClient } from '../../sdk/usage-client.js';
 import { seedPricedService } from './catalog-seed.js';
 import { startTestChain } from './chain.js';
@@ -29,8 +29,9 @@ export function useLoopbackResolver(t: Tap): void {
  * selling `search` / `calls` at $0.01 per call (payg). The seller asks for payment the first time
  * it sees a request id and serves its retry (hub forwards the paid retry under the challenged
  * request's id). Paths: `/identity` asks for identity only, `/broken` answers 500 once paid,
- * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, `/ceiling` asks for calls
- * without a quantity (ceiling pricing), anything else reports 1.
+ * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, anything else reports 1.
+ * Ceiling pricing: `/ceiling`, or any path with `?max=`, asks for calls without a quantity (at most
+ * `max` when given, else the price's default) and reports `?used=` calls, or nothing without it.
  */
 export async function startPaidWorld(
   t: Tap,
@@ -58,20 +59,29 @@ export async function startPaidWorld(
   const paymentHeadersSeen: string[] = [];
   let usageClient: UsageClient | undefined;
   const checks: { requestId: string; allowed: boolean; reason: string | null }[] = [];
-  let releaseHold: () => void = () => {};
-  const held = new Promise<void>((resolve) => (releaseHold = resolve));
+  // Armed again each time it is released: every `/hold` request waits for the next release.
+  const arm = () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    return { held, release };
+  };
+  let hold = arm();
   const seller = withHubSignature(
     async (req: IncomingMessage, res: ServerResponse, { identity }) => {
       for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
         if (req.headers[h]) paymentHeadersSeen.push(h);
-      const path = (req.url ?? '').split('?')[0];
-      const usage: { meterSlug: string; quantity?: number }[] =
+      const target = new URL(req.url ?? '/', 'http://seller');
+      const path = target.pathname;
+      const max = target.searchParams.get('max');
+      const used = target.searchParams.get('used');
+      const ceiling = path === '/ceiling' || max !== null;
+      const usage: PaymentRequiredItem[] =
         path === '/identity'
           ? []
           : path === '/unpriced'
             ? [{ meterSlug: 'storage', quantity: 1 }]
-            : path === '/ceiling'
-              ? [{ meterSlug: 'calls' }]
+            : ceiling
+              ? [max === null ? { meterSlug: 'calls' } : { meterSlug: 'calls', maxQuantity: Number(max) }]
               : path === '/three'
                 ? [{ meterSlug: 'calls', quantity: 3 }]
                 : [{ meterSlug: 'calls', quantity: 1 }];
@@ -80,7 +90,7 @@ export async function startPaidWorld(
         const check = await usageClient.check({
           zcRequestId: identity.requestId,
           serviceSlug: 'search',
-          usage: usage.map((u) => ({ meterSlug: u.meterSlug, quantity: u.quantity ?? 1 })),
+          usage: usage.map((u) => ({ meterSlug: u.meterSlug, quantity: 'quantity' in u ? u.quantity : 1 })),
         });
         checks.push({ requestId: identity.requestId, ...check });
         covered = check.allowed;
@@ -88,16 +98,11 @@ export async function startPaidWorld(
       if (!covered && !challenged.has(identity.requestId)) {
         challenged.add(identity.requestId);
         res.writeHead(402, { 'content-type': 'application/json' });
-        // The SDK's builder insists on quantities; a ceiling price is asked for by hand.
-        const body =
-          path === '/ceiling'
-            ? { error: 'payment_required', serviceSlug: 'search', usage }
-            : paymentRequiredBody({ serviceSlug: 'search', usage: usage as { meterSlug: string; quantity: number }[] });
-        return res.end(JSON.stringify(body));
+        return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage })));
       }
       served.push(identity.requestId);
       // `/hold` is answered only when the test lets it go: a paid request kept in flight at the seller.
-      if (path === '/hold') await held;
+      if (path === '/hold') await hold.held;
       if (path === '/broken') {
         // Broken, and posing as hub: billing and receipts for a payment hub releases.
         res.writeHead(500, {
@@ -110,11 +115,10 @@ export async function startPaidWorld(
         return res.end('{"error":"boom"}');
       }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (usage.length)
-        // Reported: `/over` beyond the authorization, `/zero` nothing, everything else (`/three` too) one call.
-        headers['hub-usage'] = JSON.stringify([
-          { serviceSlug: 'search', meterSlug: 'calls', quantity: path === '/over' ? 5 : path === '/zero' ? 0 : 1 },
-        ]);
+      // Reported: `/over` beyond the authorization, `/zero` nothing, a ceiling `used`, everything else (`/three` too) one call.
+      const reported = ceiling ? (used === null ? undefined : Number(used)) : path === '/over' ? 5 : path === '/zero' ? 0 : 1;
+      if (usage.length && reported !== undefined)
+        headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: reported }]);
       res.writeHead(200, headers);
       res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
     },
@@ -164,7 +168,11 @@ export async function startPaidWorld(
     served,
     checks,
     /** Lets the seller answer the requests it holds at `/hold`. */
-    releaseHold: () => releaseHold(),
+    releaseHold: () => {
+      const released = hold;
+      hold = arm();
+      released.release();
+    },
     sellerId: s.id,
     /** The seller's signing secrets by kid, as its own endpoints (an account receiver) look them up. */
     secretOf: (kid: string) => secrets.get(kid),

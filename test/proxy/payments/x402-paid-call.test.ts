@@ -2,13 +2,15 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
+import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { eip3009Abi } from '../../../control-plane/facilitator/transfer-authorization.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
 import { releaseStrandedCreditCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { newRequestId } from '../../../shared/ids.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';
-import { tokenBalance } from '../../helpers/chain.js';
+import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { signPayment } from '../../helpers/sign-payment.js';
@@ -71,15 +73,135 @@ for (const provider of testProviders()) {
       );
     });
 
-    await t.test('usage no pay-as-you-go plan prices is a 409, and a ceiling price without a rail for it a 503', async (t) => {
+    await t.test('usage no plan prices is a 409, as is a ceiling with no maximum; a rail without an escrow takes no ceiling', async (t) => {
       const servedBefore = served.length;
       const unpriced = await fetch(url('/unpriced'));
       t.equal(unpriced.status, 409);
       t.match(await unpriced.json(), { error: 'usage_not_priced', reason: /does not price the meter "storage"/ });
-      const ceiling = await fetch(url('/ceiling'));
-      t.equal(ceiling.status, 503);
-      t.same(await ceiling.json(), { error: 'capped_pricing_unavailable' });
+      const unbounded = await fetch(url('/ceiling'));
+      t.equal(unbounded.status, 409, 'no quantity, no maxQuantity and no defaultMaxQuantity on the price');
+      t.match(await unbounded.json(), { error: 'usage_not_priced', reason: /neither quantity nor maxQuantity/ });
+      // A rail without an escrow (a remote facilitator's) can neither reserve nor pay actual.
+      const escrow = rail.escrow;
+      delete rail.escrow;
+      try {
+        const ceiling = await fetch(url('/ceiling?max=3'));
+        t.equal(ceiling.status, 503);
+        t.same(await ceiling.json(), { error: 'capped_pricing_unavailable' });
+      } finally {
+        rail.escrow = escrow;
+      }
       t.equal(served.length, servedBefore, 'nothing was served');
+    });
+
+    await t.test('a ceiling price is paid into the escrow; the seller gets what was used and the rest returns at once', async (t) => {
+      const escrow = chain.escrow!;
+      const { body } = await challenge('/ceiling?max=5&used=2');
+      t.match(body, {
+        usage: [{ meterSlug: 'calls', quantity: 5 }],
+        payment: { amountUsd: '0.050000' },
+        accepts: [{ scheme: 'exact', amount: '50000', payTo: escrow }],
+      });
+
+      const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
+      const res = await payingFetch(url('/ceiling?max=5&used=2'));
+      t.equal(res.status, 200);
+      const billing = billingOf(res);
+      t.match(billing, {
+        status: 'settled',
+        authorizedUsd: '0.050000',
+        chargedUsd: '0.020000',
+        remainderUsd: '0.030000',
+        remainderHandling: 'escrow_returned',
+        settleTransactionHash: /^0x[0-9a-f]{64}$/,
+      });
+      t.match(fromB64(res.headers.get('payment-response')), { success: true, transaction: billing.settleTransactionHash, amount: '20000' });
+      t.equal(await tokenBalance(chain, payer.address), before.payer - 20_000n, 'the payer paid what was used');
+      t.equal(await tokenBalance(chain, payTo), before.payTo + 20_000n, 'the seller was paid what was used');
+      t.equal(await tokenBalance(chain, escrow), 0n, 'the escrow keeps nothing');
+      const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/ceiling?max=5&used=2', status: 'settled' } });
+      t.match(attempt, {
+        amountMicros: 50_000n,
+        chargedMicros: 20_000n,
+        remainderHandling: 'escrow_returned',
+        payTo: escrow,
+        payoutTo: payTo,
+        settleTxHash: billing.settleTransactionHash,
+      });
+      t.equal(await db.creditEntry.count({ where: { paymentAttemptId: attempt.id } }), 0, 'returned on chain, not credited');
+
+      // Settling again (a second control-plane) finds the first payout and pays nothing more.
+      const again = await settleAndRecord(db, rail, attempt);
+      t.match(again, { status: 'settled', transaction: billing.settleTransactionHash });
+      t.equal(await tokenBalance(chain, payTo), before.payTo + 20_000n);
+    });
+
+    await t.test('a ceiling with nothing reported is charged the ceiling; one reported at zero lapses', async (t) => {
+      const res = await payingFetch(url('/ceiling?max=2'));
+      t.match(billingOf(res), { chargedUsd: '0.020000', remainderUsd: '0.000000', remainderHandling: 'escrow_returned' });
+
+      const before = await tokenBalance(chain, payer.address);
+      const zero = await payingFetch(url('/ceiling?max=4&used=0'));
+      t.equal(zero.status, 200);
+      t.same(billingOf(zero), {
+        status: 'settled',
+        authorizedUsd: '0.040000',
+        chargedUsd: '0.000000',
+        remainderUsd: '0.040000',
+        remainderHandling: 'escrow_expired',
+        settleTransactionHash: null,
+      });
+      t.equal(zero.headers.get('payment-response'), null);
+      t.equal(await tokenBalance(chain, payer.address), before, 'the authorization lapses unsettled');
+    });
+
+    await t.test('without maxQuantity the price’s defaultMaxQuantity is the ceiling', async (t) => {
+      const patched = await api.patch(`/v1/plan-meter-prices/pmp_${'s'.repeat(24)}`, hub.apiKey, { defaultMaxQuantity: 3 });
+      t.equal(patched.status, 200);
+      t.teardown(() => api.patch(`/v1/plan-meter-prices/pmp_${'s'.repeat(24)}`, hub.apiKey, { defaultMaxQuantity: null }));
+      const res = await payingFetch(url('/ceiling?used=1'));
+      t.equal(res.status, 200);
+      t.match(billingOf(res), { authorizedUsd: '0.030000', chargedUsd: '0.010000', remainderHandling: 'escrow_returned' });
+    });
+
+    await t.test('an escrowed authorization someone submits to the token directly is still paid out once', async (t) => {
+      const escrow = chain.escrow!;
+      const path = '/hold?max=4&used=1';
+      const { requirements } = await challenge(path);
+      const payment = (await client.createPaymentPayload({
+        x402Version: 2,
+        resource: { url: url(path) },
+        accepts: [requirements],
+      } as never)) as unknown as {
+        payload: {
+          authorization: { from: Hex; to: Hex; value: string; validAfter: string; validBefore: string; nonce: Hex };
+          signature: Hex;
+        };
+      };
+      const before = { payer: await tokenBalance(chain, payer.address), payTo: await tokenBalance(chain, payTo) };
+      const pending = paidRetry(path, payment);
+      while (!(await db.paymentAttempt.findFirst({ where: { pathAndQuery: path, status: 'in_flight' } })))
+        await new Promise((r) => setTimeout(r, 20));
+
+      // While the seller works, a third party submits the signed authorization to the token itself.
+      const { authorization: a, signature } = payment.payload;
+      const front = chainWallet(chain, chain.accounts[4]!.privateKey as Hex);
+      const hash = await front.writeContract({
+        address: chain.token.address,
+        abi: eip3009Abi,
+        functionName: 'transferWithAuthorization',
+        args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature] as never,
+      });
+      await chainReader(chain).waitForTransactionReceipt({ hash });
+      t.equal(await tokenBalance(chain, escrow), 40_000n, 'the whole authorization sits in the escrow');
+
+      releaseHold();
+      const res = await pending;
+      t.equal(res.status, 200);
+      t.match(billingOf(res), { status: 'settled', chargedUsd: '0.010000', remainderHandling: 'escrow_returned' });
+      t.equal(await tokenBalance(chain, escrow), 0n, 'paid out');
+      t.equal(await tokenBalance(chain, payTo), before.payTo + 10_000n);
+      t.equal(await tokenBalance(chain, payer.address), before.payer - 10_000n);
     });
 
     await t.test('the unmodified x402 client pays; the seller’s response arrives with billing headers; tokens move', async (t) => {

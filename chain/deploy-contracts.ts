@@ -2,7 +2,11 @@ import { type Address, type Chain, createPublicClient, createWalletClient, getAd
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ContractArtifact } from './compile.js';
 
-/** Deploys the HubUSD token and mints its starting balances; the deployer becomes admin and minter. */
+/**
+ * Deploys hub's development contracts from one deployer key: the HubUSD token (the deployer
+ * becomes admin and minter, and mints the starting balances) and the HubEscrow that ceiling-priced
+ * calls pay into (operated by the settler).
+ */
 
 export type TokenDomain = { name: string; symbol: string; version: string };
 
@@ -10,15 +14,17 @@ const mintAbi = parseAbi(['function mint(address to, uint256 value)']);
 /** A development chain mines at once; a receipt this late means the transaction is stuck. */
 const RECEIPT_TIMEOUT_MS = 30_000;
 
-export async function deployToken(input: {
+export async function deployContracts(input: {
   rpcUrl: string;
   chain: Chain;
-  artifact: ContractArtifact;
+  artifacts: { token: ContractArtifact; escrow: ContractArtifact };
   deployerKey: Hex;
   domain: TokenDomain;
   /** Atomic token units to mint to each address. */
   mints: { to: Address; units: bigint }[];
-}): Promise<Address> {
+  /** The only account that may settle through the escrow. */
+  escrowOperator: Address;
+}): Promise<{ token: Address; escrow: Address }> {
   // Explicit nonces, counted from the chain once: no nonce manager to remember numbers across
   // chains or skip one under concurrency (a gap would leave a mint unmined and its wait hanging).
   const account = privateKeyToAccount(input.deployerKey);
@@ -27,25 +33,36 @@ export async function deployToken(input: {
   const reader = createPublicClient({ chain: input.chain, transport });
   const mined = (hash: Hex) => reader.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
   const first = await reader.getTransactionCount({ address: account.address, blockTag: 'pending' });
+  const deployed = async (hash: Hex, what: string) => {
+    const receipt = await mined(hash);
+    if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`${what} deployment reverted (${hash})`);
+    return getAddress(receipt.contractAddress);
+  };
 
-  const deployHash = await wallet.deployContract({
-    abi: input.artifact.abi,
-    bytecode: input.artifact.bytecode,
-    args: [input.domain.name, input.domain.symbol, input.domain.version, account.address],
-    nonce: first,
-  });
-  const deployed = await mined(deployHash);
-  if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error(`token deployment reverted (${deployHash})`);
-  const token = getAddress(deployed.contractAddress);
+  const [tokenHash, escrowHash] = await Promise.all([
+    wallet.deployContract({
+      abi: input.artifacts.token.abi,
+      bytecode: input.artifacts.token.bytecode,
+      args: [input.domain.name, input.domain.symbol, input.domain.version, account.address],
+      nonce: first,
+    }),
+    wallet.deployContract({
+      abi: input.artifacts.escrow.abi,
+      bytecode: input.artifacts.escrow.bytecode,
+      args: [input.escrowOperator],
+      nonce: first + 1,
+    }),
+  ]);
+  const [token, escrow] = await Promise.all([deployed(tokenHash, 'token'), deployed(escrowHash, 'escrow')]);
 
   // Numbered up front, so the mints can all be in flight at once.
   const hashes = await Promise.all(
     input.mints.map(({ to, units }, i) =>
-      wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 1 + i }),
+      wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 2 + i }),
     ),
   );
   const receipts = await Promise.all(hashes.map(mined));
   const failed = receipts.find((r) => r.status !== 'success');
   if (failed) throw new Error(`mint reverted (${failed.transactionHash})`);
-  return token;
+  return { token, escrow };
 }
