@@ -1,110 +1,349 @@
-// npm run bench:payments — paid requests through the whole loop, and signature verification alone.
+// npm run bench:payments — paid calls through hub beside x402's own server stack, on one chain.
 //
-// Whole loop: challenge → pay (x402 exact, signed by the official x402 client) → verify → forward
-// → settle on a local anvil chain. Payments are signed before the clock starts (signing is the
-// agent's cost, not hub's); then the paid retries run with BENCH_CONCURRENCY (default 8) in
-// flight, BENCH_PAYMENTS (default 200) in all, against hub on SQLite. Then bench/recover.ts
-// compares native and pure-JS signer recovery in the same run.
+// One anvil chain and token. Side by side, in interleaved rounds, with the unmodified official
+// x402 client (`@x402/fetch`: call, get the 402, sign, pay) at 1 and at 10 clients:
+//   * hub: its proxy and control-plane processes (SQLite), in front of a seller built on the SDK;
+//   * x402's Express middleware with x402's facilitator (their packages), the reference;
+//   * the chain alone: EIP-3009 transfers submitted straight to the token, awaiting each receipt,
+//     one at a time and ten in flight.
+// Every 200 is checked against its own on-chain transfer (a distinct transaction that moved the
+// price from the payer to the seller). CPU per paid call is read from /proc for each stack's
+// server processes. A long run of transfers then shows that the dev chain keeps its rate as it
+// grows. Finally bench/recover.ts compares native and pure-JS signer recovery.
+//
+// BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
+// (6000) transfers between the two chain measurements.
 import { execFileSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import type { Hex } from 'viem';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { setGlobalDispatcher } from 'undici';
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { localRail } from '../control-plane/payments/rail.js';
-import { listen } from '../runtime/http-server.js';
-import { withHubSignature } from '../sdk/node.js';
-import { paymentRequiredBody } from '../sdk/payment-required.js';
-import type { PaymentRequirements } from '../shared/payments/x402-wire.js';
-import { seedPricedService } from '../test/helpers/catalog-seed.js';
-import { startTestChain } from '../test/helpers/chain.js';
-import { payRequest, startTestHub } from '../test/helpers/hub.js';
-import { teardownRegistry } from './lib/teardown.js';
+import { writeDeploymentFile } from '../chain/deployment.js';
+import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
+import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
+import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
+import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { seedSeller } from './lib/seed.js';
 
-const total = Number(process.env.BENCH_PAYMENTS ?? 200);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const callsAt: Record<number, number> = { 1: Number(process.env.BENCH_CALLS_1 ?? 60), 10: Number(process.env.BENCH_CALLS_10 ?? 200) };
+const longRun = Number(process.env.BENCH_LONG_RUN ?? 6000);
+const PRICE_UNITS = 10_000n; // $0.01 in the 6-decimal token
 const here = dirname(fileURLToPath(import.meta.url));
+const tsx = ['--import', 'tsx'];
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+// Dev accounts: 0 deploys, 1 settles for hub, 2 is hub's seller, 3 pays, 4 is x402's seller,
+// 5 settles for x402's facilitator, 6 submits the chain-alone transfers, 7 receives them.
+const HUB_PAY_TO = 2;
+const PAYER = 3;
+const X402_PAY_TO = 4;
+const X402_SETTLER = 5;
+const CHAIN_SENDER = 6;
+const CHAIN_RECEIVER = 7;
+
+type Stack = { name: string; url: (i: number) => string; pids: number[]; payTo: Address };
+type Round = { stack: string; clients: number; calls: number; seconds: number; latencies: number[]; cpuMs: number; failures: number };
 
 async function main() {
-  const t = teardownRegistry();
+  const processes = new Processes();
+  const work = mkdtempSync(join(tmpdir(), 'hub-bench-pay-'));
+  let chain: LocalChain | undefined;
   try {
-    const chain = await startTestChain(t);
-    const hub = await startTestHub(t, 'sqlite', {}, localRail(chain));
+    chain = await startLocalChain({ accounts: 8, fundMicros: 1_000_000_000_000n });
+    const chainFile = join(work, 'chain.json');
+    await writeDeploymentFile(chainFile, chain);
+    const account = (i: number) => chain!.accounts[i]!;
 
-    const secrets = new Map<string, string>();
-    const challenged = new Set<string>();
-    const handler = withHubSignature(
-      (_req: IncomingMessage, res: ServerResponse, { identity }) => {
-        if (!challenged.has(identity.requestId)) {
-          challenged.add(identity.requestId);
-          res.writeHead(402, { 'content-type': 'application/json' });
-          return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] })));
-        }
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]),
-        });
-        res.end('{"ok":true}');
-      },
-      { secrets: (kid) => secrets.get(kid) },
-    );
-    const upstream = createServer((req, res) => void handler(req, res));
-    const upstreamPort = await listen(upstream, 0, '127.0.0.1');
-    t.teardown(() => upstream.close());
+    // x402's stack: their facilitator, their Express middleware.
+    const facilitatorPort = await freePort();
+    const facilitator = processes.start(process.execPath, [
+      ...tsx,
+      join(here, 'servers', 'x402-facilitator.ts'),
+      String(facilitatorPort),
+      chainFile,
+      String(X402_SETTLER),
+    ]);
+    await waitUntilUp(`http://127.0.0.1:${facilitatorPort}/`);
+    const expressPort = await freePort();
+    const express = processes.start(process.execPath, [
+      ...tsx,
+      join(here, 'servers', 'x402-express.ts'),
+      String(expressPort),
+      `http://127.0.0.1:${facilitatorPort}`,
+      chainFile,
+      account(X402_PAY_TO).address,
+    ]);
+    await waitUntilUp(`http://127.0.0.1:${expressPort}/`);
 
-    const seller = await hub.seller({
-      slug: 'bench',
-      upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`,
-      payToAddress: chain.accounts[2]!.address,
+    // hub: a control-plane and a proxy over SQLite, settling on the same chain.
+    const masterKey = randomBytes(32).toString('hex');
+    const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
+    const hubEnv = {
+      DATABASE_URL: `file:${join(work, 'hub.db')}`,
+      HUB_DATA_DIR: work,
+      HUB_CHAIN_FILE: chainFile,
+      HUB_DEV_CHAIN: 'off',
+      HUB_MASTER_KEY: masterKey,
+      HUB_CONTROL_PLANE_PORT: String(cpPort),
+      HUB_PROXY_PORT: String(proxyPort),
+      HUB_LOG_LEVEL: 'warn',
+    };
+    const { kid, secret } = await seedSeller(hubEnv.DATABASE_URL, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
+      payToAddress: account(HUB_PAY_TO).address,
+      priceMicros: 10_000n,
     });
-    secrets.set(seller.kid, seller.secret);
-    await seedPricedService(hub.cp.db, { organizationId: hub.organizationId, sellerId: seller.id, priceMicros: 10_000n });
+    processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
+    await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
+    const hubBin = join(here, '..', 'bin', 'hub.js');
+    const controlPlane = processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
+    await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
+    const proxy = processes.start(process.execPath, [hubBin, 'start', 'proxy'], hubEnv);
+    await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
 
+    setGlobalDispatcher(localhostDispatcher());
+    const stacks: Stack[] = [
+      {
+        name: 'hub (x402)',
+        url: (i) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`,
+        pids: [proxy.pid!, controlPlane.pid!],
+        payTo: account(HUB_PAY_TO).address,
+      },
+      {
+        name: 'x402 Express + x402 facilitator',
+        url: (i) => `http://127.0.0.1:${expressPort}/search?i=${i}`,
+        pids: [express.pid!, facilitator.pid!],
+        payTo: account(X402_PAY_TO).address,
+      },
+    ];
+
+    const payer = privateKeyToAccount(account(PAYER).privateKey as Hex);
     const client = new x402Client();
-    registerExactEvmScheme(client, { signer: privateKeyToAccount(chain.accounts[3]!.privateKey as Hex) });
+    registerExactEvmScheme(client, { signer: payer });
     client.setSpendControls({ allowedAssets: true });
+    const pay = wrapFetchWithPayment(fetch, client);
+    const chainAlone = chainAloneRunner(chain, account(PAYER).privateKey as Hex, account(CHAIN_SENDER).privateKey as Hex, account(CHAIN_RECEIVER).address);
 
-    console.log(`signing ${total} payments…`);
-    const paid: { path: string; header: string }[] = [];
-    for (let i = 0; i < total; i++) {
-      const path = `/search?i=${i}`;
-      const res = await hub.pay('bench', path);
-      const body = (await res.json()) as { accepts: PaymentRequirements[] };
-      const payment = await client.createPaymentPayload({ x402Version: 2, resource: { url: path }, accepts: body.accepts } as never);
-      paid.push({ path, header: Buffer.from(JSON.stringify(payment)).toString('base64') });
+    // Warm every stack (JIT, connections, caches) before measuring.
+    let next = 0;
+    for (const stack of stacks) await runPaidCalls(stack, pay, 1, 10, () => next++, chain);
+    await chainAlone(50, 1);
+
+    const results: Round[] = [];
+    const chainRates: Record<number, number[]> = { 1: [], 10: [] };
+    for (let round = 1; round <= rounds; round++) {
+      for (const clients of [1, 10]) {
+        for (const stack of stacks) {
+          const result = await runPaidCalls(stack, pay, clients, callsAt[clients]!, () => next++, chain);
+          results.push(result);
+          log(`round ${round}, ${stack.name}, ${clients} client(s): ${(result.calls / result.seconds).toFixed(1)} paid calls/s`);
+        }
+        const rate = await chainAlone(callsAt[clients]!, clients);
+        chainRates[clients]!.push(rate);
+        log(`round ${round}, chain alone, ${clients} in flight: ${rate.toFixed(0)} transfers/s`);
+      }
     }
 
-    const latencies: number[] = [];
-    let failures = 0;
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < paid.length) {
-          const { path, header } = paid[next++]!;
-          const t0 = performance.now();
-          const res = await payRequest(hub.proxyUrl, path, 'bench.pay.localhost', { headers: { 'payment-signature': header } });
-          await res.arrayBuffer();
-          latencies.push(performance.now() - t0);
-          if (res.status !== 200 || !res.headers.get('hub-billing')?.includes('"settled"')) failures++;
-        }
-      }),
+    const today = new Date().toISOString().slice(0, 10);
+    console.log(
+      `\nPaid calls with the unmodified x402 client (402, sign, pay), anvil with automine, median of ${rounds} interleaved rounds, ${today}\n`,
     );
-    const seconds = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
-    console.log(`\nWhole paid loop (claim, verify, forward, settle on anvil), ${total} payments, ${concurrency} in flight, SQLite:\n`);
-    console.log('| paid requests/s | p50 ms | p99 ms | failed |');
-    console.log('|---:|---:|---:|---:|');
-    console.log(`| ${(total / seconds).toFixed(1)} | ${pct(50).toFixed(1)} | ${pct(99).toFixed(1)} | ${failures} |`);
+    console.log('| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call | failed |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    const summary = new Map<string, { rate: number; p50: number; cpu: number }>();
+    for (const clients of [1, 10]) {
+      for (const stack of stacks) {
+        const mine = results.filter((r) => r.stack === stack.name && r.clients === clients);
+        const rate = medianOf(mine.map((r) => r.calls / r.seconds));
+        const latencies = mine.flatMap((r) => r.latencies).sort((a, b) => a - b);
+        const cpu = medianOf(mine.map((r) => r.cpuMs / r.calls));
+        const failed = mine.reduce((sum, r) => sum + r.failures, 0);
+        summary.set(`${stack.name}@${clients}`, { rate, p50: percentile(latencies, 50), cpu });
+        console.log(
+          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} | ${failed} |`,
+        );
+      }
+      console.log(`| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(chainRates[clients]!).toFixed(0)} | | | | |`);
+    }
+
+    const hub1 = summary.get('hub (x402)@1')!;
+    const ref1 = summary.get('x402 Express + x402 facilitator@1')!;
+    const hub10 = summary.get('hub (x402)@10')!;
+    const ref10 = summary.get('x402 Express + x402 facilitator@10')!;
+    const chain10 = medianOf(chainRates[10]!);
+    console.log('');
+    console.log(`1 client:   hub p50 / x402 p50 = ${(hub1.p50 / ref1.p50).toFixed(2)}× (target ≤ 1.00×)`);
+    console.log(`10 clients: hub / x402 paid calls/s = ${(hub10.rate / ref10.rate).toFixed(2)}× (target ≥ 1.50×)`);
+    console.log(`10 clients: hub / chain alone with ten in flight = ${(hub10.rate / chain10).toFixed(2)}× (target ≥ 0.80×)`);
+    console.log(`CPU per paid call: hub ${hub10.cpu.toFixed(1)} ms, x402 ${ref10.cpu.toFixed(1)} ms at 10 clients`);
+
+    // A long run: the dev chain must keep its rate as its history grows.
+    const before = await chainAlone(300, 10);
+    log(`long run: ${longRun} transfers…`);
+    for (let done = 0; done < longRun; done += 1000) await chainAlone(Math.min(1000, longRun - done), 10);
+    const after = await chainAlone(300, 10);
+    const blocks = await createPublicClient({ transport: http(chain.rpcUrl) }).getBlockNumber();
+    console.log(
+      `\nDev chain over a long run (${blocks} blocks in all): ${before.toFixed(0)} transfers/s before ${longRun} more, ${after.toFixed(0)}/s after (${(after / before).toFixed(2)}×)`,
+    );
   } finally {
-    await t.run();
+    await processes.stopAll();
+    await chain?.stop();
+    rmSync(work, { recursive: true, force: true });
   }
 
   console.log('\nSignature verification alone (bench/recover.ts):\n');
   console.log(execFileSync(process.execPath, ['--import', 'tsx', join(here, 'recover.ts'), '--seconds', '2'], { encoding: 'utf8' }));
+}
+
+/**
+ * `calls` paid calls from `clients` concurrent clients; each 200 must carry a receipt naming its
+ * own transaction, which must have moved the price from the payer to the stack's seller.
+ */
+async function runPaidCalls(
+  stack: Stack,
+  pay: typeof fetch,
+  clients: number,
+  calls: number,
+  nextIndex: () => number,
+  chain: LocalChain,
+): Promise<Round> {
+  const latencies: number[] = [];
+  const transactions: Hex[] = [];
+  let failures = 0;
+  let started = 0;
+  const cpuBefore = cpuMs(stack.pids);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (started < calls) {
+        started++;
+        const begun = performance.now();
+        const res = await pay(stack.url(nextIndex()));
+        await res.arrayBuffer();
+        latencies.push(performance.now() - begun);
+        const receipt = res.headers.get('payment-response');
+        const settled = receipt && (JSON.parse(Buffer.from(receipt, 'base64').toString('utf8')) as { success?: boolean; transaction?: Hex });
+        if (res.status !== 200 || !settled || !settled.success || !settled.transaction) failures++;
+        else transactions.push(settled.transaction);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuMs(stack.pids) - cpuBefore;
+  failures += await unpaid(chain, transactions, stack.payTo);
+  return { stack: stack.name, clients, calls, seconds, latencies, cpuMs: cpu, failures };
+}
+
+/** How many of `transactions` are not each a distinct mined transfer of the price to `payTo`. */
+async function unpaid(chain: LocalChain, transactions: Hex[], payTo: Address): Promise<number> {
+  const reader = createPublicClient({ transport: http(chain.rpcUrl) });
+  let missing = transactions.length - new Set(transactions).size;
+  for (const hash of new Set(transactions)) {
+    const receipt = await reader.getTransactionReceipt({ hash });
+    const paid = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: receipt.logs }).some(
+      (log) => log.args.to.toLowerCase() === payTo.toLowerCase() && log.args.value === PRICE_UNITS,
+    );
+    if (receipt.status !== 'success' || !paid) missing++;
+  }
+  return missing;
+}
+
+/**
+ * The chain alone: `count` EIP-3009 transfers signed by the payer beforehand and submitted
+ * straight to the token, `inFlight` at a time, each awaited until its receipt is read. Returns
+ * transfers per second.
+ */
+function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, receiver: Address) {
+  const viemChain = defineChain({
+    id: chain.chainId,
+    name: 'bench',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+  const transport = http(chain.rpcUrl);
+  const reader = createPublicClient({ chain: viemChain, transport });
+  const sender = createWalletClient({ account: privateKeyToAccount(senderKey), chain: viemChain, transport });
+  const payer = privateKeyToAccount(payerKey);
+  const domain = { name: chain.token.name, version: chain.token.version, chainId: chain.chainId, verifyingContract: chain.token.address };
+  let nonce: number | undefined;
+
+  return async (count: number, inFlight: number): Promise<number> => {
+    const signed = await Promise.all(
+      Array.from({ length: count }, async () => {
+        const message = {
+          from: payer.address,
+          to: receiver,
+          value: PRICE_UNITS,
+          validAfter: 0n,
+          validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
+          nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+        };
+        const signature = await payer.signTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message });
+        return { message, signature };
+      }),
+    );
+    nonce ??= await reader.getTransactionCount({ address: sender.account.address, blockTag: 'pending' });
+    const fees = await reader.estimateFeesPerGas();
+    let nextTransfer = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (nextTransfer < signed.length) {
+          const { message: m, signature } = signed[nextTransfer++]!;
+          const hash = await sender.writeContract({
+            address: chain.token.address,
+            abi: eip3009Abi,
+            functionName: 'transferWithAuthorization',
+            args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, signature],
+            nonce: nonce!++,
+            gas: 120_000n,
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          });
+          for (;;) {
+            const receipt = await reader.getTransactionReceipt({ hash }).catch(() => undefined);
+            if (receipt) {
+              if (receipt.status !== 'success') throw new Error(`a chain-alone transfer reverted (${hash})`);
+              break;
+            }
+            await new Promise((r) => setTimeout(r, 2));
+          }
+        }
+      }),
+    );
+    return count / ((performance.now() - t0) / 1000);
+  };
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** User plus system CPU time of the processes, in ms (Linux /proc). */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 main().then(

@@ -5,32 +5,38 @@ import { parseDatabaseUrl } from '../../shared/config.js';
 import { newId } from '../../shared/ids.js';
 import { sealSecret } from '../../shared/secret-box.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
+import { seedPricedService } from '../../test/helpers/catalog-seed.js';
 
-/** Seeds a benchmark seller (with an active signing secret) and an agent; returns the agent token. */
+/**
+ * Seeds a benchmark seller (with an active signing secret) and an agent; with `paid`, the seller
+ * takes payments to `payToAddress` for `search` / `calls` at `priceMicros` per call. Returns the
+ * agent's token and the seller's signing key, which its upstream verifies hub's signatures with.
+ */
 export async function seedSeller(
   databaseUrl: string,
   masterKeyHex: string,
   slug: string,
   upstreamBaseUrl: string,
-): Promise<{ agentToken: string }> {
+  paid?: { payToAddress: string; priceMicros: bigint },
+): Promise<{ agentToken: string; kid: string; secret: string }> {
   const database = parseDatabaseUrl(databaseUrl);
   await migrateDatabase(database);
   const { db, close } = await openDatabase(database);
   try {
     const { organizationId } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
     const sellerId = newId('seller');
-    await db.seller.create({ data: { id: sellerId, organizationId, name: slug, slug, upstreamBaseUrl } });
-    await db.signingSecret.create({
-      data: {
-        id: newId('signingSecret'),
-        sellerId,
-        status: 'active',
-        encryptedSecret: sealSecret(Buffer.from(masterKeyHex, 'hex'), newToken('signingSecret')),
-      },
+    await db.seller.create({
+      data: { id: sellerId, organizationId, name: slug, slug, upstreamBaseUrl, payToAddress: paid?.payToAddress ?? null },
     });
+    const kid = newId('signingSecret');
+    const secret = newToken('signingSecret');
+    await db.signingSecret.create({
+      data: { id: kid, sellerId, status: 'active', encryptedSecret: sealSecret(Buffer.from(masterKeyHex, 'hex'), secret) },
+    });
+    if (paid) await seedPricedService(db, { organizationId, sellerId, priceMicros: paid.priceMicros });
     const agentToken = newToken('agent');
     await db.agent.create({ data: { id: newId('agent'), walletAddress: `0x${'be'.repeat(20)}`, tokenHash: hashToken(agentToken) } });
-    return { agentToken };
+    return { agentToken, kid, secret };
   } finally {
     await close();
   }

@@ -4,7 +4,8 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { LocalChain } from '../../chain/local-chain.js';
+import type { ChainDeployment } from '../../chain/deployment.js';
+import type { DevAccount } from '../../chain/dev-accounts.js';
 import { serveOnLoopback } from './loopback-server.js';
 
 /**
@@ -35,16 +36,16 @@ export function startFacilitatorServer(t: Tap, handle: Handler): Promise<string>
 
 /**
  * x402's own exact-EVM facilitator settling on the test chain, built as x402's examples build it:
- * from a viem wallet client with public actions, the chain's settler as its account.
+ * from a viem wallet client with public actions, the chain's settler (or `settlerAccount`) as its account.
  */
-export function x402ReferenceFacilitator(chain: LocalChain): x402Facilitator {
+export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount: DevAccount = chain.settler): x402Facilitator {
   const viemChain = defineChain({
     id: chain.chainId,
     name: 'anvil',
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [chain.rpcUrl] } },
   });
-  const settler = privateKeyToAccount(chain.settler.privateKey);
+  const settler = privateKeyToAccount(settlerAccount.privateKey);
   const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
   const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
