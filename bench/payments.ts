@@ -12,7 +12,9 @@
 // grows. Finally bench/recover.ts compares native and pure-JS signer recovery.
 //
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
-// (6000) transfers between the two chain measurements.
+// (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
+// of hub's proxy and control-plane there (open them in Chrome DevTools); BENCH_STACKS=hub skips
+// the reference stack.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,13 +105,14 @@ async function main() {
     processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
     await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
     const hubBin = join(here, '..', 'bin', 'hub.js');
-    const controlPlane = processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+    const controlPlane = processes.start(process.execPath, [...profile, hubBin, 'start', 'control-plane'], hubEnv);
     await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
-    const proxy = processes.start(process.execPath, [hubBin, 'start', 'proxy'], hubEnv);
+    const proxy = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], hubEnv);
     await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
 
     setGlobalDispatcher(localhostDispatcher());
-    const stacks: Stack[] = [
+    const allStacks: Stack[] = [
       {
         name: 'hub (x402)',
         url: (i) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`,
@@ -123,18 +126,31 @@ async function main() {
         payTo: account(X402_PAY_TO).address,
       },
     ];
+    const stacks = process.env.BENCH_STACKS === 'hub' ? allStacks.slice(0, 1) : allStacks;
 
     const payer = privateKeyToAccount(account(PAYER).privateKey as Hex);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
     client.setSpendControls({ allowedAssets: true });
     const pay = wrapFetchWithPayment(fetch, client);
-    const chainAlone = chainAloneRunner(chain, account(PAYER).privateKey as Hex, account(CHAIN_SENDER).privateKey as Hex, account(CHAIN_RECEIVER).address);
+    const chainAlone = chainAloneRunner(
+      chain,
+      account(PAYER).privateKey as Hex,
+      account(CHAIN_SENDER).privateKey as Hex,
+      account(CHAIN_RECEIVER).address,
+    );
 
     // Warm every stack (JIT, connections, caches) before measuring.
     let next = 0;
     for (const stack of stacks) await runPaidCalls(stack, pay, 1, 10, () => next++, chain);
     await chainAlone(50, 1);
+
+    // What each stack burns doing nothing, which every paid call's CPU figure includes.
+    for (const stack of stacks) {
+      const before = cpuMs(stack.pids);
+      await new Promise((r) => setTimeout(r, 2_000));
+      log(`${stack.name} at rest: ${((cpuMs(stack.pids) - before) / 2).toFixed(0)} ms CPU per second`);
+    }
 
     const results: Round[] = [];
     const chainRates: Record<number, number[]> = { 1: [], 10: [] };
@@ -173,6 +189,7 @@ async function main() {
       console.log(`| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(chainRates[clients]!).toFixed(0)} | | | | |`);
     }
 
+    if (stacks.length === 1) return;
     const hub1 = summary.get('hub (x402)@1')!;
     const ref1 = summary.get('x402 Express + x402 facilitator@1')!;
     const hub10 = summary.get('hub (x402)@10')!;
@@ -230,9 +247,10 @@ async function runPaidCalls(
         await res.arrayBuffer();
         latencies.push(performance.now() - begun);
         const receipt = res.headers.get('payment-response');
-        const settled = receipt && (JSON.parse(Buffer.from(receipt, 'base64').toString('utf8')) as { success?: boolean; transaction?: Hex });
-        if (res.status !== 200 || !settled || !settled.success || !settled.transaction) failures++;
-        else transactions.push(settled.transaction);
+        const settled =
+          receipt && (JSON.parse(Buffer.from(receipt, 'base64').toString('utf8')) as { success?: boolean; transaction?: Hex });
+        if (res.status === 200 && settled && settled.success && settled.transaction) transactions.push(settled.transaction);
+        else if (failures++ === 0) log(`${stack.name}: a paid call answered ${res.status} ${settled ? JSON.stringify(settled) : ''}`);
       }
     }),
   );
@@ -286,7 +304,12 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
           validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
           nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
         };
-        const signature = await payer.signTypedData({ domain, types: transferWithAuthorizationTypes, primaryType: 'TransferWithAuthorization', message });
+        const signature = await payer.signTypedData({
+          domain,
+          types: transferWithAuthorizationTypes,
+          primaryType: 'TransferWithAuthorization',
+          message,
+        });
         return { message, signature };
       }),
     );

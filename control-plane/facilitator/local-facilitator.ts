@@ -1,6 +1,5 @@
 import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
 import type { EscrowSplit } from './escrow.js';
@@ -9,6 +8,7 @@ import type { EscrowPayout, Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
+import { SettlerState } from './settler-state.js';
 import type { SignerRecovery } from './signer-recovery.js';
 import { defaultSignerRecovery } from './signer-recovery.js';
 import type { TransferAuthorization } from './transfer-authorization.js';
@@ -17,6 +17,7 @@ import {
   broadcastTransfer,
   confirmTransfer,
   findSettledTransfer,
+  gasKind,
   rebroadcastTransfer,
   receiptMovedFunds,
   renumberNonces,
@@ -81,11 +82,12 @@ export class LocalFacilitator implements Facilitator {
     // error, which would turn a sent transfer into a refused one.
     const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
     const pollingInterval = config.pollingIntervalMs ?? 500;
-    // A nonce manager of its own: viem's shared one would mix up two facilitators on chains with the same id.
-    const account = privateKeyToAccount(config.settlerPrivateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+    const account = privateKeyToAccount(config.settlerPrivateKey);
+    const reader = createPublicClient({ chain, transport, pollingInterval });
     this.clients = {
-      reader: createPublicClient({ chain, transport, pollingInterval }),
+      reader,
       wallet: createWalletClient({ account, chain, transport, pollingInterval }),
+      state: new SettlerState(reader, account),
     };
   }
 
@@ -175,20 +177,31 @@ export class LocalFacilitator implements Facilitator {
     return this.submit(key, call);
   }
 
-  /** Simulates, broadcasts and follows one settlement transaction. */
-  private async submit(key: string, call: TransferCall): Promise<SettleResult> {
+  /**
+   * Sends one settlement transaction and follows it. The first settlement of a kind is simulated
+   * for its gas (a refusal then decodes to a reason before anything is sent); later ones reuse
+   * that estimate and go out at once, as verification already checked the payment against the
+   * chain. `retried`: this is the one resend after a revert that a new simulation passes.
+   */
+  private async submit(key: string, call: TransferCall, retried = false): Promise<SettleResult> {
     const payer = call.authorization.from;
-    const simulated = await simulateTransfer(this.clients, call);
-    if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
+    const kind = gasKind(call);
+    let gas = this.clients.state.knownGas(kind);
+    if (gas === undefined) {
+      const simulated = await simulateTransfer(this.clients, call);
+      if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
+      gas = simulated.gas;
+      this.clients.state.rememberGas(kind, gas);
+    }
 
-    const broadcast = await broadcastTransfer(this.clients, call, simulated.gas);
+    const broadcast = await broadcastTransfer(this.clients, call, gas);
     if (broadcast.status === 'refused')
       return settleFailure(broadcast.reason, { network: this.network, payer, message: broadcast.message });
     if (broadcast.status === 'unknown') {
       this.pending.set(key, broadcast.signed);
       return this.pendingResult(call, broadcast.signed.transaction, broadcast.message);
     }
-    return this.follow(key, call, broadcast.signed);
+    return this.follow(key, call, broadcast.signed, retried);
   }
 
   /** Stops the worker pool, if the default recovery started one. */
@@ -197,7 +210,7 @@ export class LocalFacilitator implements Facilitator {
   }
 
   /** Waits for a broadcast transfer and turns its receipt into a result. */
-  private async follow(key: string, call: TransferCall, signed: SignedTransfer): Promise<SettleResult> {
+  private async follow(key: string, call: TransferCall, signed: SignedTransfer, retried = false): Promise<SettleResult> {
     const { transaction } = signed;
     const confirmation = await confirmTransfer(this.clients, transaction, this.config.receiptTimeoutMs ?? 30_000);
     if (confirmation.status === 'unconfirmed') {
@@ -213,8 +226,15 @@ export class LocalFacilitator implements Facilitator {
     }
     this.pending.delete(key);
     if (receiptMovedFunds(confirmation.receipt, call)) return this.settledResult(call, transaction);
-    // Reverted: perhaps because another transaction of ours settled this same authorization first.
-    return this.settledBefore(key, call, 'transaction_reverted', undefined, transaction);
+    // Reverted. Simulated now, the same call says why (perhaps another transaction of ours settled
+    // this authorization first); if it would pass now, the gas remembered was short: once more.
+    const simulated = await simulateTransfer(this.clients, call);
+    if (simulated.ok && !retried) {
+      this.clients.state.rememberGas(gasKind(call), simulated.gas);
+      return this.submit(key, call, true);
+    }
+    const reason = simulated.ok ? 'transaction_reverted' : simulated.reason;
+    return this.settledBefore(key, call, reason, simulated.ok ? undefined : simulated.message, transaction);
   }
 
   /**

@@ -1,10 +1,10 @@
 import {
-  type Account,
   type Address,
   type Chain,
   encodeFunctionData,
   type Hex,
   keccak256,
+  type LocalAccount,
   type PublicClient,
   parseEventLogs,
   type TransactionReceipt,
@@ -14,6 +14,7 @@ import {
 import { nodeAnswered, revertReason } from './chain-errors.js';
 import { type EscrowSplit, escrowAbi } from './escrow.js';
 import type { SettleFailureReason } from './results.js';
+import type { SettlerState } from './settler-state.js';
 import type { RecoverableSignature, TransferAuthorization } from './transfer-authorization.js';
 import { eip3009Abi } from './transfer-authorization.js';
 
@@ -26,7 +27,9 @@ import { eip3009Abi } from './transfer-authorization.js';
 
 export type SettlerClients = {
   reader: PublicClient<Transport, Chain>;
-  wallet: WalletClient<Transport, Chain, Account>;
+  wallet: WalletClient<Transport, Chain, LocalAccount>;
+  /** Nonce, fees and gas, kept in memory so that a settlement costs one request to send. */
+  state: SettlerState;
 };
 
 export type TransferCall = {
@@ -101,23 +104,36 @@ export async function simulateTransfer(clients: SettlerClients, call: TransferCa
   }
 }
 
+/**
+ * What a kind of settlement is remembered by for its gas: a transfer of a token, or an escrow
+ * payout of a given shape (which transfers it makes).
+ */
+export function gasKind(call: TransferCall): string {
+  const { split } = call;
+  if (!split) return `transfer:${call.token}`;
+  return `escrow:${split.escrow}:${split.charged > 0n}:${split.charged < call.authorization.value}:${split.deposited === true}`;
+}
+
+/**
+ * Signs the settlement with the settler's key (nonce, fees and chain id from memory) and sends it:
+ * one JSON-RPC request. `gas` is an estimate for this kind of settlement; unused gas is not paid
+ * for, so the limit has generous headroom.
+ */
 export async function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
-  const { wallet, reader } = clients;
-  const account = wallet.account;
-  // Settles run concurrently: the account's nonce manager numbers them (viem only uses it when told).
-  const nonceManager = 'nonceManager' in account ? account.nonceManager : undefined;
-  const releaseNonce = () => renumberNonces(clients);
+  const { wallet, reader, state } = clients;
   let serialized: Hex;
   try {
-    const request = await wallet.prepareTransactionRequest({
-      nonceManager,
+    const [nonce, fees] = await Promise.all([state.takeNonce(), state.currentFees()]);
+    serialized = await wallet.account.signTransaction({
+      type: 'eip1559',
+      chainId: wallet.chain.id,
+      nonce,
+      gas: (gas * 3n) / 2n,
+      ...fees,
       ...settlementCall(call),
-      // A little headroom over the estimate: state may shift between simulation and mining.
-      gas: (gas * 12n) / 10n,
     });
-    serialized = await wallet.signTransaction(request);
   } catch (err) {
-    releaseNonce();
+    state.renumber();
     return { status: 'refused', reason: 'facilitator_unavailable', message: shortMessage(err) };
   }
   const signed = { transaction: keccak256(serialized), serialized };
@@ -126,7 +142,7 @@ export async function broadcastTransfer(clients: SettlerClients, call: TransferC
     return { status: 'sent', signed };
   } catch (err) {
     if (!nodeAnswered(err)) return { status: 'unknown', signed, message: shortMessage(err) };
-    releaseNonce();
+    state.renumber();
     return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err) };
   }
 }
@@ -145,11 +161,16 @@ export async function rebroadcastTransfer(clients: SettlerClients, signed: Signe
  * every later transaction of the settler behind the gap.
  */
 export function renumberNonces(clients: SettlerClients): void {
-  const account = clients.wallet.account;
-  if ('nonceManager' in account) account.nonceManager?.reset({ address: account.address, chainId: clients.wallet.chain.id });
+  clients.state.renumber();
 }
 
+/** The receipt, read at once (a chain that mines on arrival has it already), else waited for. */
 export async function confirmTransfer(clients: SettlerClients, transaction: Hex, timeoutMs: number): Promise<Confirmation> {
+  try {
+    return { status: 'mined', receipt: await clients.reader.getTransactionReceipt({ hash: transaction }) };
+  } catch {
+    // Not mined yet (or the read failed): wait for it.
+  }
   try {
     return { status: 'mined', receipt: await clients.reader.waitForTransactionReceipt({ hash: transaction, timeout: timeoutMs }) };
   } catch (err) {

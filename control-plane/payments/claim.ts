@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { violatedConstraint } from '../db/constraints.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
@@ -13,9 +14,10 @@ export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);
 
 /**
  * Admits a paid retry: it must be the challenged request byte for byte, its payment must verify
- * against the attempt's own requirements, and then it claims the attempt. The claim (replay row
- * for `(payer, nonce)` plus `challenge_created → in_flight`) is one transaction, so across any
- * number of proxies exactly one retry per payment is forwarded.
+ * against the attempt's own requirements, and then it claims the attempt. The claim
+ * (`challenge_created → in_flight` plus the replay row for `(payer, nonce)`, whose unique index
+ * refuses a second) is one transaction, so across any number of proxies exactly one retry per
+ * payment is forwarded.
  */
 export async function claimPaidRequest(
   db: Db,
@@ -24,7 +26,14 @@ export async function claimPaidRequest(
 ): Promise<ClaimedPayment> {
   const failed = (settlementReason: string, identity = false) =>
     new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
-  const attempt = await db.paymentAttempt.findUnique({ where: { id: input.paymentId } });
+  // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
+  const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
+  const nonce = String(authorization?.nonce ?? '').toLowerCase();
+  const claimedPayer = String(authorization?.from ?? '').toLowerCase();
+  const [attempt, spent] = await Promise.all([
+    db.paymentAttempt.findUnique({ where: { id: input.paymentId } }),
+    db.paymentReplay.findUnique({ where: { payer_nonce: { payer: claimedPayer, nonce } } }),
+  ]);
   if (!attempt || !rail || !attempt.payTo) throw failed('unknown_payment');
   const identity = attempt.kind === 'identity';
 
@@ -43,11 +52,6 @@ export async function claimPaidRequest(
   if (attempt.status !== 'challenge_created') throw failed(attempt.settlementReason ?? 'payment_closed', identity);
   if (attempt.expiresAt && attempt.expiresAt.getTime() < Date.now()) throw failed('challenge_expired', identity);
 
-  // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
-  const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
-  const nonce = String(authorization?.nonce ?? '').toLowerCase();
-  const claimedPayer = String(authorization?.from ?? '').toLowerCase();
-  const spent = await db.paymentReplay.findUnique({ where: { payer_nonce: { payer: claimedPayer, nonce } } });
   if (spent && spent.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
 
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
@@ -56,15 +60,23 @@ export async function claimPaidRequest(
   const payer = verification.payer.toLowerCase();
 
   return db.$transaction(async (tx) => {
-    const replayed = await tx.paymentReplay.findUnique({ where: { payer_nonce: { payer, nonce } } });
-    // The same signed payment again: for this attempt it is a concurrent or late retry; for
-    // another attempt it is a replay of a payment already spent.
-    if (replayed && replayed.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
+    // A signed payment proves the wallet: that wallet is the agent this request is made for (and
+    // the payment is that agent's from now on: analytics names it).
+    const agent = attempt.agentId
+      ? await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId }, select: { id: true, buyerId: true } })
+      : ((await tx.agent.findUnique({ where: { walletAddress: payer }, select: { id: true, buyerId: true } })) ??
+        (await tx.agent.upsert({
+          where: { walletAddress: payer },
+          create: { id: newId('agent'), walletAddress: payer },
+          update: {},
+          select: { id: true, buyerId: true },
+        })));
     const claimed = await tx.paymentAttempt.updateMany({
       where: { id: attempt.id, status: 'challenge_created' },
       data: {
         status: 'in_flight',
         payer,
+        agentId: agent.id,
         protocol: input.protocol,
         // What the agent paid with: a challenge offers both protocols, the retry picks one.
         paymentMethod: input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet',
@@ -77,18 +89,14 @@ export async function claimPaidRequest(
       const now = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id }, select: { status: true } });
       throw new ApiError(now.status === 'in_flight' ? 'payment_request_in_flight' : 'payment_request_already_completed');
     }
-    await tx.paymentReplay.create({ data: { payer, nonce, paymentAttemptId: attempt.id } });
-    // A signed payment proves the wallet: that wallet is the agent this request is made for.
-    const agent = attempt.agentId
-      ? await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId }, select: { id: true, buyerId: true } })
-      : await tx.agent.upsert({
-          where: { walletAddress: payer },
-          create: { id: newId('agent'), walletAddress: payer },
-          update: {},
-          select: { id: true, buyerId: true },
-        });
-    // The payment is that agent's from now on (analytics names it).
-    if (!attempt.agentId) await tx.paymentAttempt.update({ where: { id: attempt.id }, data: { agentId: agent.id } });
+    // The same signed payment already spent on another attempt (a replay that raced this claim):
+    // its replay row exists, and this claim is undone with the transaction.
+    try {
+      await tx.paymentReplay.create({ data: { payer, nonce, paymentAttemptId: attempt.id }, select: { nonce: true } });
+    } catch (err) {
+      if (violatedConstraint(err) === 'unique') throw new ApiError('payment_request_already_completed');
+      throw err;
+    }
     await tx.requestRecord.updateMany({
       where: { id: attempt.requestId },
       data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id },

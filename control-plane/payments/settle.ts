@@ -44,7 +44,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   const authorized = attempt.amountMicros;
 
   if (charged === 0n) {
-    await db.paymentAttempt.update({
+    await db.paymentAttempt.updateMany({
       where: { id: attempt.id },
       data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() },
     });
@@ -54,7 +54,10 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   // `exact` to the seller moves the whole authorization: what was not charged is the payer's credit.
   // Through the escrow, it goes back to the payer's wallet.
   const remainderHandling = attempt.payoutTo ? 'escrow_returned' : 'credited';
-  await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: charged, remainderHandling } });
+  await db.paymentAttempt.updateMany({
+    where: { id: attempt.id },
+    data: { status: 'settling', chargedMicros: charged, remainderHandling },
+  });
   const result = await settleAndRecord(db, rail, { ...attempt, chargedMicros: charged });
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';

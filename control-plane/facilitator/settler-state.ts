@@ -1,0 +1,56 @@
+import type { Account, Chain, PublicClient, Transport } from 'viem';
+
+/**
+ * What the settler remembers between transactions so that sending one needs a single JSON-RPC
+ * request (the broadcast): its next nonce, numbered in memory from the chain's pending count;
+ * the current fees, read at most every `feeTtlMs`; and the gas each kind of settlement takes,
+ * estimated once. One settler key per process: another sender on the same key would take nonces
+ * behind its back (the nonce is then renumbered from the chain after a refusal).
+ */
+export class SettlerState {
+  private nextNonce: number | undefined;
+  private loadingNonce: Promise<number> | undefined;
+  private fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; readAt: number } | undefined;
+  private readonly gasByKind = new Map<string, bigint>();
+
+  constructor(
+    private readonly reader: PublicClient<Transport, Chain>,
+    private readonly account: Account,
+    private readonly feeTtlMs = 2_000,
+  ) {}
+
+  /** The next nonce, taken: settlements running at once each get their own. */
+  async takeNonce(): Promise<number> {
+    if (this.nextNonce === undefined) {
+      this.loadingNonce ??= this.reader
+        .getTransactionCount({ address: this.account.address, blockTag: 'pending' })
+        .finally(() => (this.loadingNonce = undefined));
+      const counted = await this.loadingNonce;
+      this.nextNonce ??= counted;
+    }
+    return this.nextNonce++;
+  }
+
+  /** Forgets the numbering: the next nonce is counted from the chain again. */
+  renumber(): void {
+    this.nextNonce = undefined;
+  }
+
+  async currentFees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    const now = Date.now();
+    if (!this.fees || now - this.fees.readAt > this.feeTtlMs) {
+      const { maxFeePerGas, maxPriorityFeePerGas } = await this.reader.estimateFeesPerGas();
+      this.fees = { maxFeePerGas, maxPriorityFeePerGas, readAt: now };
+    }
+    return this.fees;
+  }
+
+  /** The gas limit a kind of settlement was last estimated to need, if it has been. */
+  knownGas(kind: string): bigint | undefined {
+    return this.gasByKind.get(kind);
+  }
+
+  rememberGas(kind: string, estimate: bigint): void {
+    this.gasByKind.set(kind, estimate);
+  }
+}
