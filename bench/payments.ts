@@ -58,6 +58,9 @@ async function main() {
   const processes = new Processes();
   const work = mkdtempSync(join(tmpdir(), 'hub-bench-pay-'));
   let chain: LocalChain | undefined;
+  // Interrupted, it still stops every process it started.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void Promise.all([processes.stopAll(), chain?.stop()]).finally(() => process.exit(130)));
   try {
     chain = await startLocalChain({ accounts: 8, fundMicros: 1_000_000_000_000n });
     const chainFile = join(work, 'chain.json');

@@ -21,8 +21,9 @@ export type AnvilOptions = {
   blockTimeSeconds?: number;
   /**
    * Past states kept (in memory only). anvil otherwise keeps every past state, spilling them to a
-   * temporary folder it never clears, and slows down as that grows (a transfer a block, thousands
-   * of blocks in a long run). hub reads the chain at its latest block only. Default 256.
+   * temporary folder it never clears (gigabytes over a long run). hub reads the chain at its latest
+   * block only. Default 256. Mining still costs more as the chain grows (bench:payments measures
+   * it): a long-lived development chain is best restarted now and then.
    */
   keptStates?: number;
   startTimeoutMs?: number;

@@ -4,6 +4,7 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import type { DevAccount } from '../../chain/dev-accounts.js';
 import { serveOnLoopback } from './loopback-server.js';
@@ -45,8 +46,12 @@ export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount:
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [chain.rpcUrl] } },
   });
-  const settler = privateKeyToAccount(settlerAccount.privateKey);
-  const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl) }).extend(publicActions);
+  // A nonce manager, as a facilitator settling several payments at once needs (x402 leaves that to the wallet).
+  const settler = privateKeyToAccount(settlerAccount.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+  // Receipts polled as often as hub's local rail polls them (viem's default, 4 s, would stall settlements).
+  const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl), pollingInterval: 25 }).extend(
+    publicActions,
+  );
   const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }
