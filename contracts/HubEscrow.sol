@@ -3,23 +3,7 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-
-/// The EIP-3009 entry points the escrow calls on a token (USDC's, and HubUSD's).
-interface IEIP3009 {
-    function transferWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
-    ) external;
-
-    function authorizationState(address authorizer, bytes32 nonce) external view returns (bool);
-}
+import {EIP3009} from "./EIP3009.sol";
 
 /**
  * Reserve-and-pay-actual for ceiling-priced calls, payable by an unmodified x402 `exact` client:
@@ -88,11 +72,11 @@ contract HubEscrow {
         settled[key] = true;
 
         if (deposited) {
-            if (!IEIP3009(token).authorizationState(authorization.from, authorization.nonce)) {
+            if (!EIP3009(token).authorizationState(authorization.from, authorization.nonce)) {
                 revert NotDeposited(token, authorization.from, authorization.nonce);
             }
         } else {
-            IEIP3009(token).transferWithAuthorization(
+            EIP3009(token).transferWithAuthorization(
                 authorization.from,
                 address(this),
                 authorization.value,

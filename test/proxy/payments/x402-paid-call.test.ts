@@ -18,6 +18,15 @@ import { signPayment } from '../../helpers/sign-payment.js';
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
 const billingOf = (res: Response) => JSON.parse(res.headers.get('hub-billing') ?? '{}');
+/** The hub-billing of a call charged nothing: nothing is submitted and the authorization lapses. */
+const lapsed = (authorizedUsd: string) => ({
+  status: 'settled',
+  authorizedUsd,
+  chargedUsd: '0.000000',
+  remainderUsd: authorizedUsd,
+  remainderHandling: 'escrow_expired',
+  settleTransactionHash: null,
+});
 
 for (const provider of testProviders()) {
   t.test(`x402 pay per call on ${provider}`, async (t) => {
@@ -143,14 +152,7 @@ for (const provider of testProviders()) {
       const before = await tokenBalance(chain, payer.address);
       const zero = await payingFetch(url('/ceiling?max=4&used=0'));
       t.equal(zero.status, 200);
-      t.same(billingOf(zero), {
-        status: 'settled',
-        authorizedUsd: '0.040000',
-        chargedUsd: '0.000000',
-        remainderUsd: '0.040000',
-        remainderHandling: 'escrow_expired',
-        settleTransactionHash: null,
-      });
+      t.same(billingOf(zero), lapsed('0.040000'));
       t.equal(zero.headers.get('payment-response'), null);
       t.equal(await tokenBalance(chain, payer.address), before, 'the authorization lapses unsettled');
     });
@@ -398,14 +400,7 @@ for (const provider of testProviders()) {
       const before = await tokenBalance(chain, payer.address);
       const res = await payingFetch(url('/zero'));
       t.equal(res.status, 200);
-      t.same(billingOf(res), {
-        status: 'settled',
-        authorizedUsd: '0.010000',
-        chargedUsd: '0.000000',
-        remainderUsd: '0.010000',
-        remainderHandling: 'escrow_expired',
-        settleTransactionHash: null,
-      });
+      t.same(billingOf(res), lapsed('0.010000'));
       t.equal(res.headers.get('payment-response'), null, 'no receipt for a transaction that does not exist');
       t.equal(res.headers.get('hub-usage-adjusted'), null, 'settled as reported');
       t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
