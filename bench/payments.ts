@@ -8,8 +8,8 @@
 //     one at a time and ten in flight.
 // Every 200 is checked against its own on-chain transfer (a distinct transaction that moved the
 // price from the payer to the seller). CPU per paid call is read from /proc for each stack's
-// server processes. A long run of transfers then shows that the dev chain keeps its rate as it
-// grows. Finally bench/recover.ts compares native and pure-JS signer recovery.
+// server processes. A long run of transfers then shows whether the dev chain keeps its rate as
+// it grows. Finally bench/recover.ts compares native and pure-JS signer recovery.
 //
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
 // (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
@@ -25,9 +25,10 @@ import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { setGlobalDispatcher } from 'undici';
-import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, parseEventLogs } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { writeDeploymentFile } from '../chain/deployment.js';
+import { evmChain } from '../chain/evm-chain.js';
 import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
 import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
 import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
@@ -283,12 +284,7 @@ async function unpaid(chain: LocalChain, transactions: Hex[], payTo: Address): P
  * transfers per second.
  */
 function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, receiver: Address) {
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: 'bench',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
+  const viemChain = evmChain(chain.chainId, chain.rpcUrl);
   const transport = http(chain.rpcUrl);
   const reader = createPublicClient({ chain: viemChain, transport });
   const sender = createWalletClient({ account: privateKeyToAccount(senderKey), chain: viemChain, transport });

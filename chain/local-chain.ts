@@ -1,12 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineChain } from 'viem';
 import { microsToTokenUnits } from '../shared/money.js';
 import { startAnvil } from './anvil.js';
 import { compileContracts } from './compile.js';
 import { deployContracts, type TokenDomain } from './deploy-contracts.js';
 import type { ChainDeployment } from './deployment.js';
 import { DEV_MNEMONIC, devAccounts } from './dev-accounts.js';
+import { evmChain } from './evm-chain.js';
 
 /**
  * A real local chain for development, the demo and tests: anvil on loopback with automine, the
@@ -51,12 +51,7 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
   ]);
   try {
     const accounts = devAccounts(count);
-    const chain = defineChain({
-      id: chainId,
-      name: 'hub local',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [anvil.rpcUrl] } },
-    });
+    const chain = evmChain(chainId, anvil.rpcUrl);
     const deployed = await deployContracts({
       rpcUrl: anvil.rpcUrl,
       chain,

@@ -16,6 +16,9 @@ export type EscrowSplit = {
   deposited?: boolean;
 };
 
+/** What an escrowed authorization pays the seller; the rest goes back to the payer. */
+export type EscrowPayout = Pick<EscrowSplit, 'payee' | 'charged'>;
+
 export const escrowAbi = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; }',
   'struct Signature { uint8 v; bytes32 r; bytes32 s; }',

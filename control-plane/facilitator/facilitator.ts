@@ -21,9 +21,6 @@ export interface Facilitator {
   supported(): Promise<SupportedResponse>;
 }
 
-/** What an escrowed authorization pays the seller; the rest goes back to the payer. Token units. */
-export type EscrowPayout = { payee: `0x${string}`; charged: bigint };
-
 /**
  * A facilitator could not give an answer: the remote facilitator or the chain's RPC timed out,
  * was unreachable, or answered something that is not an x402 response. Not the payer's fault, so

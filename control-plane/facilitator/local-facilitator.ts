@@ -1,10 +1,11 @@
-import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { evmChain } from '../../chain/evm-chain.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
-import type { EscrowSplit } from './escrow.js';
+import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
-import type { EscrowPayout, Facilitator } from './facilitator.js';
+import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
@@ -20,7 +21,6 @@ import {
   gasKind,
   rebroadcastTransfer,
   receiptMovedFunds,
-  renumberNonces,
   type SettlerClients,
   type SignedTransfer,
   simulateTransfer,
@@ -72,12 +72,7 @@ export class LocalFacilitator implements Facilitator {
     this.network = `eip155:${config.chainId}`;
     this.tokens = config.tokens;
     this.recovery = config.signerRecovery && Promise.resolve(config.signerRecovery);
-    const chain = defineChain({
-      id: config.chainId,
-      name: this.network,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [config.rpcUrl] } },
-    });
+    const chain = evmChain(config.chainId, config.rpcUrl);
     // No transport retries: a retried broadcast that the node already holds comes back as an
     // error, which would turn a sent transfer into a refused one.
     const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
@@ -147,7 +142,7 @@ export class LocalFacilitator implements Facilitator {
   settleEscrowed(paymentPayload: unknown, paymentRequirements: unknown, payout: EscrowPayout): Promise<SettleResult> {
     const escrow = this.config.escrow;
     if (!escrow) throw new Error('this facilitator operates no escrow');
-    return this.settleCall(paymentPayload, paymentRequirements, { escrow, payee: payout.payee, charged: payout.charged });
+    return this.settleCall(paymentPayload, paymentRequirements, { escrow, ...payout });
   }
 
   private async settleCall(paymentPayload: unknown, paymentRequirements: unknown, split?: EscrowSplit): Promise<SettleResult> {
@@ -218,7 +213,7 @@ export class LocalFacilitator implements Facilitator {
       // be a gap that the node never saw: number the next transactions from the chain again.
       if (call.authorization.validBefore <= this.nowSeconds()) {
         this.pending.delete(key);
-        renumberNonces(this.clients);
+        this.clients.state.renumber();
         return this.settledBefore(key, call, 'authorization_expired');
       }
       this.pending.set(key, signed);

@@ -31,7 +31,11 @@ export class SettlerState {
     return this.nextNonce++;
   }
 
-  /** Forgets the numbering: the next nonce is counted from the chain again. */
+  /**
+   * Forgets the numbering: the next nonce is counted from the chain again. For when a nonce was
+   * taken by a transaction that never reached the node, which would otherwise hold every later
+   * transaction of the settler behind the gap.
+   */
   renumber(): void {
     this.nextNonce = undefined;
   }

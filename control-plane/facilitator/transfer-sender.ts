@@ -155,15 +155,6 @@ export async function rebroadcastTransfer(clients: SettlerClients, signed: Signe
   await clients.reader.sendRawTransaction({ serializedTransaction: signed.serialized }).catch(() => undefined);
 }
 
-/**
- * Forgets the locally numbered nonces, so the next transaction takes its nonce from the chain: for
- * when a nonce was taken by a transaction that never reached the node, which would otherwise hold
- * every later transaction of the settler behind the gap.
- */
-export function renumberNonces(clients: SettlerClients): void {
-  clients.state.renumber();
-}
-
 /** The receipt, read at once (a chain that mines on arrival has it already), else waited for. */
 export async function confirmTransfer(clients: SettlerClients, transaction: Hex, timeoutMs: number): Promise<Confirmation> {
   try {

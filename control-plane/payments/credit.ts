@@ -49,9 +49,10 @@ export async function drawCredit(
 }
 
 /** Gives back what a credit-paid call drew but was not charged (all of it when released). Once per payment. */
-export async function returnCredit(tx: Tx, payment: { id: string; sellerId: string; payer: string }, micros: bigint): Promise<void> {
+export async function returnCredit(tx: Tx, payment: { id: string; sellerId: string; payer: string | null }, micros: bigint): Promise<void> {
   if (micros <= 0n) return;
-  const { sellerId, payer } = payment;
+  const { sellerId } = payment;
+  const payer = payment.payer ?? '';
   await tx.creditEntry.create({
     data: { id: newId('creditEntry'), sellerId, payer, deltaMicros: micros, reason: 'return', paymentAttemptId: payment.id },
   });

@@ -36,10 +36,8 @@ export async function priceUsage(
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     include: { prices: { include: { meter: { select: { key: true } } } } },
   });
-  if (input.usage.length === 0) {
-    const shown = plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode };
-    return { service, plan: shown, items: [], amountMicros: 0n, ceiling: false };
-  }
+  const shown = plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode };
+  if (input.usage.length === 0) return { service, plan: shown, items: [], amountMicros: 0n, ceiling: false };
   if (!plan) throw new ApiError('usage_not_priced', `No pay-as-you-go plan of "${input.serviceSlug}" prices this usage.`);
 
   const prices = new Map(plan.prices.map((p) => [p.meter.key, p]));
@@ -60,7 +58,7 @@ export async function priceUsage(
   }
   return {
     service,
-    plan: { id: plan.id, slug: plan.slug, billingMode: plan.billingMode },
+    plan: shown,
     items,
     amountMicros: items.reduce((sum, i) => sum + i.costMicros, 0n),
     ceiling,

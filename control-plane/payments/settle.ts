@@ -19,8 +19,9 @@ type Challenged = { meterSlug: string; quantity: number };
  * and, when none was reported, the challenged usage. `exact` to the seller moves the whole
  * authorization, so a smaller charge leaves a remainder credited to the payer; through the escrow
  * (a ceiling-priced call) the remainder goes back to the payer in the same transaction. A charge
- * of zero submits nothing and lets the authorization expire. A settlement whose outcome is unknown stays `settling` and is
- * finished later by `finishPendingSettlements`; it is never submitted as a new payment.
+ * of zero submits nothing and lets the authorization expire. A settlement whose outcome is
+ * unknown stays `settling` and is finished later by `finishPendingSettlements`; it is never
+ * submitted as a new payment.
  */
 export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
   const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
@@ -76,7 +77,6 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
  * transaction moves, so there is no receipt. Marked once, so a settle asked twice returns once.
  */
 async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: boolean, upstreamStatus: number): Promise<SettleOutcome> {
-  const payment = { id: attempt.id, sellerId: attempt.sellerId, payer: attempt.payer ?? '' };
   if (!delivered) {
     await db.$transaction(async (tx) => {
       await releaseCreditCall(tx, attempt);
@@ -92,7 +92,7 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
       data: { status: 'settled', chargedMicros: charged, remainderHandling: 'credited', settledAt: new Date() },
     });
     if (marked.count !== 1) return;
-    await returnCredit(tx, payment, attempt.amountMicros - charged);
+    await returnCredit(tx, attempt, attempt.amountMicros - charged);
     if (charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charged });
   });
   const billing = billingSummary('settled', attempt.amountMicros, charged, 'credited', null);
@@ -111,7 +111,7 @@ async function releaseCreditCall(
     data: { status: 'released', chargedMicros: 0n },
   });
   if (marked.count !== 1) return false;
-  await returnCredit(tx, { id: attempt.id, sellerId: attempt.sellerId, payer: attempt.payer ?? '' }, attempt.amountMicros);
+  await returnCredit(tx, attempt, attempt.amountMicros);
   return true;
 }
 
@@ -190,15 +190,17 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
 }
 
 async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleable) {
-  if (!rail || !attempt.payTo || !attempt.paymentPayloadJson) {
+  // An escrowed payment needs a rail with the escrow to pay it out.
+  if (!rail || !attempt.payTo || !attempt.paymentPayloadJson || (attempt.payoutTo && !rail.escrow)) {
     return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
   }
   const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
-  if (!attempt.payoutTo) return rail.facilitator.settle(payload, requirements);
-  if (!rail.escrow) return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
-  const charged = microsToTokenUnits(attempt.chargedMicros ?? attempt.amountMicros, rail.token.decimals);
-  return rail.escrow.settle(payload, requirements, { payee: attempt.payoutTo as `0x${string}`, charged });
+  if (attempt.payoutTo && rail.escrow) {
+    const charged = microsToTokenUnits(attempt.chargedMicros ?? attempt.amountMicros, rail.token.decimals);
+    return rail.escrow.settle(payload, requirements, { payee: attempt.payoutTo as `0x${string}`, charged });
+  }
+  return rail.facilitator.settle(payload, requirements);
 }
 
 /** What the request costs at min(reported, authorized) per meter, and where the two differ. */

@@ -86,13 +86,13 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
   for (const item of v.usage as unknown[]) {
     const i = item as Record<string, unknown>;
     if (!i || typeof i.meterSlug !== 'string' || !i.meterSlug) return undefined;
-    if (i.quantity !== undefined && !isUsageQuantity(i.quantity)) return undefined;
-    if (i.maxQuantity !== undefined && !isUsageQuantity(i.maxQuantity)) return undefined;
-    usage.push({
-      meterSlug: i.meterSlug,
-      ...(i.quantity !== undefined ? { quantity: i.quantity as number } : {}),
-      ...(i.maxQuantity !== undefined ? { maxQuantity: i.maxQuantity as number } : {}),
-    });
+    const parsed: SellerPaymentRequired['usage'][number] = { meterSlug: i.meterSlug };
+    for (const field of ['quantity', 'maxQuantity'] as const) {
+      if (i[field] === undefined) continue;
+      if (!isUsageQuantity(i[field])) return undefined;
+      parsed[field] = i[field] as number;
+    }
+    usage.push(parsed);
   }
   return { serviceSlug: v.serviceSlug, usage, ...(typeof v.planSlug === 'string' ? { planSlug: v.planSlug } : {}) };
 }

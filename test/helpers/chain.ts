@@ -1,5 +1,6 @@
-import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { evmChain } from '../../chain/evm-chain.js';
 import { type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 
@@ -18,12 +19,7 @@ export function chainReader(chain: LocalChain) {
 
 /** A wallet on the chain that sends as `privateKey`, for a test acting as someone else (a front-runner). */
 export function chainWallet(chain: LocalChain, privateKey: Hex) {
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: 'hub test',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
+  const viemChain = evmChain(chain.chainId, chain.rpcUrl);
   return createWalletClient({ account: privateKeyToAccount(privateKey), chain: viemChain, transport: http(chain.rpcUrl) });
 }
 

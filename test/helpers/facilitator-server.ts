@@ -2,11 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, defineChain, http, publicActions } from 'viem';
+import { createWalletClient, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import type { DevAccount } from '../../chain/dev-accounts.js';
+import { evmChain } from '../../chain/evm-chain.js';
 import { serveOnLoopback } from './loopback-server.js';
 
 /**
@@ -40,12 +41,7 @@ export function startFacilitatorServer(t: Tap, handle: Handler): Promise<string>
  * from a viem wallet client with public actions, the chain's settler (or `settlerAccount`) as its account.
  */
 export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount: DevAccount = chain.settler): x402Facilitator {
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
+  const viemChain = evmChain(chain.chainId, chain.rpcUrl);
   // A nonce manager, as a facilitator settling several payments at once needs (x402 leaves that to the wallet).
   const settler = privateKeyToAccount(settlerAccount.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   // Receipts polled as often as hub's local rail polls them (viem's default, 4 s, would stall settlements).
