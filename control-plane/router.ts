@@ -3,6 +3,7 @@ import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
 import { agentifyMarkdownRoute } from './agentify/agentify-api.js';
 import { analyticsRouter } from './analytics/analytics-api.js';
+import { encryptionKeysRouter } from './catalog/encryption-keys.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
 import { plansRouter } from './catalog/plans.js';
@@ -24,6 +25,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   sellers: sellersRouter,
   signingSecrets: signingSecretsRouter,
+  encryptionKeys: encryptionKeysRouter,
   services: servicesRouter,
   meters: metersRouter,
   plans: plansRouter,

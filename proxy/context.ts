@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import type { AgentDirectory } from './agent-directory.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
+import type { JweCodec } from './encryption/jwe-codec.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { RequestRecorder } from './request-recorder.js';
 import type { SellerCatalog } from './seller-catalog.js';
@@ -17,6 +18,8 @@ export type ProxyServices = {
   recorder: RequestRecorder;
   pools: UpstreamPools;
   metrics: ProxyMetrics;
+  /** Decrypts encrypted requests and encrypts their responses, inline or on worker threads. */
+  jwe: JweCodec;
   /** Key of the MPP challenge HMAC, the same on every proxy (derived from the internal token). */
   mppSecret: string;
 };

@@ -4,6 +4,7 @@ import type { HubConfig } from '../shared/config.js';
 import { AgentDirectory } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { createControlPlaneClient } from './control-plane-client.js';
+import { createJweCodec } from './encryption/jwe-codec.js';
 import { ProxyMetrics } from './metrics.js';
 import { mppSecret } from './payments/mpp.js';
 import { RequestRecorder } from './request-recorder.js';
@@ -23,6 +24,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     recorder: new RequestRecorder(client, logger),
     pools: new UpstreamPools(config.proxy),
     metrics: new ProxyMetrics(),
+    jwe: createJweCodec(config.proxy.jweThreads),
     mppSecret: mppSecret(internalToken),
   };
   services.catalog.start();
@@ -34,6 +36,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     services.agents.stop();
     await services.recorder.drain();
     await services.pools.close();
+    await services.jwe.close();
     await close();
   };
   return { server, services, stop };

@@ -6,6 +6,7 @@ import { newRequestId } from '../shared/ids.js';
 import { ClientGone } from './client-gone.js';
 import type { ProxyServices } from './context.js';
 import { deliver } from './deliver.js';
+import { type PlainResponse, sealResponse } from './encryption/sealed-response.js';
 import { agentResponseHeaders, type Identity } from './headers.js';
 import { type PayRequest, readPayRequest } from './pay-request.js';
 import { answerWithChallenge } from './payments/challenge.js';
@@ -55,19 +56,29 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
 
   // At most twice: a seller's 402 that the agent's credit pays is forwarded once more, paid.
   for (;;) {
-    let forwarded: Forwarded;
+    let forwarded: Forwarded | undefined;
+    let answer: PlainResponse;
     try {
       forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
+      // The answer to an encrypted request is encrypted before its payment settles: a body that
+      // cannot be (too large, cut off) fails the call unpaid, like a seller that broke off.
+      answer =
+        request.sealed && forwarded.response.statusCode !== 402
+          ? await sealResponse(services.jwe, request.sealed, forwarded.response, services.config.proxy.maxEncryptedResponseBytes)
+          : forwarded.response;
     } catch (err) {
       await payment?.release();
-      if (err instanceof ApiError) throw err;
+      if (err instanceof ApiError) {
+        if (forwarded) finish(services, record, Boolean(payment), 'failed', forwarded.response.statusCode);
+        throw err;
+      }
       const failure = upstreamFailure(err);
       services.metrics.upstreamError(failure.kind);
       finish(services, record, Boolean(payment), 'failed', undefined);
       throw failure.error;
     }
     const { statusCode: status, body } = forwarded.response;
-    if (status !== 402) return deliverAnswer(services, res, seller, record, identity, payment, forwarded.response);
+    if (status !== 402) return deliverAnswer(services, res, seller, record, identity, payment, answer);
 
     // A challenged request is stored by the control-plane with its challenge.
     await payment?.settle(status);
@@ -91,7 +102,7 @@ async function deliverAnswer(
   record: RequestRecordInput,
   identity: Identity,
   payment: Payment | undefined,
-  response: Forwarded['response'],
+  response: PlainResponse,
 ): Promise<void> {
   const { statusCode: status, headers: upstreamHeaders, body } = response;
   const headers = agentResponseHeaders(upstreamHeaders);

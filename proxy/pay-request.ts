@@ -7,6 +7,7 @@ import { sha256Hex } from '../shared/signature.js';
 import { authRecipe } from './agent-auth.js';
 import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
+import { isSealedRequest, openSealedRequest, type SealedRequest } from './encryption/sealed-request.js';
 import { type PaymentProof, readPaymentProof, usableProof } from './payments/proof.js';
 import { type PublicOrigin, publicOrigin } from './public-origin.js';
 
@@ -27,6 +28,11 @@ export type PayRequest = {
   body: Buffer;
   /** SHA-256 of `body`, lowercase hex. */
   bodyDigest: string;
+  /**
+   * An end-to-end encrypted request (`Content-Type: application/jose`), opened: the seller gets
+   * its plaintext. `body` stays the JWE the agent sent, which is what a payment binds to.
+   */
+  sealed: SealedRequest | undefined;
   caller: Caller;
   /** `hub-mode: free` asks for the buyer's included units; any other value, or none, is paid mode. */
   mode: 'paid' | 'free';
@@ -67,6 +73,8 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
   const proof = usableProof(readPaymentProof(req, services.mppSecret));
 
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
+  // Refused, when it must be, before any payment is asked (spec: the seven JWE codes).
+  const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, body) : undefined;
   return {
     req,
     seller,
@@ -74,6 +82,7 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
     target: req.url ?? '/',
     body,
     bodyDigest: body.length ? sha256Hex(body) : EMPTY_BODY_SHA256,
+    sealed,
     caller,
     mode,
     proof,

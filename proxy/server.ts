@@ -3,11 +3,13 @@ import { isIP } from 'node:net';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { AGENT_PATHS } from '../shared/agent-paths.js';
+import { JWKS_PATH } from '../shared/encryption/suite.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
 import { authRecipe } from './agent-auth.js';
 import { handleClaim, isClaimPath } from './agent-claims.js';
 import type { ProxyServices } from './context.js';
+import { JWKS_CACHE_CONTROL, sellerJwks } from './encryption/jwks.js';
 import { forwardRequest } from './forward-request.js';
 import { publicOrigin } from './public-origin.js';
 import { handleRegistration } from './registration.js';
@@ -58,6 +60,9 @@ export function createProxyServer(services: ProxyServices): Server {
       throw new ApiError('seller_not_found');
     }
 
+    if (path === JWKS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      return sendJson(res, 200, sellerJwks(seller), { 'cache-control': JWKS_CACHE_CONTROL });
+    }
     if (path === '/manifest.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       // Every pay URL endpoint but per-call payment is for registered agents (spec: Agent credentials).
       const caller = await services.agents.identify(req.headers.authorization);

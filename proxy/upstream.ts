@@ -23,6 +23,8 @@ export type OutgoingRequest = {
   target: string;
   body: Buffer;
   bodyDigest: string;
+  /** An encrypted request's plaintext, which goes upstream instead of `body`. */
+  sealed?: { plaintext: Buffer; plaintextDigest: string; contentType: string } | undefined;
   dropAuthorization: boolean;
   origin: PublicOrigin;
 };
@@ -64,14 +66,20 @@ export async function sendSigned(
   const secret = seller.signingSecrets[0];
   if (!secret) throw new ApiError('signing_secret_required');
 
-  const { method, body } = request;
+  const { method, sealed } = request;
+  const body = sealed ? sealed.plaintext : request.body;
   const { origin, path } = upstreamTarget(seller, request.target);
   const headers = upstreamRequestHeaders(request.req, identity, request.dropAuthorization, body.length, request.origin.scheme);
+  if (sealed) {
+    headers['content-type'] = sealed.contentType;
+    // The response is encrypted whole: a compressed one would only be larger inside the JWE.
+    delete headers['accept-encoding'];
+  }
   headers[HUB_HEADERS.signature] = signatureHeader({
     timestamp: nowSeconds(),
     method,
     pathAndQuery: path,
-    bodySha256: request.bodyDigest,
+    bodySha256: sealed ? sealed.plaintextDigest : request.bodyDigest,
     requestId: identity.requestId,
     agentId: identity.agentId,
     kid: secret.kid,

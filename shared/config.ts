@@ -96,6 +96,8 @@ const envSchema = z.object({
     .optional(),
   HUB_MAIL_FROM: z.string().min(3).max(200).optional(),
   HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
+  HUB_MAX_ENCRYPTED_RESPONSE_BYTES: positiveInt(16_777_216),
+  HUB_JWE_THREADS: decimal('must be a whole number in decimal').pipe(z.number().min(0).max(64, 'must be at most 64')).default(0),
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
@@ -122,6 +124,10 @@ export type HubConfig = {
     bodyTimeoutMs: number;
     /** A reverse proxy in front reports the agent's scheme and host in X-Forwarded-Proto / -Host. */
     trustProxy: boolean;
+    /** A response to an encrypted request is read whole to be encrypted (event streams aside), up to this size. */
+    maxEncryptedResponseBytes: number;
+    /** Worker threads for JWE work; 0 does it on the event loop (bench/jwe.ts compares the two). */
+    jweThreads: number;
   };
   /**
    * How long either port waits for a client's request: all of its head and body, and any pause
@@ -196,6 +202,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxy: {
       port: e.HUB_PROXY_PORT,
       maxBodyBytes: e.HUB_MAX_BODY_BYTES,
+      maxEncryptedResponseBytes: e.HUB_MAX_ENCRYPTED_RESPONSE_BYTES,
+      jweThreads: e.HUB_JWE_THREADS,
       connectTimeoutMs: e.HUB_UPSTREAM_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: e.HUB_UPSTREAM_BODY_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Jwks } from './encryption/suite.js';
 import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
 import { MAX_USAGE_QUANTITY } from './usage.js';
 
@@ -39,6 +40,8 @@ export type PaySeller = {
   sandbox: boolean;
   hostnames: string[];
   signingSecrets: { kid: string; secret: string }[];
+  /** Active encryption keys, newest first, with the private scalar `d` opened (the proxy decrypts). */
+  encryptionKeys: { kid: string; x: string; y: string; d: string }[];
   updatedAt: string;
 };
 
@@ -74,6 +77,18 @@ export type SellerManifest = {
       defaultMaxQuantity: number | null;
     }[];
   }[];
+  /** How to encrypt a request to this seller end to end; null while it publishes no key. */
+  encryption: ManifestEncryption | null;
+};
+
+export type ManifestEncryption = {
+  alg: 'ECDH-ES';
+  enc: 'A256GCM';
+  /** The protected-header parameter that carries the agent's public reply JWK. */
+  replyJwkParameter: string;
+  /** Also served, without credentials, at this path of the pay URL. */
+  jwksPath: string;
+  jwks: Jwks;
 };
 
 // ─── Agents ─────────────────────────────────────────────────────────────────────────────────────

@@ -30,6 +30,7 @@ export const idPrefixes = {
   mail: 'mail',
   registrationChallenge: 'regc',
   agentClaim: 'clm',
+  encryptionKey: 'hjwk',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -1,4 +1,5 @@
 import type { PaySeller, SellerManifest } from '../../shared/contract.js';
+import { JWE_SUITE, JWKS_PATH, type PublicEncryptionJwk, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { formatUsd } from '../../shared/money.js';
 import { normalizeHost, slugFromPayHost } from '../../shared/pay-host.js';
 import { openSecret } from '../../shared/secret-box.js';
@@ -26,6 +27,7 @@ export async function paySeller(db: Db, masterKey: Buffer, sellerId: string): Pr
     include: {
       hostnames: { select: { hostname: true } },
       signingSecrets: { where: { status: 'active' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+      encryptionKeys: { where: { status: 'active' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
     },
   });
   if (!seller) return null;
@@ -38,6 +40,10 @@ export async function paySeller(db: Db, masterKey: Buffer, sellerId: string): Pr
     sandbox: seller.sandbox,
     hostnames: seller.hostnames.map((h) => h.hostname),
     signingSecrets: seller.signingSecrets.map((s) => ({ kid: s.id, secret: openSecret(masterKey, s.encryptedSecret) })),
+    encryptionKeys: seller.encryptionKeys.map((k) => {
+      const { x, y } = JSON.parse(k.publicJwk) as PublicEncryptionJwk;
+      return { kid: k.id, x, y, d: openSecret(masterKey, k.encryptedPrivateKey) };
+    }),
     updatedAt: seller.updatedAt.toISOString(),
   };
 }
@@ -47,6 +53,7 @@ export async function sellerManifest(db: Db, sellerId: string): Promise<SellerMa
   const seller = await db.seller.findUnique({
     where: { id: sellerId },
     include: {
+      encryptionKeys: { where: { status: 'active' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
       services: {
         orderBy: { slug: 'asc' },
         include: { plans: { orderBy: { slug: 'asc' }, include: { prices: { include: { meter: true }, orderBy: { createdAt: 'asc' } } } } },
@@ -84,6 +91,15 @@ export async function sellerManifest(db: Db, sellerId: string): Promise<SellerMa
         })),
       })),
     ),
+    encryption: seller.encryptionKeys.length
+      ? {
+          alg: JWE_SUITE.alg,
+          enc: JWE_SUITE.enc,
+          replyJwkParameter: REPLY_JWK_PARAM,
+          jwksPath: JWKS_PATH,
+          jwks: { keys: seller.encryptionKeys.map((k) => JSON.parse(k.publicJwk) as PublicEncryptionJwk) },
+        }
+      : null,
   };
 }
 

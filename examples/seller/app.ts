@@ -85,6 +85,8 @@ export function createSellerApp(options: SellerAppOptions): Server {
       switch (route) {
         case 'GET /metered':
           return metered(res, url.searchParams, identity, metering, 'header');
+        case 'POST /metered':
+          return metered(res, url.searchParams, identity, metering, 'header', verified.body);
         case 'POST /metered/report':
           return metered(res, url.searchParams, identity, metering, 'report');
         case 'GET /identity':

@@ -19,6 +19,7 @@ export type MeteredContext = { usage: UsageClient; serviceSlug: string; meters: 
  * report when `settle` is `report`. `?actual=N` settles N of the first meter instead of its
  * configured quantity (for tests of reports below or beyond the authorization). `?max=N` asks for
  * the first meter at a ceiling instead: the agent authorizes up to N and pays what was used.
+ * A request body (`POST /metered`) comes back as `received`, so an agent can see what arrived.
  */
 export async function metered(
   res: ServerResponse,
@@ -26,6 +27,7 @@ export async function metered(
   identity: HubIdentity,
   ctx: MeteredContext,
   settle: 'header' | 'report',
+  body?: Buffer,
 ): Promise<void> {
   const max = query.get('max');
   const ceiling = max !== null && isUsageQuantity(Number(max)) ? Number(max) : undefined;
@@ -54,7 +56,13 @@ export async function metered(
     meterSlug: m.meterSlug,
     quantity: i === 0 && actual !== null && isUsageQuantity(Number(actual)) ? Number(actual) : m.quantity,
   }));
-  const result = { served: true, requestId: identity.requestId, agentId: identity.agentId ?? null, usage: used };
+  const result = {
+    served: true,
+    requestId: identity.requestId,
+    agentId: identity.agentId ?? null,
+    usage: used,
+    ...(body?.length ? { received: body.toString('utf8') } : {}),
+  };
   if (settle === 'header') {
     setUsageHeader(res, used);
     sendJson(res, 200, result);

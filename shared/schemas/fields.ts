@@ -30,6 +30,7 @@ const NAMES: Record<IdKind, string> = {
   mail: 'mail',
   registrationChallenge: 'registration challenge',
   agentClaim: 'agent claim',
+  encryptionKey: 'encryption key',
 };
 
 /**

@@ -19,8 +19,8 @@ async function environment(t: { teardown: (fn: () => unknown) => void }) {
 }
 type Env = Awaited<ReturnType<typeof environment>>;
 
-/** Starts a control-plane under `env`, creates a seller and its signing secret (sealed), stops. */
-async function sealOneSecret(env: Env & { HUB_MASTER_KEY?: string }) {
+/** Starts a control-plane under `env`, creates a seller with a signing secret and an encryption key (both sealed), stops. */
+async function sealOneSecret(env: Env & { HUB_MASTER_KEY?: string }, sealed: ('signing-secrets' | 'encryption-keys')[] = ['signing-secrets', 'encryption-keys']) {
   const cp = await startControlPlane(env);
   try {
     const { apiKey } = await bootstrap(cp.db, { email: 'owner@example.com', organizationName: 'Acme' });
@@ -34,7 +34,7 @@ async function sealOneSecret(env: Env & { HUB_MASTER_KEY?: string }) {
       return (await res.json()) as Record<string, { id: string }>;
     };
     const { seller } = await post('/v1/sellers', { name: 'Weather', slug: 'weather', upstreamBaseUrl: 'https://api.weather.example' });
-    await post(`/v1/sellers/${seller!.id}/signing-secrets`, {});
+    for (const kind of sealed) await post(`/v1/sellers/${seller!.id}/${kind}`, {});
   } finally {
     await cp.stop();
   }
@@ -50,6 +50,13 @@ t.test('a different HUB_MASTER_KEY on the same database stops start-up with one 
   const cp = await startControlPlane({ ...env, HUB_MASTER_KEY: keyA });
   await cp.stop();
   t.pass('the right key still starts');
+});
+
+t.test('a database holding only encryption keys is checked the same way', async (t) => {
+  const env = await environment(t);
+  await sealOneSecret({ ...env, HUB_MASTER_KEY: keyA }, ['encryption-keys']);
+  await t.rejects(startControlPlane({ ...env, HUB_MASTER_KEY: keyB }), wrongKey);
+  await (await startControlPlane({ ...env, HUB_MASTER_KEY: keyA })).stop();
 });
 
 t.test('a database with nothing sealed starts under any key', async (t) => {
@@ -81,7 +88,7 @@ t.test('hub rotate-key re-seals under HUB_NEW_MASTER_KEY; only the new key start
   await sealOneSecret({ ...env, HUB_MASTER_KEY: keyA });
   const run = runHub(t, ['rotate-key'], { ...env, HUB_MASTER_KEY: keyA, HUB_NEW_MASTER_KEY: keyB });
   t.equal(await exitWithin(run, 30_000), 0, run.stderr());
-  t.match(run.stdout(), /^re-sealed 1 secret\(s\) in sqlite:.*; start hub with HUB_MASTER_KEY set to the new key\n$/);
+  t.match(run.stdout(), /^re-sealed 2 secret\(s\) in sqlite:.*; start hub with HUB_MASTER_KEY set to the new key\n$/);
   await t.rejects(startControlPlane({ ...env, HUB_MASTER_KEY: keyA }), wrongKey);
   const cp = await startControlPlane({ ...env, HUB_MASTER_KEY: keyB });
   await cp.stop();
@@ -99,7 +106,7 @@ t.test('hub rotate-key on a development key file replaces the file', async (t) =
   const before = readFileSync(file, 'utf8');
   const run = runHub(t, ['rotate-key'], env);
   t.equal(await exitWithin(run, 30_000), 0, run.stderr());
-  t.match(run.stdout(), /^re-sealed 1 secret\(s\) in sqlite:.*; the new key is in .*master\.key\n$/);
+  t.match(run.stdout(), /^re-sealed 2 secret\(s\) in sqlite:.*; the new key is in .*master\.key\n$/);
   t.not(readFileSync(file, 'utf8'), before);
   const cp = await startControlPlane(env);
   await cp.stop();

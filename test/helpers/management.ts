@@ -48,6 +48,7 @@ export type ManagementClient = ReturnType<typeof managementClient>;
 export type OrganizationFixture = BootstrapResult & {
   sellerId: string;
   signingSecretId: string;
+  encryptionKeyId: string;
   serviceId: string;
   meterId: string;
   planId: string;
@@ -68,6 +69,7 @@ export async function organizationWithCatalog(cp: TestControlPlane, api: Managem
     'seller',
   );
   const { signingSecret } = expectCreated(await api.post(`/v1/sellers/${seller.id}/signing-secrets`, token), 'signing secret');
+  const { encryptionKey } = expectCreated(await api.post(`/v1/sellers/${seller.id}/encryption-keys`, token), 'encryption key');
   const { service } = expectCreated(
     await api.post('/v1/services', token, { sellerId: seller.id, name: 'Forecast', slug: 'forecast' }),
     'service',
@@ -89,6 +91,7 @@ export async function organizationWithCatalog(cp: TestControlPlane, api: Managem
     ...boot,
     sellerId: seller.id,
     signingSecretId: signingSecret.id,
+    encryptionKeyId: encryptionKey.id,
     serviceId: service.id,
     meterId: meter.id,
     planId: plan.id,

@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import t from 'tap';
 import { newId } from '../../../shared/ids.js';
 import { openSecret } from '../../../shared/secret-box.js';
@@ -247,12 +248,61 @@ for (const provider of testProviders()) {
       );
     });
 
+    t.test('encryption keys: made by hub, private half sealed and never shown, retire leaves the rest', async (t) => {
+      const seller = (await api.post('/v1/sellers', key, { ...SELLER, slug: 'sealer' })).body.seller;
+      const base = `/v1/sellers/${seller.id}/encryption-keys`;
+      t.same((await api.get(base, key)).body, { encryptionKeys: [] });
+
+      const first = await api.post(base, key);
+      t.equal(first.status, 201);
+      const made = first.body.encryptionKey;
+      t.match(made, {
+        id: /^hjwk_[0-9A-Za-z]{24}$/,
+        sellerId: seller.id,
+        status: 'active',
+        publicJwk: { kty: 'EC', crv: 'P-256', x: /^[A-Za-z0-9_-]{43}$/, y: /^[A-Za-z0-9_-]{43}$/, use: 'enc', alg: 'ECDH-ES' },
+        retiredAt: null,
+      });
+      t.equal(made.publicJwk.kid, made.id, 'the key id is the kid');
+      t.same(Object.keys(first.body), ['encryptionKey']);
+      t.notOk('d' in made.publicJwk, 'no private part in the answer');
+      const stored = await cp.db.encryptionKey.findUniqueOrThrow({ where: { id: made.id } });
+      const d = openSecret(cp.masterKey, stored.encryptedPrivateKey);
+      t.match(d, /^[A-Za-z0-9_-]{43}$/, 'the private scalar is sealed under the master key');
+      t.notOk(stored.encryptedPrivateKey.includes(d), 'not stored in clear');
+      const pair = createPrivateKey({ key: { ...made.publicJwk, d }, format: 'jwk' });
+      t.equal(createPublicKey(pair).export({ format: 'jwk' }).x, made.publicJwk.x, 'the sealed scalar is the published key’s');
+
+      const second = (await api.post(base, key)).body.encryptionKey;
+      const listed = (await api.get(base, key)).body.encryptionKeys;
+      t.same(
+        listed.map((k: { id: string }) => k.id),
+        [second.id, made.id],
+        'newest first',
+      );
+      t.notOk(JSON.stringify(listed).includes(d), 'never listed');
+
+      const retired = await api.post(`${base}/${made.id}/retire`, key);
+      t.match(retired, { status: 200, body: { encryptionKey: { id: made.id, status: 'retired', retiredAt: String } } });
+      t.match(await api.post(`${base}/${made.id}/retire`, key), { status: 200, body: { encryptionKey: { status: 'retired' } } }, 'twice is harmless');
+      t.match((await api.get(`${base}/${second.id}`, key)).body, { encryptionKey: { status: 'active' } });
+
+      t.match(await api.get(`${base}/${newId('encryptionKey')}`, key), { status: 404, body: { error: 'encryption_key_not_found' } });
+      t.match(await api.post(`${base}/nope/retire`, key), { status: 400, body: { error: /^encryptionKeyId: / } });
+      t.match(await api.post(base, key, { d: 'mine' }), { status: 400 }, 'a key is made by hub, never imported');
+      const otherSeller = (await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'other-sealer' })).body.seller;
+      const otherKey = (await api.post(`/v1/sellers/${otherSeller.id}/encryption-keys`, other.apiKey)).body.encryptionKey;
+      t.match(await api.post(`${base}/${otherKey.id}/retire`, key), { status: 404, body: { error: 'encryption_key_not_found' } }, 'a key of another seller');
+      t.match(await api.post(`/v1/sellers/${otherSeller.id}/encryption-keys`, key), { status: 404, body: { error: 'seller_not_found' } });
+    });
+
     t.test('every catalog write marks the seller changed for proxy caches', async (t) => {
       const seller = (await api.post('/v1/sellers', key, { ...SELLER, slug: 'touched' })).body.seller;
       const stamp = async () => (await cp.db.seller.findUniqueOrThrow({ where: { id: seller.id } })).updatedAt.getTime();
       const writes: [string, () => Promise<unknown>][] = [
         ['hostnames', () => api.patch(`/v1/sellers/${seller.id}`, key, { hostnames: ['touched.example'] })],
         ['signing secret', () => api.post(`/v1/sellers/${seller.id}/signing-secrets`, key)],
+        ['encryption key', () => api.post(`/v1/sellers/${seller.id}/encryption-keys`, key)],
         ['stateful access', () => api.put(`/v1/sellers/${seller.id}/stateful-access`, key, { accessEndpointUrl: 'https://t.example/a' })],
         ['service', () => api.post('/v1/services', key, { sellerId: seller.id, name: 'S', slug: 's' })],
       ];

@@ -84,6 +84,36 @@ const routes: RouteCase[] = [
       expect: notFound('seller_not_found'),
     }),
   },
+  {
+    method: 'GET',
+    route: '/v1/sellers/{sellerId}/encryption-keys',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/sellers/${b.sellerId}/encryption-keys`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sellers/{sellerId}/encryption-keys',
+    group: 'catalog-write',
+    probe: ({ b }) => ({ path: `/v1/sellers/${b.sellerId}/encryption-keys`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/sellers/{sellerId}/encryption-keys/{encryptionKeyId}',
+    group: 'catalog-read',
+    probe: ({ a, b }) => ({
+      path: `/v1/sellers/${a.sellerId}/encryption-keys/${b.encryptionKeyId}`,
+      expect: notFound('encryption_key_not_found'),
+    }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sellers/{sellerId}/encryption-keys/{encryptionKeyId}/retire',
+    group: 'catalog-write',
+    probe: ({ b }) => ({
+      path: `/v1/sellers/${b.sellerId}/encryption-keys/${b.encryptionKeyId}/retire`,
+      expect: notFound('seller_not_found'),
+    }),
+  },
 
   // Services
   {

@@ -1,0 +1,121 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
+import { JWE_SUITE } from '../../shared/encryption/suite.js';
+
+/**
+ * Compact JWE (RFC 7516) for hub's one suite, ECDH-ES + A256GCM on P-256 (RFC 7518 §4.6, §5.3),
+ * on Node's native crypto: a message costs one ECDH, one SHA-256 and one AES-GCM pass. JOSE
+ * libraries run the same steps through WebCrypto at two to three times the CPU, which matters on
+ * the proxy's hot path; test/proxy/encryption checks every message against the `jose` library
+ * both ways. The functions take and return plain data, so they run as well on a worker thread.
+ */
+
+export type EcPublicJwk = { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+export type EcPrivateJwk = EcPublicJwk & { d: string };
+
+/** A Compact JWE split into its five parts; the header decoded, the rest still base64url. */
+export type CompactJwe = {
+  protectedHeader: string;
+  header: Record<string, unknown>;
+  encryptedKey: string;
+  iv: string;
+  ciphertext: string;
+  tag: string;
+};
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/** The five parts, or undefined when the text is not a Compact JWE with a JSON-object header. */
+export function parseCompactJwe(text: string): CompactJwe | undefined {
+  const parts = text.trim().split('.');
+  if (parts.length !== 5) return undefined;
+  const [protectedHeader, encryptedKey, iv, ciphertext, tag] = parts as [string, string, string, string, string];
+  if (!protectedHeader || !iv || !tag || !parts.every((part) => BASE64URL.test(part))) return undefined;
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8'));
+  } catch {
+    return undefined; // not JSON, or nested deeper than the parser's stack
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) return undefined;
+  return { protectedHeader, header: header as Record<string, unknown>, encryptedKey, iv, ciphertext, tag };
+}
+
+/** A P-256 public key from its JWK; throws unless the point is on the curve. */
+export function publicKeyOf(jwk: EcPublicJwk): KeyObject {
+  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, format: 'jwk' });
+}
+
+export function privateKeyOf(jwk: EcPrivateJwk): KeyObject {
+  return createPrivateKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, d: jwk.d }, format: 'jwk' });
+}
+
+function uint32(n: number): Buffer {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(n);
+  return out;
+}
+
+function lengthPrefixed(data: Buffer): Buffer {
+  return Buffer.concat([uint32(data.length), data]);
+}
+
+/**
+ * The content key from the shared secret: Concat KDF (NIST SP 800-56A) as RFC 7518 §4.6.2 sets it
+ * for direct ECDH-ES, where the algorithm id is the `enc` value. 256 bits is one SHA-256 round.
+ */
+function contentKey(sharedSecret: Buffer, apu: Buffer, apv: Buffer): Buffer {
+  return createHash('sha256')
+    .update(uint32(1))
+    .update(sharedSecret)
+    .update(lengthPrefixed(Buffer.from(JWE_SUITE.enc)))
+    .update(lengthPrefixed(apu))
+    .update(lengthPrefixed(apv))
+    .update(uint32(256))
+    .digest();
+}
+
+function optionalBytes(value: unknown): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'base64url') : Buffer.alloc(0);
+}
+
+/**
+ * The plaintext of a JWE encrypted to `privateKey`; throws when it does not decrypt (tampered, or
+ * encrypted to another key). The header's suite is the caller's to have checked.
+ */
+export function decryptCompactJwe(jwe: CompactJwe, privateKey: KeyObject): Buffer {
+  const epk = jwe.header.epk as EcPublicJwk;
+  const sharedSecret = diffieHellman({ privateKey, publicKey: publicKeyOf(epk) });
+  const key = contentKey(sharedSecret, optionalBytes(jwe.header.apu), optionalBytes(jwe.header.apv));
+  const iv = Buffer.from(jwe.iv, 'base64url');
+  const tag = Buffer.from(jwe.tag, 'base64url');
+  if (iv.length !== 12 || tag.length !== 16) throw new Error('A256GCM takes a 96-bit iv and a 128-bit tag');
+  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(jwe.protectedHeader, 'ascii'));
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(Buffer.from(jwe.ciphertext, 'base64url')), decipher.final()]);
+}
+
+/** `plaintext` encrypted to `recipient` with a fresh ephemeral key; `header` adds protected parameters. */
+export function encryptCompactJwe(plaintext: Uint8Array, recipient: KeyObject, header: Record<string, unknown> = {}): string {
+  const ephemeral = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { x, y } = ephemeral.publicKey.export({ format: 'jwk' });
+  const protectedHeader = Buffer.from(
+    JSON.stringify({ ...header, alg: JWE_SUITE.alg, enc: JWE_SUITE.enc, epk: { kty: 'EC', crv: 'P-256', x, y } }),
+  ).toString('base64url');
+  const key = contentKey(diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient }), Buffer.alloc(0), Buffer.alloc(0));
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return `${protectedHeader}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+}

@@ -1,0 +1,86 @@
+import type { KeyObject } from 'node:crypto';
+import { Piscina } from 'piscina';
+import { workerExecArgv, workerModule } from '../../runtime/worker-module.js';
+import {
+  type CompactJwe,
+  decryptCompactJwe,
+  type EcPrivateJwk,
+  type EcPublicJwk,
+  encryptCompactJwe,
+  privateKeyOf,
+  publicKeyOf,
+} from './compact-jwe.js';
+
+/**
+ * Where the proxy's JWE work runs: on the event loop (`inline`) or on a Piscina pool of worker
+ * threads (`pool`). Both do the same two tasks on plain data; bench/jwe.ts measures them side by
+ * side under load, and `HUB_JWE_THREADS` picks one (0, the default, is inline: see
+ * docs/decisions.md › Encrypted requests for the figures).
+ */
+
+export type OpenTask = { kind: 'open'; jwe: CompactJwe; key: EcPrivateJwk };
+export type SealTask = { kind: 'seal'; plaintext: Uint8Array; to: EcPublicJwk; header: Record<string, unknown> };
+
+export interface JweCodec {
+  readonly name: string;
+  /** The plaintext, or undefined when the JWE does not decrypt with `key`. */
+  open(jwe: CompactJwe, key: EcPrivateJwk): Promise<Buffer | undefined>;
+  /** A Compact JWE of `plaintext` to the `to` key, `header` among its protected parameters. */
+  seal(plaintext: Uint8Array, to: EcPublicJwk, header: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Imported keys by their private scalar: importing costs more than the ECDH it serves. */
+const privateKeys = new Map<string, KeyObject>();
+
+function cachedPrivateKey(jwk: EcPrivateJwk): KeyObject {
+  let key = privateKeys.get(jwk.d);
+  if (!key) {
+    if (privateKeys.size >= 1024) privateKeys.clear();
+    key = privateKeyOf(jwk);
+    privateKeys.set(jwk.d, key);
+  }
+  return key;
+}
+
+/** One task, on whichever thread runs it. */
+export function runJweTask(task: OpenTask | SealTask): Uint8Array | string | undefined {
+  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, publicKeyOf(task.to), task.header);
+  try {
+    return decryptCompactJwe(task.jwe, cachedPrivateKey(task.key));
+  } catch {
+    return undefined;
+  }
+}
+
+export const inlineJweCodec: JweCodec = {
+  name: 'inline',
+  open: async (jwe, key) => runJweTask({ kind: 'open', jwe, key }) as Buffer | undefined,
+  seal: async (plaintext, to, header) => runJweTask({ kind: 'seal', plaintext, to, header }) as string,
+  close: async () => {},
+};
+
+export function createJwePool(threads: number): JweCodec {
+  const pool = new Piscina({
+    filename: workerModule(import.meta.url, 'jwe-worker').href,
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: 30_000,
+    execArgv: workerExecArgv(),
+  });
+  return {
+    name: `pool(${threads})`,
+    async open(jwe, key) {
+      const plaintext = (await pool.run({ kind: 'open', jwe, key } satisfies OpenTask)) as Uint8Array | undefined;
+      // A worker's Buffer arrives as a plain Uint8Array over the same memory.
+      return plaintext && Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
+    },
+    seal: (plaintext, to, header) => pool.run({ kind: 'seal', plaintext, to, header } satisfies SealTask),
+    close: () => pool.destroy(),
+  };
+}
+
+/** `threads` 0 works inline; more runs a pool of that many threads. */
+export function createJweCodec(threads: number): JweCodec {
+  return threads > 0 ? createJwePool(threads) : inlineJweCodec;
+}

@@ -1,0 +1,23 @@
+import type { PaySeller } from '../../shared/contract.js';
+import { JWE_SUITE, type Jwks } from '../../shared/encryption/suite.js';
+
+/**
+ * The seller's public encryption keys as a JWKS, served without credentials at the pay URL's
+ * `/.well-known/jwks.json` (an anonymous agent paying per call encrypts too). A retired key
+ * leaves it at once; caches may keep it a minute, and a request to it meets `unknown_jwe_kid`.
+ */
+export function sellerJwks(seller: PaySeller): Jwks {
+  return {
+    keys: seller.encryptionKeys.map(({ kid, x, y }) => ({
+      kty: JWE_SUITE.kty,
+      crv: JWE_SUITE.crv,
+      x,
+      y,
+      kid,
+      use: 'enc',
+      alg: JWE_SUITE.alg,
+    })),
+  };
+}
+
+export const JWKS_CACHE_CONTROL = 'public, max-age=60';

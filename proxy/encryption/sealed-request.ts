@@ -1,0 +1,117 @@
+import type { IncomingMessage } from 'node:http';
+import type { PaySeller } from '../../shared/contract.js';
+import { JOSE_MEDIA_TYPE, JWE_SUITE, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
+import { ApiError } from '../../shared/errors.js';
+import { sha256Hex } from '../../shared/signature.js';
+import { type CompactJwe, type EcPublicJwk, parseCompactJwe, publicKeyOf } from './compact-jwe.js';
+import type { JweCodec } from './jwe-codec.js';
+
+/**
+ * An end-to-end encrypted request (`Content-Type: application/jose`), opened: what the seller
+ * receives (the plaintext, with its own content type, signed like any body) and the agent's
+ * reply key, to which the seller's response is encrypted. The bytes the agent sent (the JWE)
+ * stay the request's body for payments: a paid retry must resend the same JWE.
+ */
+export type SealedRequest = {
+  kid: string;
+  replyJwk: EcPublicJwk;
+  plaintext: Buffer;
+  plaintextDigest: string;
+  /** From the protected header's `cty`; `application/octet-stream` when it names none. */
+  contentType: string;
+};
+
+/** Private members of any JWK type (RFC 7518 §6): a reply key that has one was sent by mistake. */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'];
+const COORDINATE = /^[A-Za-z0-9_-]{43}$/;
+const MEDIA_TYPE =
+  /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[^"\\\r\n]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
+
+export function isSealedRequest(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  if (!type) return false;
+  const semicolon = type.indexOf(';');
+  return (semicolon < 0 ? type : type.slice(0, semicolon)).trim().toLowerCase() === JOSE_MEDIA_TYPE;
+}
+
+/**
+ * Checks an encrypted body in the spec's order (each refusal is a 400 answered before any payment
+ * is asked), then decrypts it with the key its `kid` names. A JWE that passes every check but
+ * does not decrypt (tampered, or encrypted to another key) is refused as `invalid_compact_jwe`.
+ */
+export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body: Buffer): Promise<SealedRequest> {
+  if (!seller.encryptionKeys.length) throw new ApiError('encryption_not_configured');
+  const jwe = parseCompactJwe(body.toString('latin1'));
+  if (!jwe) throw new ApiError('invalid_compact_jwe');
+  assertSuite(jwe);
+  const { kid } = jwe.header;
+  if (typeof kid !== 'string' || !kid) throw new ApiError('jwe_kid_required');
+  const key = seller.encryptionKeys.find((k) => k.kid === kid);
+  if (!key) throw new ApiError('unknown_jwe_kid', 'The kid is not in the seller’s JWKS (a retired key leaves it): fetch the JWKS again.');
+  const replyJwk = readReplyJwk(jwe.header[REPLY_JWK_PARAM]);
+  const contentType = contentTypeOf(jwe.header.cty);
+
+  const plaintext = await codec.open(jwe, { kty: 'EC', crv: 'P-256', x: key.x, y: key.y, d: key.d });
+  if (!plaintext) {
+    throw new ApiError(
+      'invalid_compact_jwe',
+      'The JWE does not decrypt with the key its kid names: it was altered, or encrypted to another key.',
+    );
+  }
+  return { kid, replyJwk, plaintext, plaintextDigest: sha256Hex(plaintext), contentType };
+}
+
+/** ECDH-ES with A256GCM on a P-256 ephemeral key, no compression, no critical extensions. */
+function assertSuite(jwe: CompactJwe): void {
+  const { alg, enc, epk, zip, crit } = jwe.header;
+  const ephemeral = epk as Partial<EcPublicJwk> | undefined;
+  const inSuite =
+    alg === JWE_SUITE.alg &&
+    enc === JWE_SUITE.enc &&
+    zip === undefined &&
+    crit === undefined &&
+    jwe.encryptedKey === '' &&
+    typeof ephemeral === 'object' &&
+    ephemeral !== null &&
+    ephemeral.kty === JWE_SUITE.kty &&
+    ephemeral.crv === JWE_SUITE.crv;
+  if (!inSuite) {
+    throw new ApiError(
+      'unsupported_jwe_suite',
+      `Encrypt with alg ${JWE_SUITE.alg}, enc ${JWE_SUITE.enc} and a P-256 ephemeral key, without zip or crit.`,
+    );
+  }
+}
+
+/** The agent's public reply key from the protected header; refused with private parts, or unless a P-256 point. */
+function readReplyJwk(value: unknown): EcPublicJwk {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError(
+      'invalid_reply_jwk',
+      `Put the public P-256 JWK to encrypt the reply to in the protected header’s "${REPLY_JWK_PARAM}".`,
+    );
+  }
+  const jwk = value as Record<string, unknown>;
+  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) throw new ApiError('private_reply_jwk');
+  const { kty, crv, x, y } = jwk;
+  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !COORDINATE.test(x) || !COORDINATE.test(y)) {
+    throw new ApiError('invalid_reply_jwk');
+  }
+  const replyJwk: EcPublicJwk = { kty, crv, x, y };
+  try {
+    publicKeyOf(replyJwk);
+  } catch {
+    throw new ApiError('invalid_reply_jwk', 'The reply JWK is not a point on P-256.');
+  }
+  return replyJwk;
+}
+
+/** `cty` as a media type (RFC 7515 §4.1.10: a type without a slash means `application/<type>`). */
+function contentTypeOf(cty: unknown): string {
+  if (typeof cty !== 'string' || !cty) return 'application/octet-stream';
+  const type = cty.includes('/') ? cty : `application/${cty}`;
+  if (type.length > 256 || !MEDIA_TYPE.test(type)) {
+    throw new ApiError('invalid_compact_jwe', 'The protected header’s cty is not a media type.');
+  }
+  return type;
+}

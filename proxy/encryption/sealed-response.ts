@@ -1,0 +1,86 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
+import { ApiError } from '../../shared/errors.js';
+import type { JweCodec } from './jwe-codec.js';
+import type { SealedRequest } from './sealed-request.js';
+
+/**
+ * The seller's response to an encrypted request, encrypted to the agent's reply key before the
+ * agent (or anything on the way) sees it. The status and the headers stay outside, hub's billing
+ * headers among them; the body's own content type travels inside, as the JWE's `cty`.
+ *
+ * - A body is read whole (up to a limit) and sent as one Compact JWE, `Content-Type:
+ *   application/jose`. It is encrypted before the payment settles, so a body that cannot be
+ *   delivered (too large, cut off) is never paid for.
+ * - An event stream (`text/event-stream`) stays a stream: each chunk the seller sends becomes one
+ *   event whose data is a Compact JWE with a `seq` number, and a last `event: end` carries an
+ *   empty plaintext with `end: true`, so an agent can tell a complete stream from a cut one.
+ * - An empty body stays empty.
+ */
+
+export type PlainResponse = { statusCode: number; headers: IncomingHttpHeaders; body: Readable };
+
+/** Headers that describe the plaintext, not the JWE the agent receives. */
+const REPRESENTATION_FIELDS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-md5',
+  'content-range',
+  'digest',
+  'content-digest',
+];
+
+export async function sealResponse(
+  codec: JweCodec,
+  sealed: SealedRequest,
+  response: PlainResponse,
+  maxBytes: number,
+): Promise<PlainResponse> {
+  const headers: IncomingHttpHeaders = { ...response.headers };
+  const cty = typeof headers['content-type'] === 'string' ? headers['content-type'] : undefined;
+  for (const field of REPRESENTATION_FIELDS) delete headers[field];
+
+  if (cty?.toLowerCase().startsWith('text/event-stream')) {
+    headers['content-type'] = 'text/event-stream';
+    headers['cache-control'] = 'no-cache';
+    return { statusCode: response.statusCode, headers, body: Readable.from(sealEvents(codec, sealed, response.body, cty)) };
+  }
+
+  const declared = Number(response.headers['content-length']);
+  if (declared > maxBytes) {
+    response.body.destroy();
+    throw tooLarge(maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > maxBytes) {
+      response.body.destroy();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  if (length === 0) {
+    headers['content-length'] = '0';
+    return { statusCode: response.statusCode, headers, body: Readable.from([]) };
+  }
+  const jwe = await codec.seal(Buffer.concat(chunks, length), sealed.replyJwk, cty ? { cty } : {});
+  headers['content-type'] = JOSE_MEDIA_TYPE;
+  headers['content-length'] = String(jwe.length);
+  return { statusCode: response.statusCode, headers, body: Readable.from([Buffer.from(jwe, 'latin1')]) };
+}
+
+async function* sealEvents(codec: JweCodec, sealed: SealedRequest, body: Readable, cty: string): AsyncGenerator<Buffer> {
+  let seq = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    yield Buffer.from(`data: ${await codec.seal(chunk, sealed.replyJwk, { cty, seq: seq++ })}\n\n`, 'latin1');
+  }
+  yield Buffer.from(`event: end\ndata: ${await codec.seal(new Uint8Array(0), sealed.replyJwk, { cty, seq, end: true })}\n\n`, 'latin1');
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('upstream_error', `The seller’s response is larger than hub encrypts (${maxBytes} bytes).`);
+}

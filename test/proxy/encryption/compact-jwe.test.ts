@@ -1,0 +1,95 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt, importJWK } from 'jose';
+import t from 'tap';
+import {
+  decryptCompactJwe,
+  type EcPrivateJwk,
+  encryptCompactJwe,
+  parseCompactJwe,
+  privateKeyOf,
+  publicKeyOf,
+} from '../../../proxy/encryption/compact-jwe.js';
+import { createJweCodec, inlineJweCodec } from '../../../proxy/encryption/jwe-codec.js';
+
+// hub's JWE code against the `jose` library, both ways: what an agent's JOSE library encrypts hub
+// decrypts, and what hub encrypts the agent's library decrypts. Tampering anywhere fails.
+
+function p256(): EcPrivateJwk {
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  return { kty: 'EC', crv: 'P-256', x: jwk.x!, y: jwk.y!, d: jwk.d! };
+}
+
+const seller = p256();
+const sellerPublic = { kty: 'EC', crv: 'P-256', x: seller.x, y: seller.y };
+const text = new TextEncoder().encode('{"q":"weather in Lisbon","pad":"'.concat('x'.repeat(900), '"}'));
+
+async function joseEncrypted(header: Record<string, unknown> = {}): Promise<string> {
+  return new CompactEncrypt(text)
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM', kid: 'k1', ...header })
+    .encrypt(await importJWK(sellerPublic, 'ECDH-ES'));
+}
+
+t.test('jose encrypts, hub decrypts (apu/apv too)', async (t) => {
+  for (const header of [{}, { apu: 'YWdlbnQ', apv: 'c2VsbGVy' }, { cty: 'json' }]) {
+    const jwe = parseCompactJwe(await joseEncrypted(header));
+    t.ok(jwe, 'parses');
+    t.same(decryptCompactJwe(jwe!, privateKeyOf(seller)), Buffer.from(text));
+  }
+});
+
+t.test('hub encrypts, jose decrypts, with the extra protected parameters', async (t) => {
+  const agent = p256();
+  const compact = encryptCompactJwe(text, publicKeyOf(agent), { cty: 'application/json', seq: 3 });
+  const { plaintext, protectedHeader } = await compactDecrypt(compact, await importJWK(agent, 'ECDH-ES'));
+  t.same(Buffer.from(plaintext), Buffer.from(text));
+  t.match(protectedHeader, { alg: 'ECDH-ES', enc: 'A256GCM', cty: 'application/json', seq: 3, epk: { kty: 'EC', crv: 'P-256' } });
+  t.equal(compact.split('.')[1], '', 'direct key agreement: no encrypted key');
+  const empty = encryptCompactJwe(new Uint8Array(0), publicKeyOf(agent));
+  t.equal((await compactDecrypt(empty, await importJWK(agent, 'ECDH-ES'))).plaintext.length, 0, 'an empty plaintext round-trips');
+});
+
+t.test('a change to any part fails to decrypt', async (t) => {
+  const compact = await joseEncrypted();
+  const parts = compact.split('.');
+  for (const index of [0, 2, 3, 4]) {
+    const altered = [...parts];
+    const part = altered[index]!;
+    // Flip one character to another base64url character.
+    altered[index] = `${part.slice(0, 5)}${part[5] === 'A' ? 'B' : 'A'}${part.slice(6)}`;
+    const jwe = parseCompactJwe(altered.join('.'));
+    if (!jwe) {
+      t.equal(index, 0, 'only a broken header stops at parsing');
+      continue;
+    }
+    t.same(await inlineJweCodec.open(jwe, seller), undefined, `part ${index} altered`);
+  }
+  t.same(await inlineJweCodec.open(parseCompactJwe(compact)!, p256()), undefined, 'another key');
+});
+
+t.test('what is not a Compact JWE', async (t) => {
+  const good = await joseEncrypted();
+  const cases = [
+    '',
+    'a.b.c.d',
+    `${good}.x`,
+    good.replace('.', '..'),
+    `!${good}`,
+    good.replace(/^[^.]+/, Buffer.from('[1,2]').toString('base64url')),
+    good.replace(/^[^.]+/, Buffer.from('not json').toString('base64url')),
+    good.replace(/^[^.]+/, Buffer.from(`${'['.repeat(100_000)}${']'.repeat(100_000)}`).toString('base64url')),
+    good.replace(/^[^.]+/, Buffer.from('{"alg":"ECDH-ES\u0000"}').toString('base64url')).replace(/\.[^.]+$/, '.'),
+  ];
+  for (const text of cases) t.equal(parseCompactJwe(text), undefined, JSON.stringify(text.slice(0, 40)));
+});
+
+t.test('the pool does what inline does', async (t) => {
+  const pool = createJweCodec(1);
+  t.teardown(() => pool.close());
+  const jwe = parseCompactJwe(await joseEncrypted())!;
+  t.same(await pool.open(jwe, seller), Buffer.from(text));
+  t.same(await pool.open(jwe, p256()), undefined);
+  const agent = p256();
+  const sealed = await pool.seal(text, agent, { cty: 'text/plain' });
+  t.same(Buffer.from((await compactDecrypt(sealed, await importJWK(agent, 'ECDH-ES'))).plaintext), Buffer.from(text));
+  t.equal(pool.name, 'pool(1)');
+});
