@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { PaySeller } from '../../shared/contract.js';
-import { JOSE_MEDIA_TYPE, JWE_SUITE, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
+import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import { sha256Hex } from '../../shared/signature.js';
 import { type CompactJwe, type EcPublicJwk, parseCompactJwe, publicKeyOf } from './compact-jwe.js';
@@ -40,12 +40,21 @@ export function isSealedRequest(req: IncomingMessage): boolean {
  * does not decrypt (tampered, or encrypted to another key) is refused as `invalid_compact_jwe`.
  */
 export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body: Buffer): Promise<SealedRequest> {
-  if (!seller.encryptionKeys.length) throw new ApiError('encryption_not_configured');
+  if (!seller.encryptionKeys.length) {
+    throw new ApiError(
+      'encryption_not_configured',
+      `This seller publishes no encryption keys (${JWKS_PATH} is empty): send the body in the clear.`,
+    );
+  }
   const jwe = parseCompactJwe(body.toString('latin1'));
-  if (!jwe) throw new ApiError('invalid_compact_jwe');
+  if (!jwe) {
+    throw new ApiError('invalid_compact_jwe', 'Send a Compact JWE: five base64url parts joined by dots, the first a JSON object.');
+  }
   assertSuite(jwe);
   const { kid } = jwe.header;
-  if (typeof kid !== 'string' || !kid) throw new ApiError('jwe_kid_required');
+  if (typeof kid !== 'string' || !kid) {
+    throw new ApiError('jwe_kid_required', `Name the seller’s key in the protected header’s kid (from ${JWKS_PATH}).`);
+  }
   const key = seller.encryptionKeys.find((k) => k.kid === kid);
   if (!key) throw new ApiError('unknown_jwe_kid', 'The kid is not in the seller’s JWKS (a retired key leaves it): fetch the JWKS again.');
   const replyJwk = readReplyJwk(jwe.header[REPLY_JWK_PARAM]);
@@ -92,10 +101,15 @@ function readReplyJwk(value: unknown): EcPublicJwk {
     );
   }
   const jwk = value as Record<string, unknown>;
-  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) throw new ApiError('private_reply_jwk');
+  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
+    throw new ApiError(
+      'private_reply_jwk',
+      'The reply JWK carries private key material: send only kty, crv, x and y, and make a new key pair.',
+    );
+  }
   const { kty, crv, x, y } = jwk;
   if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !COORDINATE.test(x) || !COORDINATE.test(y)) {
-    throw new ApiError('invalid_reply_jwk');
+    throw new ApiError('invalid_reply_jwk', 'The reply JWK must be a public P-256 key: kty "EC", crv "P-256", and base64url x and y.');
   }
   const replyJwk: EcPublicJwk = { kty, crv, x, y };
   try {

@@ -20,7 +20,10 @@ async function environment(t: { teardown: (fn: () => unknown) => void }) {
 type Env = Awaited<ReturnType<typeof environment>>;
 
 /** Starts a control-plane under `env`, creates a seller with a signing secret and an encryption key (both sealed), stops. */
-async function sealOneSecret(env: Env & { HUB_MASTER_KEY?: string }, sealed: ('signing-secrets' | 'encryption-keys')[] = ['signing-secrets', 'encryption-keys']) {
+async function sealOneSecret(
+  env: Env & { HUB_MASTER_KEY?: string },
+  sealed: ('signing-secrets' | 'encryption-keys')[] = ['signing-secrets', 'encryption-keys'],
+) {
   const cp = await startControlPlane(env);
   try {
     const { apiKey } = await bootstrap(cp.db, { email: 'owner@example.com', organizationName: 'Acme' });

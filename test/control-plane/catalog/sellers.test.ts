@@ -284,7 +284,11 @@ for (const provider of testProviders()) {
 
       const retired = await api.post(`${base}/${made.id}/retire`, key);
       t.match(retired, { status: 200, body: { encryptionKey: { id: made.id, status: 'retired', retiredAt: String } } });
-      t.match(await api.post(`${base}/${made.id}/retire`, key), { status: 200, body: { encryptionKey: { status: 'retired' } } }, 'twice is harmless');
+      t.match(
+        await api.post(`${base}/${made.id}/retire`, key),
+        { status: 200, body: { encryptionKey: { status: 'retired' } } },
+        'twice is harmless',
+      );
       t.match((await api.get(`${base}/${second.id}`, key)).body, { encryptionKey: { status: 'active' } });
 
       t.match(await api.get(`${base}/${newId('encryptionKey')}`, key), { status: 404, body: { error: 'encryption_key_not_found' } });
@@ -292,7 +296,11 @@ for (const provider of testProviders()) {
       t.match(await api.post(base, key, { d: 'mine' }), { status: 400 }, 'a key is made by hub, never imported');
       const otherSeller = (await api.post('/v1/sellers', other.apiKey, { ...SELLER, slug: 'other-sealer' })).body.seller;
       const otherKey = (await api.post(`/v1/sellers/${otherSeller.id}/encryption-keys`, other.apiKey)).body.encryptionKey;
-      t.match(await api.post(`${base}/${otherKey.id}/retire`, key), { status: 404, body: { error: 'encryption_key_not_found' } }, 'a key of another seller');
+      t.match(
+        await api.post(`${base}/${otherKey.id}/retire`, key),
+        { status: 404, body: { error: 'encryption_key_not_found' } },
+        'a key of another seller',
+      );
       t.match(await api.post(`/v1/sellers/${otherSeller.id}/encryption-keys`, key), { status: 404, body: { error: 'seller_not_found' } });
     });
 
