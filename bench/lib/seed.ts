@@ -10,7 +10,8 @@ import { seedPricedService } from '../../test/helpers/catalog-seed.js';
 /**
  * Seeds a benchmark seller (with an active signing secret) and an agent; with `paid`, the seller
  * takes payments to `payToAddress` for `search` / `calls` at `priceMicros` per call. Returns the
- * agent's token and the seller's signing key, which its upstream verifies hub's signatures with.
+ * agent's token and the seller's signing key, which its upstream verifies hub's signatures with,
+ * and an API key of the seller's organization.
  */
 export async function seedSeller(
   databaseUrl: string,
@@ -18,12 +19,12 @@ export async function seedSeller(
   slug: string,
   upstreamBaseUrl: string,
   paid?: { payToAddress: string; priceMicros: bigint },
-): Promise<{ agentToken: string; kid: string; secret: string }> {
+): Promise<{ agentToken: string; kid: string; secret: string; apiKey: string; sellerId: string }> {
   const database = parseDatabaseUrl(databaseUrl);
   await migrateDatabase(database);
   const { db, close } = await openDatabase(database);
   try {
-    const { organizationId } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
+    const { organizationId, apiKey } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
     const sellerId = newId('seller');
     await db.seller.create({
       data: { id: sellerId, organizationId, name: slug, slug, upstreamBaseUrl, payToAddress: paid?.payToAddress ?? null },
@@ -36,7 +37,7 @@ export async function seedSeller(
     if (paid) await seedPricedService(db, { organizationId, sellerId, priceMicros: paid.priceMicros });
     const agentToken = newToken('agent');
     await db.agent.create({ data: { id: newId('agent'), walletAddress: `0x${'be'.repeat(20)}`, tokenHash: hashToken(agentToken) } });
-    return { agentToken, kid, secret };
+    return { agentToken, kid, secret, apiKey, sellerId };
   } finally {
     await close();
   }

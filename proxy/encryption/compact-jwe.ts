@@ -1,21 +1,12 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  diffieHellman,
-  generateKeyPairSync,
-  type KeyObject,
-  randomBytes,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createECDH, createHash, ECDH, randomBytes } from 'node:crypto';
 import { JWE_SUITE } from '../../shared/encryption/suite.js';
 
 /**
  * Compact JWE (RFC 7516) for hub's one suite, ECDH-ES + A256GCM on P-256 (RFC 7518 §4.6, §5.3),
- * on Node's native crypto: a message costs one ECDH, one SHA-256 and one AES-GCM pass. JOSE
- * libraries run the same steps through WebCrypto at two to three times the CPU, which matters on
- * the proxy's hot path; test/proxy/encryption checks every message against the `jose` library
+ * on Node's native crypto: a message costs one ECDH, one SHA-256 and one AES-GCM pass. Keys are
+ * raw points on `ECDH` objects, not KeyObjects (importing a JWK as a KeyObject costs more than the
+ * agreement it serves). JOSE libraries run the same steps through WebCrypto at two to three times
+ * the CPU, which matters on the proxy's hot path; test/proxy/encryption checks every message against the `jose` library
  * both ways. The functions take and return plain data, so they run as well on a worker thread.
  */
 
@@ -50,14 +41,28 @@ export function parseCompactJwe(text: string): CompactJwe | undefined {
   return { protectedHeader, header: header as Record<string, unknown>, encryptedKey, iv, ciphertext, tag };
 }
 
-/** A P-256 public key from its JWK; throws unless the point is on the curve. */
-export function publicKeyOf(jwk: EcPublicJwk): KeyObject {
-  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, format: 'jwk' });
+/**
+ * A P-256 public key from its JWK as an uncompressed point (0x04 ‖ x ‖ y); throws unless x and y
+ * are 32 bytes each and the point is on the curve (an off-curve point would leak the private key
+ * it is combined with).
+ */
+export function publicPoint(jwk: { x: string; y: string }): Buffer {
+  const x = Buffer.from(jwk.x, 'base64url');
+  const y = Buffer.from(jwk.y, 'base64url');
+  if (x.length !== 32 || y.length !== 32) throw new Error('a P-256 coordinate is 32 bytes');
+  const point = Buffer.concat([UNCOMPRESSED, x, y]);
+  ECDH.convertKey(point, 'prime256v1'); // decodes the point, which checks that it is on the curve
+  return point;
 }
 
-export function privateKeyOf(jwk: EcPrivateJwk): KeyObject {
-  return createPrivateKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, d: jwk.d }, format: 'jwk' });
+/** The seller's side of the key agreement, from its private JWK (import once, agree many times). */
+export function recipientOf(jwk: EcPrivateJwk): ECDH {
+  const ecdh = createECDH('prime256v1');
+  ecdh.setPrivateKey(Buffer.from(jwk.d, 'base64url'));
+  return ecdh;
 }
+
+const UNCOMPRESSED = Buffer.from([4]);
 
 function uint32(n: number): Buffer {
   const out = Buffer.alloc(4);
@@ -84,17 +89,18 @@ function contentKey(sharedSecret: Buffer, apu: Buffer, apv: Buffer): Buffer {
     .digest();
 }
 
+const EMPTY = Buffer.alloc(0);
+
 function optionalBytes(value: unknown): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'base64url') : Buffer.alloc(0);
+  return typeof value === 'string' ? Buffer.from(value, 'base64url') : EMPTY;
 }
 
 /**
  * The plaintext of a JWE encrypted to `privateKey`; throws when it does not decrypt (tampered, or
  * encrypted to another key). The header's suite is the caller's to have checked.
  */
-export function decryptCompactJwe(jwe: CompactJwe, privateKey: KeyObject): Buffer {
-  const epk = jwe.header.epk as EcPublicJwk;
-  const sharedSecret = diffieHellman({ privateKey, publicKey: publicKeyOf(epk) });
+export function decryptCompactJwe(jwe: CompactJwe, recipient: ECDH): Buffer {
+  const sharedSecret = recipient.computeSecret(publicPoint(jwe.header.epk as EcPublicJwk));
   const key = contentKey(sharedSecret, optionalBytes(jwe.header.apu), optionalBytes(jwe.header.apv));
   const iv = Buffer.from(jwe.iv, 'base64url');
   const tag = Buffer.from(jwe.tag, 'base64url');
@@ -105,14 +111,19 @@ export function decryptCompactJwe(jwe: CompactJwe, privateKey: KeyObject): Buffe
   return Buffer.concat([decipher.update(Buffer.from(jwe.ciphertext, 'base64url')), decipher.final()]);
 }
 
-/** `plaintext` encrypted to `recipient` with a fresh ephemeral key; `header` adds protected parameters. */
-export function encryptCompactJwe(plaintext: Uint8Array, recipient: KeyObject, header: Record<string, unknown> = {}): string {
-  const ephemeral = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const { x, y } = ephemeral.publicKey.export({ format: 'jwk' });
+/**
+ * `plaintext` encrypted to the public point `recipient` with a fresh ephemeral key (RFC 7518 §4.6:
+ * one per message); `header` adds protected parameters.
+ */
+export function encryptCompactJwe(plaintext: Uint8Array, recipient: Uint8Array, header: Record<string, unknown> = {}): string {
+  const ephemeral = createECDH('prime256v1');
+  const point = ephemeral.generateKeys();
+  const x = point.subarray(1, 33).toString('base64url');
+  const y = point.subarray(33).toString('base64url');
   const protectedHeader = Buffer.from(
     JSON.stringify({ ...header, alg: JWE_SUITE.alg, enc: JWE_SUITE.enc, epk: { kty: 'EC', crv: 'P-256', x, y } }),
   ).toString('base64url');
-  const key = contentKey(diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient }), Buffer.alloc(0), Buffer.alloc(0));
+  const key = contentKey(ephemeral.computeSecret(recipient), EMPTY, EMPTY);
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
   cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));

@@ -1,15 +1,7 @@
-import type { KeyObject } from 'node:crypto';
+import type { ECDH } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { workerExecArgv, workerModule } from '../../runtime/worker-module.js';
-import {
-  type CompactJwe,
-  decryptCompactJwe,
-  type EcPrivateJwk,
-  type EcPublicJwk,
-  encryptCompactJwe,
-  privateKeyOf,
-  publicKeyOf,
-} from './compact-jwe.js';
+import { type CompactJwe, decryptCompactJwe, type EcPrivateJwk, encryptCompactJwe, recipientOf } from './compact-jwe.js';
 
 /**
  * Where the proxy's JWE work runs: on the event loop (`inline`) or on a Piscina pool of worker
@@ -19,35 +11,36 @@ import {
  */
 
 export type OpenTask = { kind: 'open'; jwe: CompactJwe; key: EcPrivateJwk };
-export type SealTask = { kind: 'seal'; plaintext: Uint8Array; to: EcPublicJwk; header: Record<string, unknown> };
+/** `to` is the recipient's public point, checked on the curve already (`publicPoint`). */
+export type SealTask = { kind: 'seal'; plaintext: Uint8Array; to: Uint8Array; header: Record<string, unknown> };
 
 export interface JweCodec {
   readonly name: string;
   /** The plaintext, or undefined when the JWE does not decrypt with `key`. */
   open(jwe: CompactJwe, key: EcPrivateJwk): Promise<Buffer | undefined>;
-  /** A Compact JWE of `plaintext` to the `to` key, `header` among its protected parameters. */
-  seal(plaintext: Uint8Array, to: EcPublicJwk, header: Record<string, unknown>): Promise<string>;
+  /** A Compact JWE of `plaintext` to the public point `to`, `header` among its protected parameters. */
+  seal(plaintext: Uint8Array, to: Uint8Array, header: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
-/** Imported keys by their private scalar: importing costs more than the ECDH it serves. */
-const privateKeys = new Map<string, KeyObject>();
+/** The sellers' keys by their private scalar, imported once per thread. */
+const recipients = new Map<string, ECDH>();
 
-function cachedPrivateKey(jwk: EcPrivateJwk): KeyObject {
-  let key = privateKeys.get(jwk.d);
-  if (!key) {
-    if (privateKeys.size >= 1024) privateKeys.clear();
-    key = privateKeyOf(jwk);
-    privateKeys.set(jwk.d, key);
+function cachedRecipient(jwk: EcPrivateJwk): ECDH {
+  let recipient = recipients.get(jwk.d);
+  if (!recipient) {
+    if (recipients.size >= 1024) recipients.clear();
+    recipient = recipientOf(jwk);
+    recipients.set(jwk.d, recipient);
   }
-  return key;
+  return recipient;
 }
 
 /** One task, on whichever thread runs it. */
 export function runJweTask(task: OpenTask | SealTask): Uint8Array | string | undefined {
-  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, publicKeyOf(task.to), task.header);
+  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, task.to, task.header);
   try {
-    return decryptCompactJwe(task.jwe, cachedPrivateKey(task.key));
+    return decryptCompactJwe(task.jwe, cachedRecipient(task.key));
   } catch {
     return undefined;
   }

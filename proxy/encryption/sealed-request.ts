@@ -3,7 +3,7 @@ import type { PaySeller } from '../../shared/contract.js';
 import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import { sha256Hex } from '../../shared/signature.js';
-import { type CompactJwe, type EcPublicJwk, parseCompactJwe, publicKeyOf } from './compact-jwe.js';
+import { type CompactJwe, type EcPublicJwk, parseCompactJwe, publicPoint } from './compact-jwe.js';
 import type { JweCodec } from './jwe-codec.js';
 
 /**
@@ -14,7 +14,8 @@ import type { JweCodec } from './jwe-codec.js';
  */
 export type SealedRequest = {
   kid: string;
-  replyJwk: EcPublicJwk;
+  /** The agent's reply key as a point on P-256 (checked): the response is encrypted to it. */
+  replyPoint: Buffer;
   plaintext: Buffer;
   plaintextDigest: string;
   /** From the protected header's `cty`; `application/octet-stream` when it names none. */
@@ -57,7 +58,7 @@ export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body
   }
   const key = seller.encryptionKeys.find((k) => k.kid === kid);
   if (!key) throw new ApiError('unknown_jwe_kid', 'The kid is not in the seller’s JWKS (a retired key leaves it): fetch the JWKS again.');
-  const replyJwk = readReplyJwk(jwe.header[REPLY_JWK_PARAM]);
+  const replyPoint = readReplyKey(jwe.header[REPLY_JWK_PARAM]);
   const contentType = contentTypeOf(jwe.header.cty);
 
   const plaintext = await codec.open(jwe, { kty: 'EC', crv: 'P-256', x: key.x, y: key.y, d: key.d });
@@ -67,7 +68,7 @@ export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body
       'The JWE does not decrypt with the key its kid names: it was altered, or encrypted to another key.',
     );
   }
-  return { kid, replyJwk, plaintext, plaintextDigest: sha256Hex(plaintext), contentType };
+  return { kid, replyPoint, plaintext, plaintextDigest: sha256Hex(plaintext), contentType };
 }
 
 /** ECDH-ES with A256GCM on a P-256 ephemeral key, no compression, no critical extensions. */
@@ -93,7 +94,7 @@ function assertSuite(jwe: CompactJwe): void {
 }
 
 /** The agent's public reply key from the protected header; refused with private parts, or unless a P-256 point. */
-function readReplyJwk(value: unknown): EcPublicJwk {
+function readReplyKey(value: unknown): Buffer {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError(
       'invalid_reply_jwk',
@@ -111,13 +112,11 @@ function readReplyJwk(value: unknown): EcPublicJwk {
   if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !COORDINATE.test(x) || !COORDINATE.test(y)) {
     throw new ApiError('invalid_reply_jwk', 'The reply JWK must be a public P-256 key: kty "EC", crv "P-256", and base64url x and y.');
   }
-  const replyJwk: EcPublicJwk = { kty, crv, x, y };
   try {
-    publicKeyOf(replyJwk);
+    return publicPoint({ x, y });
   } catch {
     throw new ApiError('invalid_reply_jwk', 'The reply JWK is not a point on P-256.');
   }
-  return replyJwk;
 }
 
 /** `cty` as a media type (RFC 7515 §4.1.10: a type without a slash means `application/<type>`). */

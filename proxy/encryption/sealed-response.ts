@@ -67,7 +67,7 @@ export async function sealResponse(
     headers['content-length'] = '0';
     return { statusCode: response.statusCode, headers, body: Readable.from([]) };
   }
-  const jwe = await codec.seal(Buffer.concat(chunks, length), sealed.replyJwk, cty ? { cty } : {});
+  const jwe = await codec.seal(Buffer.concat(chunks, length), sealed.replyPoint, cty ? { cty } : {});
   headers['content-type'] = JOSE_MEDIA_TYPE;
   headers['content-length'] = String(jwe.length);
   return { statusCode: response.statusCode, headers, body: Readable.from([Buffer.from(jwe, 'latin1')]) };
@@ -76,9 +76,9 @@ export async function sealResponse(
 async function* sealEvents(codec: JweCodec, sealed: SealedRequest, body: Readable, cty: string): AsyncGenerator<Buffer> {
   let seq = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    yield Buffer.from(`data: ${await codec.seal(chunk, sealed.replyJwk, { cty, seq: seq++ })}\n\n`, 'latin1');
+    yield Buffer.from(`data: ${await codec.seal(chunk, sealed.replyPoint, { cty, seq: seq++ })}\n\n`, 'latin1');
   }
-  yield Buffer.from(`event: end\ndata: ${await codec.seal(new Uint8Array(0), sealed.replyJwk, { cty, seq, end: true })}\n\n`, 'latin1');
+  yield Buffer.from(`event: end\ndata: ${await codec.seal(new Uint8Array(0), sealed.replyPoint, { cty, seq, end: true })}\n\n`, 'latin1');
 }
 
 function tooLarge(maxBytes: number): ApiError {

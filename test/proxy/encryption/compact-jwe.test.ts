@@ -6,8 +6,8 @@ import {
   type EcPrivateJwk,
   encryptCompactJwe,
   parseCompactJwe,
-  privateKeyOf,
-  publicKeyOf,
+  publicPoint,
+  recipientOf,
 } from '../../../proxy/encryption/compact-jwe.js';
 import { createJweCodec, inlineJweCodec } from '../../../proxy/encryption/jwe-codec.js';
 
@@ -33,18 +33,18 @@ t.test('jose encrypts, hub decrypts (apu/apv too)', async (t) => {
   for (const header of [{}, { apu: 'YWdlbnQ', apv: 'c2VsbGVy' }, { cty: 'json' }]) {
     const jwe = parseCompactJwe(await joseEncrypted(header));
     t.ok(jwe, 'parses');
-    t.same(decryptCompactJwe(jwe!, privateKeyOf(seller)), Buffer.from(text));
+    t.same(decryptCompactJwe(jwe!, recipientOf(seller)), Buffer.from(text));
   }
 });
 
 t.test('hub encrypts, jose decrypts, with the extra protected parameters', async (t) => {
   const agent = p256();
-  const compact = encryptCompactJwe(text, publicKeyOf(agent), { cty: 'application/json', seq: 3 });
+  const compact = encryptCompactJwe(text, publicPoint(agent), { cty: 'application/json', seq: 3 });
   const { plaintext, protectedHeader } = await compactDecrypt(compact, await importJWK(agent, 'ECDH-ES'));
   t.same(Buffer.from(plaintext), Buffer.from(text));
   t.match(protectedHeader, { alg: 'ECDH-ES', enc: 'A256GCM', cty: 'application/json', seq: 3, epk: { kty: 'EC', crv: 'P-256' } });
   t.equal(compact.split('.')[1], '', 'direct key agreement: no encrypted key');
-  const empty = encryptCompactJwe(new Uint8Array(0), publicKeyOf(agent));
+  const empty = encryptCompactJwe(new Uint8Array(0), publicPoint(agent));
   t.equal((await compactDecrypt(empty, await importJWK(agent, 'ECDH-ES'))).plaintext.length, 0, 'an empty plaintext round-trips');
 });
 
@@ -89,7 +89,7 @@ t.test('the pool does what inline does', async (t) => {
   t.same(await pool.open(jwe, seller), Buffer.from(text));
   t.same(await pool.open(jwe, p256()), undefined);
   const agent = p256();
-  const sealed = await pool.seal(text, agent, { cty: 'text/plain' });
+  const sealed = await pool.seal(text, publicPoint(agent), { cty: 'text/plain' });
   t.same(Buffer.from((await compactDecrypt(sealed, await importJWK(agent, 'ECDH-ES'))).plaintext), Buffer.from(text));
   t.equal(pool.name, 'pool(1)');
 });

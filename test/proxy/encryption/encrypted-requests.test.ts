@@ -188,8 +188,8 @@ for (const provider of testProviders()) {
 
     await t.test('a cut stream is told from a complete one', async (t) => {
       const replyKeyForCut = await createReplyKey();
-      const { encryptCompactJwe, publicKeyOf } = await import('../../../proxy/encryption/compact-jwe.js');
-      const to = publicKeyOf(replyKeyForCut.publicJwk as { kty: 'EC'; crv: 'P-256'; x: string; y: string });
+      const { encryptCompactJwe, publicPoint } = await import('../../../proxy/encryption/compact-jwe.js');
+      const to = publicPoint(replyKeyForCut.publicJwk as { x: string; y: string });
       const event = (seq: number, extra = {}) =>
         `data: ${encryptCompactJwe(new TextEncoder().encode(`e${seq}`), to, { seq, ...extra })}\n\n`;
       const stream = async function* (text: string) {

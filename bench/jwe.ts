@@ -1,0 +1,199 @@
+// npm run bench:jwe — an end-to-end encrypted request through hub's proxy against the same request
+// in the clear, with the JWE work on the event loop (inline) and on a worker pool.
+//
+// Every target POSTs the same 1 KB JSON body to the same 1 KB JSON upstream; the encrypted rows
+// send it as a Compact JWE (ECDH-ES + A256GCM on P-256) with a reply key, so the proxy decrypts
+// the request, forwards the plaintext signed, and encrypts the seller's answer. wrk drives each
+// target in turn (one thread, BENCH_CONNECTIONS connections), in interleaved rounds; each row
+// reports its median round and the proxy's CPU per request. The agent's own share (encrypting
+// with `jose`, decrypting the reply) is measured apart, as it runs on the agent's machine.
+// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { createReplyKey, decryptReply, encryptRequest, type Jwks } from '../sdk/encryption.js';
+import { cpuMs } from './lib/cpu.js';
+import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { seedSeller } from './lib/seed.js';
+import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const log = (line: string) => console.log(line);
+const HOST = 'bench.pay.localhost';
+
+type Target = { name: string; port: number; pid: number; script: string };
+/** A round at load, and one call at a time (its p50 is what one call costs end to end). */
+type Measured = LoadResult & { cpuPerRequestMs: number; single: LoadResult };
+
+async function main() {
+  await requireWrk(log);
+  const processes = new Processes();
+  const work = mkdtempSync(join(tmpdir(), 'hub-bench-'));
+  try {
+    const upstreamPort = await freePort();
+    processes.start(process.execPath, ['--import', 'tsx', join(here, 'servers', 'upstream.ts'), String(upstreamPort)]);
+    await waitUntilUp(`http://127.0.0.1:${upstreamPort}/`);
+
+    const masterKey = randomBytes(32).toString('hex');
+    const cpPort = await freePort();
+    const hubEnv = {
+      DATABASE_URL: `file:${join(work, 'hub.db')}`,
+      HUB_DATA_DIR: work,
+      HUB_MASTER_KEY: masterKey,
+      HUB_CONTROL_PLANE_PORT: String(cpPort),
+      HUB_LOG_LEVEL: 'warn',
+    };
+    const { apiKey, sellerId } = await seedSeller(hubEnv.DATABASE_URL, masterKey, 'bench', `http://127.0.0.1:${upstreamPort}`);
+    const hubBin = join(here, '..', 'bin', 'hub.js');
+    processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
+    await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
+    // The seller's key, made as a seller makes it: through the management API.
+    const made = await fetch(`http://127.0.0.1:${cpPort}/v1/sellers/${sellerId}/encryption-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    if (made.status !== 201) throw new Error(`creating the encryption key failed: ${made.status}`);
+
+    // Two proxies on the same control-plane: JWE work inline, and on one worker thread (two cores here).
+    const startProxy = async (threads: number) => {
+      const port = await freePort();
+      const child = processes.start(process.execPath, [hubBin, 'start', 'proxy'], {
+        ...hubEnv,
+        HUB_PROXY_PORT: String(port),
+        HUB_JWE_THREADS: String(threads),
+      });
+      await waitUntilUp(`http://127.0.0.1:${port}/readyz`);
+      return { port, pid: child.pid! };
+    };
+    const inline = await startProxy(0);
+    const pool = await startProxy(1);
+
+    // fetch() cannot set Host; undici's request can.
+    const jwks = (await (
+      await request(`http://127.0.0.1:${inline.port}/.well-known/jwks.json`, { headers: { host: HOST } })
+    ).body.json()) as Jwks;
+    if (!jwks.keys?.length) throw new Error('the pay URL publishes no key');
+    const plaintext = JSON.stringify({ query: 'x'.repeat(1000) }).slice(0, 1024);
+    const replyKey = await createReplyKey();
+    const sealed = await encryptRequest(jwks, plaintext, { replyKey, contentType: 'application/json' });
+    await checkRoundTrip(inline.port, sealed, replyKey);
+
+    const script = (name: string, contentType: string, body: string) => {
+      const path = join(work, `${name}.lua`);
+      writeFileSync(
+        path,
+        [
+          'wrk.method = "POST"',
+          `wrk.headers["Host"] = "${HOST}"`,
+          `wrk.headers["content-type"] = "${contentType}"`,
+          `wrk.body = ${JSON.stringify(body)}`,
+          '',
+        ].join('\n'),
+      );
+      return path;
+    };
+    const clear = script('clear', 'application/json', plaintext);
+    const encrypted = script('encrypted', 'application/jose', sealed);
+    const targets: Target[] = [
+      { name: 'clear POST', ...inline, script: clear },
+      { name: 'encrypted POST, inline', ...inline, script: encrypted },
+      { name: 'encrypted POST, pool(1)', ...pool, script: encrypted },
+    ];
+
+    const measure = async (target: Target, secondsFor: number): Promise<Measured> => {
+      const before = cpuMs([target.pid]);
+      const url = `http://127.0.0.1:${target.port}/items`;
+      const result = await wrk(url, { connections, seconds: secondsFor, script: target.script });
+      const cpuPerRequestMs = (cpuMs([target.pid]) - before) / result.requests;
+      return { ...result, cpuPerRequestMs, single: await wrk(url, { connections: 1, seconds: secondsFor, script: target.script }) };
+    };
+    for (const target of targets) await measure(target, 2); // warm JIT, pools, caches
+
+    const runs = new Map<string, Measured[]>(targets.map((target) => [target.name, []]));
+    for (let round = 1; round <= rounds; round++) {
+      for (const target of targets) {
+        const result = await measure(target, seconds);
+        runs.get(target.name)!.push(result);
+        log(`round ${round}, ${target.name}: ${result.rps.toFixed(0)} req/s, ${result.errors} errors`);
+      }
+    }
+    const results = new Map([...runs].map(([name, list]) => [name, [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]!]));
+    const agent = await agentShare(jwks, plaintext);
+
+    console.log(
+      `\nPOST, 1 KB JSON body and 1 KB JSON answer, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`,
+    );
+    console.log(
+      `| target | req/s at ${connections} | p50 ms | p99 ms | errors | proxy CPU ms/request | cost vs clear (throughput) | p50 ms, one call at a time | cost vs clear (latency) |`,
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const base = results.get('clear POST')!;
+    for (const [name, r] of results) {
+      console.log(
+        `| ${name} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors + r.single.errors} | ${r.cpuPerRequestMs.toFixed(3)} | ` +
+          `${(base.rps / r.rps).toFixed(2)}× | ${r.single.p50ms.toFixed(3)} | ${(r.single.p50ms / base.single.p50ms).toFixed(2)}× |`,
+      );
+    }
+    const inlined = results.get('encrypted POST, inline')!;
+    const pooled = results.get('encrypted POST, pool(1)')!;
+    console.log(
+      `\nan encrypted request, inline: ${(inlined.single.p50ms / base.single.p50ms).toFixed(2)}× a clear one's time end to end (target ≤ 2×), ` +
+        `${(base.rps / inlined.rps).toFixed(2)}× its cost in throughput at ${connections} connections; ` +
+        `inline/pool throughput ${(inlined.rps / pooled.rps).toFixed(2)}×, latency ${(pooled.single.p50ms / inlined.single.p50ms).toFixed(2)}×`,
+    );
+    console.log(
+      `the agent's share, with jose: encrypt ${agent.encryptMs.toFixed(3)} ms, decrypt the reply ${agent.decryptMs.toFixed(3)} ms of CPU`,
+    );
+  } finally {
+    await processes.stopAll();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** One encrypted call checked before measuring: a benchmark of refusals would measure nothing. */
+async function checkRoundTrip(port: number, sealed: string, replyKey: Awaited<ReturnType<typeof createReplyKey>>): Promise<void> {
+  const res = await request(`http://127.0.0.1:${port}/items`, {
+    method: 'POST',
+    headers: { host: HOST, 'content-type': 'application/jose' },
+    body: sealed,
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`the encrypted call answered ${res.statusCode}: ${text}`);
+  const reply = await decryptReply(text, replyKey);
+  if (!new TextDecoder().decode(reply.plaintext).startsWith('{"items"'))
+    throw new Error('the reply did not decrypt to the upstream’s body');
+}
+
+/** CPU the agent spends per call with the SDK's helpers (jose on WebCrypto), measured here. */
+async function agentShare(jwks: Jwks, plaintext: string): Promise<{ encryptMs: number; decryptMs: number }> {
+  const replyKey = await createReplyKey();
+  const n = 500;
+  let jwe = '';
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) jwe = await encryptRequest(jwks, plaintext, { replyKey });
+  const encrypted = process.cpuUsage(start);
+  // A reply to decrypt: encrypted to the reply key as hub does it.
+  const { encryptCompactJwe, publicPoint } = await import('../proxy/encryption/compact-jwe.js');
+  const reply = encryptCompactJwe(Buffer.from(plaintext), publicPoint(replyKey.publicJwk as { x: string; y: string }), {
+    cty: 'application/json',
+  });
+  const mid = process.cpuUsage();
+  for (let i = 0; i < n; i++) await decryptReply(reply, replyKey);
+  const decrypted = process.cpuUsage(mid);
+  void jwe;
+  return { encryptMs: (encrypted.user + encrypted.system) / 1000 / n, decryptMs: (decrypted.user + decrypted.system) / 1000 / n };
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`bench:jwe failed: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);
