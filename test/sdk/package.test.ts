@@ -39,9 +39,11 @@ t.test('sdk/README.md: install the packed SDK, run its example against a real co
       [
         "import { createUsageClient, type HubIdentity, paymentRequiredBody, withHubSignature } from '@hub/sdk';",
         "import { SqliteAccountStore } from '@hub/sdk/sqlite';",
+        "import { createReplyKey, decryptReply, encryptRequest, fetchJwks } from '@hub/sdk/encryption';",
         "const usage = createUsageClient({ baseUrl: 'http://127.0.0.1:8400', apiKey: 'hub_x' });",
         'const handler = withHubSignature(async (_req, res, { identity }: { identity: HubIdentity }) => { res.end(identity.requestId); }, { secrets: {} });',
         "export const all = [usage, handler, paymentRequiredBody({ serviceSlug: 's', usage: [] }), SqliteAccountStore];",
+        'export const agent = [createReplyKey, decryptReply, encryptRequest, fetchJwks];',
         '',
       ].join('\n'),
     );
@@ -67,6 +69,19 @@ t.test('sdk/README.md: install the packed SDK, run its example against a real co
       output = (err as { stdout?: string }).stdout ?? String(err);
     }
     t.equal(output, '', 'no type errors');
+  });
+
+  await t.test('the agent helpers run from the package, with jose installed beside them', async (t) => {
+    const script = [
+      "import { createReplyKey, decryptReply, encryptRequest } from '@hub/sdk/encryption';",
+      'const seller = await createReplyKey();',
+      "const jwks = { keys: [{ ...seller.publicJwk, kid: 'k', use: 'enc', alg: 'ECDH-ES' }] };",
+      'const jwe = await encryptRequest(jwks, "hello", { replyKey: await createReplyKey(), contentType: "text/plain" });',
+      'const { plaintext, contentType } = await decryptReply(jwe, seller);',
+      'console.log(jwe.split(".").length, new TextDecoder().decode(plaintext), contentType);',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8' });
+    t.equal(out, '5 hello text/plain\n');
   });
 
   await t.test('the README example, as written, verifies hub and asks the control-plane', async (t) => {
