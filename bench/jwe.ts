@@ -7,7 +7,8 @@
 // target in turn (one thread, BENCH_CONNECTIONS connections), in interleaved rounds; each row
 // reports its median round and the proxy's CPU per request. The agent's own share (encrypting
 // with `jose`, decrypting the reply) is measured apart, as it runs on the agent's machine.
-// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
+// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50);
+// BENCH_PROFILE=<dir> writes a CPU profile of each proxy there when it stops.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +64,8 @@ async function main() {
     // Two proxies on the same control-plane: JWE work inline, and on one worker thread (two cores here).
     const startProxy = async (threads: number) => {
       const port = await freePort();
-      const child = processes.start(process.execPath, [hubBin, 'start', 'proxy'], {
+      const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+      const child = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], {
         ...hubEnv,
         HUB_PROXY_PORT: String(port),
         HUB_JWE_THREADS: String(threads),

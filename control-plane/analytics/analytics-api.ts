@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { pageViewAnalytics, sellerAnalytics } from '../../shared/schemas/analytics.js';
+import { creditAnalytics, pageViewAnalytics, sellerAnalytics } from '../../shared/schemas/analytics.js';
 import { sellerId } from '../../shared/schemas/sellers.js';
 import { ownedSeller } from '../catalog/guards.js';
 import { router } from '../trpc/init.js';
 import { catalogReadProcedure } from '../trpc/procedures.js';
+import { creditAnalyticsFor } from './credit-analytics.js';
 import { pageViewAnalyticsFor } from './page-view-analytics.js';
 import { sellerAnalyticsFor } from './seller-analytics.js';
 import { analyticsQuery, analyticsWindow } from './window.js';
@@ -55,4 +56,23 @@ export const pageViewAnalyticsRoute = catalogReadProcedure
     return { pageViews: await pageViewAnalyticsFor(ctx.db, input.sellerId, analyticsWindow(input.days, input.timeZone)) };
   });
 
-export const analyticsRouter = router({ seller: sellerAnalyticsRoute, pageViews: pageViewAnalyticsRoute });
+export const creditAnalyticsRoute = catalogReadProcedure
+  .meta({
+    openapi: {
+      method: 'GET',
+      path: '/v1/analytics/sellers/{sellerId}/credit',
+      tags: ['Analytics'],
+      summary: "Payers' credit with a seller",
+      description:
+        'The credit payers hold with the seller now (remainders of payments charged less than authorized, which later calls draw on), and what was credited and drawn over the last `days` days counted in `timeZone`.',
+    },
+    errors: ['seller_not_found'],
+  })
+  .input(input)
+  .output(z.object({ credit: creditAnalytics }))
+  .query(async ({ ctx, input }) => {
+    await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
+    return { credit: await creditAnalyticsFor(ctx.db, input.sellerId, analyticsWindow(input.days, input.timeZone)) };
+  });
+
+export const analyticsRouter = router({ seller: sellerAnalyticsRoute, pageViews: pageViewAnalyticsRoute, credit: creditAnalyticsRoute });

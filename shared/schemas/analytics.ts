@@ -51,6 +51,16 @@ export const sellerAnalytics = z.object({
   recentTransactions: z.array(transaction).meta({ description: 'The 20 newest payment attempts of the period, newest first' }),
 });
 
+/** Payers' credit with a seller (hub's own route beside the spec's record). */
+export const creditAnalytics = z.object({
+  days: z.int(),
+  timeZone: z.string(),
+  outstandingUsd: usd.meta({ description: 'Credit payers hold with the seller now: received, and still owed in calls' }),
+  payers: z.int().meta({ description: 'Payers holding credit now' }),
+  creditedUsd: usd.meta({ description: 'Remainders credited in the period' }),
+  drawnUsd: usd.meta({ description: 'Credit spent by calls in the period (a draw returned when its call failed is not counted)' }),
+});
+
 const counted = z.object({ value: z.string(), views: z.int() });
 
 /** Page-view analytics of a seller (hub's own route beside the spec's record). */

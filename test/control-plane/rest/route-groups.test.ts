@@ -368,6 +368,12 @@ const routes: RouteCase[] = [
   },
   {
     method: 'GET',
+    route: '/v1/analytics/sellers/{sellerId}/credit',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/analytics/sellers/${b.sellerId}/credit`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'GET',
     route: '/v1/analytics/sellers/{sellerId}/page-views',
     group: 'catalog-read',
     probe: ({ b }) => ({ path: `/v1/analytics/sellers/${b.sellerId}/page-views`, expect: notFound('seller_not_found') }),

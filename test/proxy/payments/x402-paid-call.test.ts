@@ -8,6 +8,7 @@ import { eip3009Abi } from '../../../control-plane/facilitator/transfer-authoriz
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
 import { releaseStrandedCreditCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { newRequestId } from '../../../shared/ids.js';
+import { usdToMicros } from '../../../shared/money.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
@@ -30,7 +31,10 @@ const lapsed = (authorizedUsd: string) => ({
 
 for (const provider of testProviders()) {
   t.test(`x402 pay per call on ${provider}`, async (t) => {
-    const { api, chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, releaseHold, url } = await startPaidWorld(t, provider);
+    const { api, chain, db, hub, rail, payTo, payerKey, served, paymentHeadersSeen, releaseHold, sellerId, url } = await startPaidWorld(
+      t,
+      provider,
+    );
     const payer = privateKeyToAccount(payerKey);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
@@ -417,6 +421,18 @@ for (const provider of testProviders()) {
         return (await res.json()) as { creditUsd: string };
       };
       t.equal((await receipt()).creditUsd, '0.000000', 'no credit before');
+      const creditAnalytics = async () => {
+        const reply = await api.get(`/v1/analytics/sellers/${sellerId}/credit?days=1`, hub.apiKey);
+        t.equal(reply.status, 200);
+        const { outstandingUsd, payers, creditedUsd, drawnUsd } = reply.body.credit;
+        return {
+          outstanding: usdToMicros(outstandingUsd),
+          payers: payers as number,
+          credited: usdToMicros(creditedUsd),
+          drawn: usdToMicros(drawnUsd),
+        };
+      };
+      const creditBefore = await creditAnalytics();
 
       const res = await payingFetch(url('/three'));
       t.equal(res.status, 200);
@@ -436,6 +452,16 @@ for (const provider of testProviders()) {
       const entries = await db.creditEntry.findMany({ where: { paymentAttemptId: attempt.id } });
       t.match(entries, [{ payer: payer.address.toLowerCase(), deltaMicros: 20_000n, reason: 'remainder' }], 'one ledger entry');
       t.equal((await receipt()).creditUsd, '0.020000', 'the credit shows on the receipt');
+      t.same(
+        await creditAnalytics(),
+        {
+          ...creditBefore,
+          outstanding: creditBefore.outstanding + 20_000n,
+          payers: creditBefore.payers + 1,
+          credited: creditBefore.credited + 20_000n,
+        },
+        'and in the seller’s credit analytics',
+      );
 
       // Settling again (a second control-plane finishing the same settlement) credits nothing more.
       await settleAndRecord(db, rail, attempt);
@@ -463,6 +489,11 @@ for (const provider of testProviders()) {
       t.equal(served.length, servedBefore + 1, 'the seller served it once');
       t.same(await balances(), held, 'no tokens moved');
       t.equal((await receipt()).creditUsd, '0.010000', 'the credit went down by the charge');
+      t.match(
+        await creditAnalytics(),
+        { outstanding: creditBefore.outstanding + 10_000n, drawn: creditBefore.drawn + 10_000n },
+        'the seller sees the draw',
+      );
       const drawn = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=credit' } });
       t.match(drawn, {
         status: 'settled',
