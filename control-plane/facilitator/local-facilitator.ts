@@ -1,5 +1,4 @@
 import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { evmChain } from '../../chain/evm-chain.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
@@ -9,6 +8,7 @@ import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
+import { settlerAccount } from './settler-account.js';
 import { SettlerState } from './settler-state.js';
 import type { SignerRecovery } from './signer-recovery.js';
 import { defaultSignerRecovery } from './signer-recovery.js';
@@ -77,7 +77,7 @@ export class LocalFacilitator implements Facilitator {
     // error, which would turn a sent transfer into a refused one.
     const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
     const pollingInterval = config.pollingIntervalMs ?? 500;
-    const account = privateKeyToAccount(config.settlerPrivateKey);
+    const account = settlerAccount(config.settlerPrivateKey);
     const reader = createPublicClient({ chain, transport, pollingInterval });
     this.clients = {
       reader,
