@@ -1,10 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from './context.js';
 import { databaseIsReachable } from './db/client.js';
+import { createDirectCalls } from './internal/direct-calls.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 import { appRouter } from './router.js';
@@ -17,6 +19,10 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   const { logger } = services;
   const handleRest = createRestHandler(services);
   const hot = createHotRoutes(services);
+  const logFailure = ({ error, path: procedure }: { error: TRPCError; path: string | undefined }) => {
+    if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
+  };
+  const direct = createDirectCalls(services, logFailure);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -27,15 +33,15 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
       return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'database_unreachable' });
     }
     if (path.startsWith(TRPC_PREFIX)) {
+      const procedure = path.slice(TRPC_PREFIX.length);
+      if (direct.serves(req, procedure, (req.url ?? '').slice(path.length))) return direct.handle(req, res, procedure);
       return nodeHTTPRequestHandler({
         req,
         res,
-        path: path.slice(TRPC_PREFIX.length),
+        path: procedure,
         router: appRouter,
         createContext: (): RequestContext => ({ ...services, req, res }),
-        onError: ({ error, path: procedure }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
-        },
+        onError: logFailure,
       });
     }
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.

@@ -13,7 +13,7 @@ import { answerWithChallenge } from './payments/challenge.js';
 import { Payment } from './payments/payment.js';
 import type { PaySeller } from './seller-catalog.js';
 import { type Forwarded, sendSigned, upstreamFailure } from './upstream.js';
-import { captureUsage } from './usage-capture.js';
+import { capturedUsage, recordUsage } from './usage-capture.js';
 
 /**
  * A request for the seller's API, start to end (the paid-call path): read its facts, claim its
@@ -106,8 +106,16 @@ async function deliverAnswer(
 ): Promise<void> {
   const { statusCode: status, headers: upstreamHeaders, body } = response;
   const headers = agentResponseHeaders(upstreamHeaders);
-  const usageError = await captureUsage(services, seller, identity, status, upstreamHeaders);
-  if (payment) Object.assign(headers, await payment.settle(status));
+  const captured = capturedUsage(seller, identity, status, upstreamHeaders);
+  const usage = captured && 'usage' in captured ? captured.usage : undefined;
+  let usageError = captured && 'error' in captured ? captured.error : undefined;
+  if (payment) {
+    const settled = await payment.settle(status, usage);
+    Object.assign(headers, settled.headers);
+    usageError ??= settled.usageError;
+  } else if (usage) {
+    usageError = await recordUsage(services, usage);
+  }
   if (usageError) headers[HUB_HEADERS.usageError] = usageError;
   await deliver(res, status, headers, body, services.metrics);
   finish(services, record, Boolean(payment), res.writableFinished ? 'delivered' : 'failed', status);

@@ -302,6 +302,11 @@ export type ClaimedPayment = { requestId: string; agentId: string; buyerId: stri
 export const settleInputSchema = z.object({
   paymentId: id('apay_'),
   upstreamStatus: z.number().int().min(100).max(599),
+  /**
+   * Usage the proxy captured from the delivered response's `hub-usage`, recorded as `captureUsage`
+   * records it just before settling (which reads it): one round trip for both.
+   */
+  usage: capturedUsageSchema.optional(),
 });
 export type SettleInput = z.infer<typeof settleInputSchema>;
 
@@ -327,6 +332,9 @@ export type SettleOutcome =
   /** `receipt` is null when no payment moved (a charge of zero): nothing to claim success for. */
   | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse | null }
   | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
+
+/** A settled request and, when the usage captured with it was refused, its `hub-usage-error`. */
+export type SettledRequest = SettleOutcome & { usageError?: string };
 
 // ─── The procedures ─────────────────────────────────────────────────────────────────────────────
 
@@ -364,7 +372,7 @@ export const contract = {
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
   issuePaymentChallenge: mutation<IssuedChallenge | PaidFromCredit>()(challengeInputSchema),
   claimPaidRequest: mutation<ClaimedPayment>()(claimInputSchema),
-  settlePaidRequest: mutation<SettleOutcome>()(settleInputSchema),
+  settlePaidRequest: mutation<SettledRequest>()(settleInputSchema),
 };
 
 export type Contract = typeof contract;

@@ -1,3 +1,5 @@
+import { ApiError } from './errors.js';
+
 /**
  * Usage on the wire, as the spec defines it for every side: quantities and their limits, the
  * `hub-usage` header, and the reasons usage is denied.
@@ -71,4 +73,15 @@ export type UsageDenial = (typeof USAGE_DENIALS)[number];
 
 export function isUsageDenial(code: string): code is UsageDenial {
   return (USAGE_DENIALS as readonly string[]).includes(code);
+}
+
+/**
+ * What `hub-usage-error` says when recording usage captured from `hub-usage` failed with `err`: a
+ * usage denial's own code, `settlement_failed` for any other refusal and for a failure that is no
+ * refusal at all (which `unexpected` is told of).
+ */
+export function usageErrorOf(err: unknown, unexpected: (err: unknown) => void): string {
+  if (err instanceof ApiError && isUsageDenial(err.code)) return err.code;
+  if (!(err instanceof ApiError)) unexpected(err);
+  return 'settlement_failed';
 }

@@ -2,6 +2,7 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../shared/config.js';
+import { withStatementCache } from './statement-cache.js';
 
 /** How long a SQLite writer waits for the file lock before giving up (ms). */
 const SQLITE_BUSY_TIMEOUT_MS = 10_000;
@@ -18,7 +19,8 @@ type AdapterOptions = { poolSize?: number; forSchemaEngine?: boolean };
  */
 export function adapterFactory(database: DatabaseConfig, options: AdapterOptions = {}) {
   if (database.provider === 'sqlite') {
-    return { factory: new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS }), dispose: async () => {} };
+    const factory = withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS }));
+    return { factory, dispose: async () => {} };
   }
   const pool = new pg.Pool({
     connectionString: database.url,

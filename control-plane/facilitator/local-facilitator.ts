@@ -1,6 +1,6 @@
 import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { evmChain } from '../../chain/evm-chain.js';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout } from './chain-errors.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
@@ -9,6 +9,7 @@ import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
+import { settlerAccount } from './settler-account.js';
 import { SettlerState } from './settler-state.js';
 import type { SignerRecovery } from './signer-recovery.js';
 import { defaultSignerRecovery } from './signer-recovery.js';
@@ -67,6 +68,12 @@ export class LocalFacilitator implements Facilitator {
   private recovery: Promise<SignerRecovery> | undefined;
   /** Broadcast transfers whose outcome is not known yet, by payer and nonce. */
   private readonly pending = new Map<string, SignedTransfer>();
+  /**
+   * Authorizations whose signature recovered to their payer, by everything the signature covers:
+   * a settlement checks the signature its verification checked already, and recovering it again
+   * would be the same work for the same answer.
+   */
+  private readonly signedBy = new ExpiringCache<string, true>({ ttlMs: 15 * 60_000, maxEntries: 10_000 });
 
   constructor(private readonly config: LocalFacilitatorConfig) {
     this.network = `eip155:${config.chainId}`;
@@ -77,7 +84,7 @@ export class LocalFacilitator implements Facilitator {
     // error, which would turn a sent transfer into a refused one.
     const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
     const pollingInterval = config.pollingIntervalMs ?? 500;
-    const account = privateKeyToAccount(config.settlerPrivateKey);
+    const account = settlerAccount(config.settlerPrivateKey);
     const reader = createPublicClient({ chain, transport, pollingInterval });
     this.clients = {
       reader,
@@ -298,6 +305,9 @@ export class LocalFacilitator implements Facilitator {
     // Contract-wallet (ERC-1271, ERC-6492) signatures are not accepted: only 65-byte EOA signatures.
     if (!signature)
       return { failure: verifyFailure('invalid_signature', payment.payer, 'Only 65-byte low-s EOA signatures are accepted.') };
+    const { from, to, value, validAfter, validBefore, nonce } = payment.authorization;
+    const signed = `${token.address}:${from}:${to}:${value}:${validAfter}:${validBefore}:${nonce}:${payment.signature}`.toLowerCase();
+    if (this.signedBy.get(signed)) return { signature };
     this.recovery ??= defaultSignerRecovery();
     const signer = await (await this.recovery).recoverSigner({
       domain: tokenDomain(token, this.config.chainId),
@@ -305,6 +315,7 @@ export class LocalFacilitator implements Facilitator {
       signature: payment.signature,
     });
     if (signer?.toLowerCase() !== payment.payer.toLowerCase()) return { failure: verifyFailure('invalid_signature', payment.payer) };
+    this.signedBy.set(signed, true);
     return { signature };
   }
 

@@ -48,11 +48,16 @@ export function defaultRecoverer(): Promise<Recoverer> {
 
 type Secp256k1 = typeof import('secp256k1');
 
-/** Throws when the native binding does not load on this platform. */
-export function nativeRecoverer(): Recoverer {
+/** The native libsecp256k1 binding; throws when it does not load on this platform. */
+export function nativeSecp256k1(): Secp256k1 {
   // `secp256k1`'s main entry silently falls back to a pure-JS implementation when the binding does
   // not load; its `bindings.js` entry is the binding or an exception, so a fallback stays visible.
-  const binding = createRequire(import.meta.url)('secp256k1/bindings.js') as Secp256k1;
+  return createRequire(import.meta.url)('secp256k1/bindings.js') as Secp256k1;
+}
+
+/** Throws when the native binding does not load on this platform. */
+export function nativeRecoverer(): Recoverer {
+  const binding = nativeSecp256k1();
   return {
     name: 'native-secp256k1',
     async recoverAddress(digest, signature) {

@@ -1,5 +1,7 @@
+import type { Logger } from 'pino';
 import type { CapturedUsage } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { usageErrorOf } from '../../shared/usage.js';
 import type { Db } from '../db/client.js';
 import { recordUsage } from '../usage/record.js';
 
@@ -39,4 +41,17 @@ export async function captureUsage(db: Db, input: CapturedUsage): Promise<{ usag
   }
   if (refusal) throw refusal;
   return { usageEventIds };
+}
+
+/**
+ * Records usage captured with a paid request's settlement and answers what `hub-usage-error` says
+ * of it, if anything. A failure is only reported: the payment is settled all the same.
+ */
+export async function captureUsageError(db: Db, logger: Logger, input: CapturedUsage): Promise<string | undefined> {
+  try {
+    await captureUsage(db, input);
+    return undefined;
+  } catch (err) {
+    return usageErrorOf(err, (failure) => logger.error({ err: failure, requestId: input.requestId }, 'recording hub-usage failed'));
+  }
 }

@@ -10,7 +10,7 @@ import { settlePaidRequest } from '../payments/settle.js';
 import { completePurchase, purchaseReceipt, startPurchase } from '../storefront/purchase.js';
 import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, agentsChangedSince, completeRegistration, createRegistrationChallenge } from './agents.js';
-import { captureUsage } from './captured-usage.js';
+import { captureUsage, captureUsageError } from './captured-usage.js';
 import { recordRequests } from './request-records.js';
 import { sellerByHost, sellerManifest, sellersChangedSince } from './sellers.js';
 
@@ -38,7 +38,11 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),
   claimPaidRequest: (ctx, input) => claimPaidRequest(ctx.db, ctx.payments, input),
-  settlePaidRequest: (ctx, input) => settlePaidRequest(ctx.db, ctx.payments, input),
+  settlePaidRequest: async (ctx, input) => {
+    const usageError = input.usage && (await captureUsageError(ctx.db, ctx.logger, input.usage));
+    const outcome = await settlePaidRequest(ctx.db, ctx.payments, input);
+    return usageError ? { ...outcome, usageError } : outcome;
+  },
 };
 
 function serve<Name extends ProcedureName>(name: Name) {

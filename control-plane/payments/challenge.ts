@@ -6,6 +6,7 @@ import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { planStanding } from '../storefront/plan-standing.js';
 import { creditBalance, drawCredit } from './credit.js';
+import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -20,10 +21,12 @@ export async function issuePaymentChallenge(
   rail: PaymentRail | undefined,
   input: ChallengeInput,
 ): Promise<IssuedChallenge | PaidFromCredit> {
+  const seller = await paymentSeller(db, input.sellerId);
+  if (!seller) throw new ApiError('usage_not_priced', 'The seller is gone.');
   // Both read, neither writes: asked side by side.
   const [standingRead, pricedRead] = await Promise.allSettled([
-    input.usage.length ? planStanding(db, input) : undefined,
-    priceUsage(db, input),
+    input.usage.length ? planStanding(db, seller, input) : undefined,
+    priceUsage(seller, input),
   ]);
   if (standingRead.status === 'rejected') throw standingRead.reason;
   const standing = standingRead.value;
@@ -53,10 +56,10 @@ export async function issuePaymentChallenge(
     ceiling: priced.ceiling,
   };
   if (input.agentId && usage.length && priced.amountMicros > 0n && input.useCredit !== false) {
-    const paid = await payFromCredit(db, rail, input, fields);
+    const paid = await payFromCredit(db, rail, seller, input, fields);
     if (paid) return paid;
   }
-  const attempt = await newAttempt(db, rail, fields);
+  const attempt = await newAttempt(db, rail, fields, seller);
   await db.$transaction([...attempt.writes(db), challengedRecord(db, input, priced.service.id, attempt.id)]);
   return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
 }
@@ -70,19 +73,18 @@ export async function issuePaymentChallenge(
 async function payFromCredit(
   db: Db,
   rail: PaymentRail | undefined,
+  seller: PaymentSeller,
   input: ChallengeInput,
   fields: AttemptFields,
 ): Promise<PaidFromCredit | undefined> {
   const agent = await db.agent.findUnique({ where: { id: input.agentId! }, select: { walletAddress: true } });
   if (!agent || (await creditBalance(db, input.sellerId, agent.walletAddress)) < fields.amountMicros) return undefined;
-  const attempt = await newAttempt(db, rail, {
-    ...fields,
-    status: 'in_flight',
-    protocol: 'credit',
-    paymentMethod: 'credit',
-    payer: agent.walletAddress,
-    verifiedAt: new Date(),
-  });
+  const attempt = await newAttempt(
+    db,
+    rail,
+    { ...fields, status: 'in_flight', protocol: 'credit', paymentMethod: 'credit', payer: agent.walletAddress, verifiedAt: new Date() },
+    seller,
+  );
   const paid = await db.$transaction(async (tx) => {
     if (
       !(await drawCredit(tx, {
@@ -150,13 +152,17 @@ type AttemptFields = {
  * rail's timeout: the statements that record and count it (for the caller's transaction) and the
  * challenge that shows it to the agent. 503 when the hub takes no payments, the seller has no
  * wallet, or a ceiling must be paid on a rail without an escrow (`capped_pricing_unavailable`).
+ * `seller` is the attempt's, when the caller read it already.
  */
-export async function newAttempt(db: Db, rail: PaymentRail | undefined, { ceiling, ...fields }: AttemptFields) {
+export async function newAttempt(
+  db: Db,
+  rail: PaymentRail | undefined,
+  { ceiling, ...fields }: AttemptFields,
+  read?: Pick<PaymentSeller, 'organizationId' | 'payToAddress'>,
+) {
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
-  const seller = await db.seller.findUniqueOrThrow({
-    where: { id: fields.sellerId },
-    select: { organizationId: true, payToAddress: true },
-  });
+  const seller =
+    read ?? (await db.seller.findUniqueOrThrow({ where: { id: fields.sellerId }, select: { organizationId: true, payToAddress: true } }));
   if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
   // Credit pays a ceiling as it pays anything (drawn whole, the unused part given back): no escrow.
   const escrowed = ceiling === true && fields.protocol !== 'credit';

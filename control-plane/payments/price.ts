@@ -1,6 +1,6 @@
 import { ApiError } from '../../shared/errors.js';
-import type { Db } from '../db/client.js';
 import { costItem } from '../usage/pricing.js';
+import type { PaymentSeller } from './payment-seller.js';
 
 export type UsageItem = { meterSlug: string; quantity?: number | undefined; maxQuantity?: number | undefined };
 export type PricedItem = { meterId: string; meterSlug: string; quantity: number; costMicros: bigint };
@@ -22,25 +22,19 @@ export type PricedUsage = {
  * `usage_not_priced`.
  */
 export async function priceUsage(
-  db: Db,
-  input: { sellerId: string; serviceSlug: string; planSlug?: string | undefined; usage: UsageItem[] },
+  seller: PaymentSeller,
+  input: { serviceSlug: string; planSlug?: string | undefined; usage: UsageItem[] },
 ): Promise<PricedUsage> {
-  const service = await db.service.findUnique({
-    where: { sellerId_slug: { sellerId: input.sellerId, slug: input.serviceSlug } },
-    select: { id: true, slug: true },
-  });
-  if (!service) throw new ApiError('usage_not_priced', `The seller has no service "${input.serviceSlug}".`);
+  const found = (await seller.catalog()).services.get(input.serviceSlug);
+  if (!found) throw new ApiError('usage_not_priced', `The seller has no service "${input.serviceSlug}".`);
+  const service = { id: found.id, slug: found.slug };
 
-  const plan = await db.plan.findFirst({
-    where: { serviceId: service.id, billingMode: 'payg', ...(input.planSlug ? { slug: input.planSlug } : {}) },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    include: { prices: { include: { meter: { select: { key: true } } } } },
-  });
-  const shown = plan && { id: plan.id, slug: plan.slug, billingMode: plan.billingMode };
+  const plan = found.plans.find((p) => p.billingMode === 'payg' && (!input.planSlug || p.slug === input.planSlug));
+  const shown = plan ? { id: plan.id, slug: plan.slug, billingMode: plan.billingMode } : null;
   if (input.usage.length === 0) return { service, plan: shown, items: [], amountMicros: 0n, ceiling: false };
   if (!plan) throw new ApiError('usage_not_priced', `No pay-as-you-go plan of "${input.serviceSlug}" prices this usage.`);
 
-  const prices = new Map(plan.prices.map((p) => [p.meter.key, p]));
+  const prices = new Map(plan.prices.map((p) => [p.meterKey, p]));
   const items: PricedItem[] = [];
   let ceiling = false;
   for (const item of input.usage) {

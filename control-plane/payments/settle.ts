@@ -6,6 +6,7 @@ import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
 import { creditRemainder, returnCredit } from './credit.js';
+import { paymentSeller } from './payment-seller.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -40,8 +41,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     return { kind: 'identity' };
   }
 
-  const challenged = JSON.parse(attempt.usageJson) as Challenged[];
-  const { charged, adjusted } = await settledCharge(db, attempt.requestId, attempt.planId, challenged, attempt.amountMicros);
+  const { charged, adjusted } = await settledCharge(db, attempt);
   const authorized = attempt.amountMicros;
 
   if (charged === 0n) {
@@ -84,8 +84,7 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
     });
     return { kind: 'released' };
   }
-  const challenged = JSON.parse(attempt.usageJson) as Challenged[];
-  const { charged, adjusted } = await settledCharge(db, attempt.requestId, attempt.planId, challenged, attempt.amountMicros);
+  const { charged, adjusted } = await settledCharge(db, attempt);
   await db.$transaction(async (tx) => {
     const marked = await tx.paymentAttempt.updateMany({
       where: { id: attempt.id, status: 'in_flight' },
@@ -206,21 +205,24 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
 /** What the request costs at min(reported, authorized) per meter, and where the two differ. */
 async function settledCharge(
   db: Db,
-  requestId: string,
-  planId: string | null,
-  challenged: Challenged[],
-  authorized: bigint,
+  attempt: Pick<PaymentAttempt, 'requestId' | 'sellerId' | 'planId' | 'usageJson' | 'amountMicros'>,
 ): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
-  const items = await db.usageEventItem.findMany({ where: { usageEvent: { requestId } }, select: { meterId: true, quantity: true } });
+  const authorized = attempt.amountMicros;
+  const items = await db.usageEventItem.findMany({
+    where: { usageEvent: { requestId: attempt.requestId } },
+    select: { meterId: true, quantity: true },
+  });
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
-  const prices = planId ? await db.planMeterPrice.findMany({ where: { planId }, include: { meter: { select: { key: true } } } }) : [];
+  const plan = attempt.planId ? (await (await paymentSeller(db, attempt.sellerId))?.catalog())?.plans.get(attempt.planId) : undefined;
+  const prices = plan?.prices ?? [];
   const byMeterId = new Map(prices.map((p) => [p.meterId, p]));
   const reported = new Map<string, bigint>();
   for (const item of items) {
-    const key = byMeterId.get(item.meterId)?.meter.key ?? item.meterId;
+    const key = byMeterId.get(item.meterId)?.meterKey ?? item.meterId;
     reported.set(key, (reported.get(key) ?? 0n) + item.quantity);
   }
+  const challenged = JSON.parse(attempt.usageJson) as Challenged[];
   const cap = new Map(challenged.map((c) => [c.meterSlug, BigInt(c.quantity)]));
   let charged = 0n;
   const adjusted: Adjustment[] = [];
@@ -228,7 +230,7 @@ async function settledCharge(
     const authorizedQuantity = cap.get(meterSlug) ?? 0n;
     const settled = quantity < authorizedQuantity ? quantity : authorizedQuantity;
     if (settled !== quantity) adjusted.push({ meterSlug, reportedQuantity: Number(quantity), settledQuantity: Number(settled) });
-    const price = prices.find((p) => p.meter.key === meterSlug);
+    const price = prices.find((p) => p.meterKey === meterSlug);
     if (price) charged += payPerCallCost(settled, price);
   }
   return { charged: charged < authorized ? charged : authorized, adjusted };

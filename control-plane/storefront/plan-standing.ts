@@ -1,5 +1,6 @@
 import type { PlanStanding } from '../../shared/contract.js';
 import type { Db } from '../db/client.js';
+import type { PaymentSeller } from '../payments/payment-seller.js';
 import { accessState } from '../usage/allowance.js';
 import { heldBy } from './holders.js';
 
@@ -12,33 +13,25 @@ import { heldBy } from './holders.js';
  */
 export async function planStanding(
   db: Db,
-  input: { sellerId: string; serviceSlug: string; agentId: string | null; usage: readonly { meterSlug: string }[] },
+  seller: PaymentSeller,
+  input: { serviceSlug: string; agentId: string | null; usage: readonly { meterSlug: string }[] },
   now = new Date(),
 ): Promise<PlanStanding | undefined> {
   if (!input.agentId) return undefined;
-  const [seller, agent] = await Promise.all([
-    db.seller.findUniqueOrThrow({
-      where: { id: input.sellerId },
-      select: {
-        salesEnabled: true,
-        services: {
-          where: { slug: input.serviceSlug },
-          select: { id: true, plans: { select: { billingMode: true, prices: { select: { meter: { select: { key: true } } } } } } },
-        },
-      },
-    }),
+  const [catalog, agent] = await Promise.all([
+    seller.catalog(),
     db.agent.findUnique({ where: { id: input.agentId }, select: { buyerId: true } }),
   ]);
-  const service = seller.services[0];
+  const service = catalog.services.get(input.serviceSlug);
   // Something to buy means a plan on sale that prices every meter the call uses.
   const asked = new Set(input.usage.map((item) => item.meterSlug));
   const sells =
     seller.salesEnabled &&
-    !!service?.plans.some((plan) => plan.billingMode !== 'payg' && [...asked].every((key) => plan.prices.some((p) => p.meter.key === key)));
+    !!service?.plans.some((plan) => plan.billingMode !== 'payg' && [...asked].every((key) => plan.prices.some((p) => p.meterKey === key)));
   if (!service || !agent) return { reason: 'access_not_found', accessId: null, sells };
   const accesses = await db.access.findMany({
     where: {
-      sellerId: input.sellerId,
+      sellerId: seller.id,
       plan: { serviceId: service.id },
       ...heldBy(input.agentId, agent.buyerId),
     },

@@ -1,4 +1,4 @@
-import type { ClaimedPayment, PaymentProtocol, SettleOutcome } from '../../shared/contract.js';
+import type { CapturedUsage, ClaimedPayment, PaymentProtocol, SettledRequest, SettleOutcome } from '../../shared/contract.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
 import type { ProxyServices } from '../context.js';
@@ -13,7 +13,7 @@ import { encodeHeaderJson, X402_HEADERS } from './x402.js';
  * Per-call payments today; purchases and top-ups are paid the same way.
  */
 export class Payment {
-  private settled: Promise<SettleOutcome> | undefined;
+  private settled: Promise<SettledRequest> | undefined;
 
   private constructor(
     private readonly services: ProxyServices,
@@ -43,12 +43,19 @@ export class Payment {
   }
 
   /**
-   * Settles (or, for a status other than 2xx, releases) the payment once, and returns the billing
-   * headers of the response to the agent.
+   * Settles (or, for a status other than 2xx, releases) the payment once, with the usage captured
+   * from the response, and returns the billing headers of the response to the agent and what
+   * `hub-usage-error` says of that usage, if anything.
    */
-  async settle(upstreamStatus: number): Promise<Record<string, string>> {
-    this.settled ??= this.services.controlPlane.call('settlePaidRequest', { paymentId: this.paymentId, upstreamStatus });
-    return billingHeaders(await this.settled, this.protocol);
+  async settle(upstreamStatus: number, usage?: CapturedUsage): Promise<{ headers: Record<string, string>; usageError?: string }> {
+    this.settled ??= this.services.controlPlane.call('settlePaidRequest', {
+      paymentId: this.paymentId,
+      upstreamStatus,
+      ...(usage ? { usage } : {}),
+    });
+    const settled = await this.settled;
+    const headers = billingHeaders(settled, this.protocol);
+    return settled.usageError ? { headers, usageError: settled.usageError } : { headers };
   }
 
   /** Releases the payment of a request that never got an answer; a failure leaves it to expire unsettled. */

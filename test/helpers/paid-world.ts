@@ -29,7 +29,8 @@ export function useLoopbackResolver(t: Tap): void {
  * selling `search` / `calls` at $0.01 per call (payg). The seller asks for payment the first time
  * it sees a request id and serves its retry (hub forwards the paid retry under the challenged
  * request's id). Paths: `/identity` asks for identity only, `/broken` answers 500 once paid,
- * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, anything else reports 1.
+ * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, `/misreported` reports one
+ * instead, `/garbled` reports in a `hub-usage` that does not parse, anything else reports 1.
  * Ceiling pricing: `/ceiling`, or any path with `?max=`, asks for calls without a quantity (at most
  * `max` when given, else the price's default) and reports `?used=` calls, or nothing without it.
  */
@@ -119,6 +120,8 @@ export async function startPaidWorld(
       const reported = ceiling ? (used === null ? undefined : Number(used)) : path === '/over' ? 5 : path === '/zero' ? 0 : 1;
       if (usage.length && reported !== undefined)
         headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: reported }]);
+      if (path === '/misreported') headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'storage', quantity: 1 }]);
+      if (path === '/garbled') headers['hub-usage'] = '[{"serviceSlug":"search"';
       res.writeHead(200, headers);
       res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
     },

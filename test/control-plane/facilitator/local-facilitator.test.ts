@@ -1,5 +1,6 @@
 import t from 'tap';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { inlineSignerRecovery } from '../../../control-plane/facilitator/signer-recovery.js';
 import { chainReader, startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
 import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
@@ -32,6 +33,30 @@ t.test('a signed authorization verifies, settles, and moves exactly the amount',
   t.equal(receipt.from.toLowerCase(), chain.settler.address.toLowerCase(), 'the settler pays the gas');
   t.equal(await tokenBalance(chain, payer), payerBefore - 12_345n);
   t.equal(await tokenBalance(chain, payee), payeeBefore + 12_345n);
+});
+
+t.test('a settlement does not recover the signature its verification recovered; any other one it does', async (t) => {
+  const inline = await inlineSignerRecovery();
+  let recovered = 0;
+  const counting = localFacilitatorFor(t, chain, {
+    // A settler key of its own: two facilitators on one key would take each other's nonces.
+    settlerPrivateKey: chain.accounts[4]!.privateKey,
+    signerRecovery: { name: 'counting', recoverSigner: (input) => (recovered++, inline.recoverSigner(input)), close: async () => {} },
+  });
+  const requirements = requirementsFor(chain, payee);
+  const payment = await signPayment(chain, payerKey, requirements);
+  t.same(await counting.verify(payment, requirements), { isValid: true, payer });
+  t.match(await counting.settle(payment, requirements), { status: 'settled' });
+  t.equal(recovered, 1);
+
+  const tampered = await signPayment(chain, payerKey, requirementsFor(chain, payee, { amount: '20000' }), { tamper: { value: '10000' } });
+  t.match(await counting.verify(tampered, requirements), { isValid: false, reason: 'invalid_signature' });
+  t.match(await counting.settle(tampered, requirements), { status: 'failed', reason: 'invalid_signature' });
+  t.equal(recovered, 3, 'a signature that did not verify is recovered each time');
+
+  const unverified = await signPayment(chain, payerKey, requirements);
+  t.match(await counting.settle(unverified, requirements), { status: 'settled' });
+  t.equal(recovered, 4);
 });
 
 t.test('a used authorization does not verify again, and settling it again answers the first settlement', async (t) => {

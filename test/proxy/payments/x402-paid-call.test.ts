@@ -400,6 +400,21 @@ for (const provider of testProviders()) {
       t.match(billingOf(res), { status: 'settled', chargedUsd: '0.010000' });
     });
 
+    await t.test('usage hub cannot record is named in hub-usage-error and the challenged usage is charged', async (t) => {
+      for (const [path, error] of [
+        ['/misreported', 'meter_not_found'],
+        ['/garbled', 'invalid_usage_header'],
+      ] as const) {
+        const res = await payingFetch(url(path));
+        t.equal(res.status, 200);
+        t.equal(res.headers.get('hub-usage-error'), error, path);
+        t.match(billingOf(res), { status: 'settled', chargedUsd: '0.010000' });
+        t.ok(res.headers.get('payment-response'), 'settled on chain');
+        const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: path } });
+        t.equal(await db.usageEvent.count({ where: { requestId: attempt.requestId } }), 0, 'nothing recorded');
+      }
+    });
+
     await t.test('usage reported at zero settles nothing: the authorization lapses, no receipt', async (t) => {
       const before = await tokenBalance(chain, payer.address);
       const res = await payingFetch(url('/zero'));

@@ -1,0 +1,91 @@
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { Database, Statement } from 'better-sqlite3';
+
+/**
+ * Prepared statements kept per SQL text on the ORM's SQLite connection. Prisma's better-sqlite3
+ * adapter prepares every statement it runs afresh (`client.prepare(sql).bind(args)`), and SQLite
+ * parsing and planning it again cost about as much as running one of the simple statements a
+ * paid call is made of. Statements are kept here, most recently used last, and handed to the
+ * adapter as views that bind their arguments per run (a better-sqlite3 statement can be bound
+ * for good only once). SQLite prepares a kept statement again by itself if the schema changes.
+ *
+ * The adapter's connection is not part of its typed interface: an adapter without one is used as
+ * it is.
+ */
+const KEPT = 500;
+
+export function withStatementCache(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const adapter = await factory.connect();
+      const client = (adapter as unknown as { client?: Partial<Database> }).client;
+      if (typeof client?.prepare === 'function') cacheStatements(client as Database);
+      return adapter;
+    },
+    connectToShadowDb: () => factory.connectToShadowDb(),
+  };
+}
+
+/** Makes `database.prepare` answer from kept statements. */
+export function cacheStatements(database: Database): void {
+  const prepare = database.prepare.bind(database) as (sql: string) => Statement<unknown[]>;
+  const kept = new Map<string, Statement<unknown[]>>();
+  database.prepare = ((sql: string) => {
+    let statement = kept.get(sql);
+    if (statement) kept.delete(sql);
+    else statement = prepare(sql);
+    kept.set(sql, statement);
+    if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
+    return new StatementView(statement);
+  }) as unknown as Database['prepare'];
+}
+
+/**
+ * What the adapter uses of a statement, with arguments bound for one run instead of for good, and
+ * raw rows (arrays) asked for per view, since the statement underneath is shared.
+ */
+class StatementView {
+  private rawRows = false;
+
+  constructor(
+    private readonly statement: Statement<unknown[]>,
+    private readonly args: unknown[] = [],
+  ) {}
+
+  get reader(): boolean {
+    return this.statement.reader;
+  }
+
+  bind(...args: unknown[]): StatementView {
+    return new StatementView(this.statement, args);
+  }
+
+  raw(toggle = true): StatementView {
+    // Throws, as better-sqlite3 does, for a statement that returns no data.
+    if (!this.statement.reader) this.statement.raw(toggle);
+    this.rawRows = toggle;
+    return this;
+  }
+
+  columns() {
+    return this.statement.columns();
+  }
+
+  run() {
+    return this.statement.run(...this.args);
+  }
+
+  get() {
+    return this.rows().get(...this.args);
+  }
+
+  all() {
+    return this.rows().all(...this.args);
+  }
+
+  private rows(): Statement<unknown[]> {
+    return this.statement.raw(this.rawRows);
+  }
+}
