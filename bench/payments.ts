@@ -17,7 +17,7 @@
 // the reference stack.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,7 @@ import { evmChain } from '../chain/evm-chain.js';
 import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
 import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
 import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
+import { cpuMs } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedSeller } from './lib/seed.js';
 
@@ -343,20 +344,6 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
     );
     return count / ((performance.now() - t0) / 1000);
   };
-}
-
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** User plus system CPU time of the processes, in ms (Linux /proc). */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return (ticks * 1000) / CLOCK_TICKS;
 }
 
 function medianOf(values: number[]): number {
