@@ -26,7 +26,7 @@ export async function deployContracts(input: {
   escrowOperator: Address;
 }): Promise<{ token: Address; escrow: Address }> {
   // Explicit nonces, counted from the chain once: no nonce manager to remember numbers across
-  // chains or skip one under concurrency (a gap would leave a mint unmined and its wait hanging).
+  // chains or skip one (a gap would leave a mint unmined and its wait hanging).
   const account = privateKeyToAccount(input.deployerKey);
   const transport = http(input.rpcUrl);
   const wallet = createWalletClient({ account, chain: input.chain, transport });
@@ -39,28 +39,29 @@ export async function deployContracts(input: {
     return getAddress(receipt.contractAddress);
   };
 
-  const [tokenHash, escrowHash] = await Promise.all([
-    wallet.deployContract({
-      abi: input.artifacts.token.abi,
-      bytecode: input.artifacts.token.bytecode,
-      args: [input.domain.name, input.domain.symbol, input.domain.version, account.address],
-      nonce: first,
-    }),
-    wallet.deployContract({
-      abi: input.artifacts.escrow.abi,
-      bytecode: input.artifacts.escrow.bytecode,
-      args: [input.escrowOperator],
-      nonce: first + 1,
-    }),
-  ]);
+  // Sent one after another (each send returns once the node holds it), never at once: a
+  // transaction that reaches anvil before the one with the nonce below it waits in its queue, and
+  // automine does not always mine it when the gap fills, leaving its wait to time out.
+  const tokenHash = await wallet.deployContract({
+    abi: input.artifacts.token.abi,
+    bytecode: input.artifacts.token.bytecode,
+    args: [input.domain.name, input.domain.symbol, input.domain.version, account.address],
+    nonce: first,
+  });
+  const escrowHash = await wallet.deployContract({
+    abi: input.artifacts.escrow.abi,
+    bytecode: input.artifacts.escrow.bytecode,
+    args: [input.escrowOperator],
+    nonce: first + 1,
+  });
   const [token, escrow] = await Promise.all([deployed(tokenHash, 'token'), deployed(escrowHash, 'escrow')]);
 
-  // Numbered up front, so the mints can all be in flight at once.
-  const hashes = await Promise.all(
-    input.mints.map(({ to, units }, i) =>
-      wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 2 + i }),
-    ),
-  );
+  const hashes: Hex[] = [];
+  for (const [i, { to, units }] of input.mints.entries()) {
+    hashes.push(
+      await wallet.writeContract({ address: token, abi: mintAbi, functionName: 'mint', args: [to, units], nonce: first + 2 + i }),
+    );
+  }
   const receipts = await Promise.all(hashes.map(mined));
   const failed = receipts.find((r) => r.status !== 'success');
   if (failed) throw new Error(`mint reverted (${failed.transactionHash})`);

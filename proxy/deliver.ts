@@ -11,10 +11,18 @@ export async function deliver(
   res: ServerResponse,
   status: number,
   headers: Record<string, string | string[]>,
-  body: Readable,
+  body: Readable | Buffer,
   metrics: ProxyMetrics,
 ): Promise<void> {
   res.writeHead(status, headers);
+  if (Buffer.isBuffer(body)) {
+    // Already whole (an encrypted answer): one write, done when the agent has it or has gone.
+    await new Promise<void>((resolve) => {
+      res.once('close', resolve);
+      res.end(body, resolve);
+    });
+    return;
+  }
   // The head normally leaves with the first body chunk (one write, not two); an event stream may
   // stay quiet for a while, so its head goes out at once.
   if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();

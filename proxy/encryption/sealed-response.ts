@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
+import { readUpTo } from '../../runtime/read-body.js';
 import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import type { JweCodec } from './jwe-codec.js';
@@ -19,7 +20,8 @@ import type { SealedRequest } from './sealed-request.js';
  * - An empty body stays empty.
  */
 
-export type PlainResponse = { statusCode: number; headers: IncomingHttpHeaders; body: Readable };
+/** A response to deliver: its body streamed as it comes, or (encrypted whole) already in hand. */
+export type PlainResponse = { statusCode: number; headers: IncomingHttpHeaders; body: Readable | Buffer };
 
 /** Headers that describe the plaintext, not the JWE the agent receives. */
 const REPRESENTATION_FIELDS = [
@@ -35,7 +37,7 @@ const REPRESENTATION_FIELDS = [
 export async function sealResponse(
   codec: JweCodec,
   sealed: SealedRequest,
-  response: PlainResponse,
+  response: PlainResponse & { body: Readable },
   maxBytes: number,
 ): Promise<PlainResponse> {
   const headers: IncomingHttpHeaders = { ...response.headers };
@@ -53,24 +55,16 @@ export async function sealResponse(
     response.body.destroy();
     throw tooLarge(maxBytes);
   }
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length > maxBytes) {
-      response.body.destroy();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(chunk);
-  }
-  if (length === 0) {
+  const { bytes, complete } = await readUpTo(response.body, maxBytes);
+  if (!complete) throw tooLarge(maxBytes);
+  if (bytes.length === 0) {
     headers['content-length'] = '0';
-    return { statusCode: response.statusCode, headers, body: Readable.from([]) };
+    return { statusCode: response.statusCode, headers, body: bytes };
   }
-  const jwe = await codec.seal(Buffer.concat(chunks, length), sealed.replyPoint, cty ? { cty } : {});
+  const jwe = Buffer.from(await codec.seal(bytes, sealed.replyPoint, cty ? { cty } : {}), 'latin1');
   headers['content-type'] = JOSE_MEDIA_TYPE;
   headers['content-length'] = String(jwe.length);
-  return { statusCode: response.statusCode, headers, body: Readable.from([Buffer.from(jwe, 'latin1')]) };
+  return { statusCode: response.statusCode, headers, body: jwe };
 }
 
 async function* sealEvents(codec: JweCodec, sealed: SealedRequest, body: Readable, cty: string): AsyncGenerator<Buffer> {
