@@ -176,9 +176,8 @@ async function checkRoundTrip(port: number, sealed: string, replyKey: Awaited<Re
 async function agentShare(jwks: Jwks, plaintext: string): Promise<{ encryptMs: number; decryptMs: number }> {
   const replyKey = await createReplyKey();
   const n = 500;
-  let jwe = '';
   const start = process.cpuUsage();
-  for (let i = 0; i < n; i++) jwe = await encryptRequest(jwks, plaintext, { replyKey });
+  for (let i = 0; i < n; i++) await encryptRequest(jwks, plaintext, { replyKey });
   const encrypted = process.cpuUsage(start);
   // A reply to decrypt: encrypted to the reply key as hub does it.
   const { encryptCompactJwe, publicPoint } = await import('../proxy/encryption/compact-jwe.js');
@@ -188,7 +187,6 @@ async function agentShare(jwks: Jwks, plaintext: string): Promise<{ encryptMs: n
   const mid = process.cpuUsage();
   for (let i = 0; i < n; i++) await decryptReply(reply, replyKey);
   const decrypted = process.cpuUsage(mid);
-  void jwe;
   return { encryptMs: (encrypted.user + encrypted.system) / 1000 / n, decryptMs: (decrypted.user + decrypted.system) / 1000 / n };
 }
 

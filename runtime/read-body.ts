@@ -66,5 +66,9 @@ export function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer
     });
     body.once('end', () => resolve({ bytes: whole(), complete: true }));
     body.once('error', reject);
+    // Destroyed without an error or an end: what a for-await loop reports as closed too early.
+    body.once('close', () => {
+      if (!body.readableEnded) reject(Object.assign(new Error('the body closed before it ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { z } from 'zod';
 import type { EncryptionKey } from '../../generated/prisma/sqlite/client.js';
-import type { PublicEncryptionJwk } from '../../shared/encryption/suite.js';
+import { type PublicEncryptionJwk, publicEncryptionJwk } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { encryptionKey, encryptionKeyId } from '../../shared/schemas/encryption-keys.js';
@@ -34,7 +34,7 @@ export function toEncryptionKeyWire(row: EncryptionKey): z.infer<typeof encrypti
 function newKeyPair(kid: string): { publicJwk: PublicEncryptionJwk; d: string } {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = privateKey.export({ format: 'jwk' });
-  return { publicJwk: { kty: 'EC', crv: 'P-256', x: jwk.x!, y: jwk.y!, kid, use: 'enc', alg: 'ECDH-ES' }, d: jwk.d! };
+  return { publicJwk: publicEncryptionJwk(kid, jwk.x!, jwk.y!), d: jwk.d! };
 }
 
 export const createEncryptionKey = catalogWriteProcedure

@@ -47,12 +47,17 @@ export function parseCompactJwe(text: string): CompactJwe | undefined {
  * it is combined with).
  */
 export function publicPoint(jwk: { x: string; y: string }): Buffer {
+  const point = uncheckedPoint(jwk);
+  ECDH.convertKey(point, 'prime256v1'); // decodes the point, which checks that it is on the curve
+  return point;
+}
+
+/** The point of a JWK with the right lengths, not yet checked on the curve (`computeSecret` checks). */
+function uncheckedPoint(jwk: { x: string; y: string }): Buffer {
   const x = Buffer.from(jwk.x, 'base64url');
   const y = Buffer.from(jwk.y, 'base64url');
   if (x.length !== 32 || y.length !== 32) throw new Error('a P-256 coordinate is 32 bytes');
-  const point = Buffer.concat([UNCOMPRESSED, x, y]);
-  ECDH.convertKey(point, 'prime256v1'); // decodes the point, which checks that it is on the curve
-  return point;
+  return Buffer.concat([UNCOMPRESSED, x, y]);
 }
 
 /** The seller's side of the key agreement, from its private JWK (import once, agree many times). */
@@ -100,7 +105,8 @@ function optionalBytes(value: unknown): Buffer {
  * encrypted to another key). The header's suite is the caller's to have checked.
  */
 export function decryptCompactJwe(jwe: CompactJwe, recipient: ECDH): Buffer {
-  const sharedSecret = recipient.computeSecret(publicPoint(jwe.header.epk as EcPublicJwk));
+  // The agreement refuses a point off the curve itself: no separate check first.
+  const sharedSecret = recipient.computeSecret(uncheckedPoint(jwe.header.epk as EcPublicJwk));
   const key = contentKey(sharedSecret, optionalBytes(jwe.header.apu), optionalBytes(jwe.header.apv));
   const iv = Buffer.from(jwe.iv, 'base64url');
   const tag = Buffer.from(jwe.tag, 'base64url');

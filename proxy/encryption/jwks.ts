@@ -1,5 +1,5 @@
 import type { PaySeller } from '../../shared/contract.js';
-import { JWE_SUITE, type Jwks } from '../../shared/encryption/suite.js';
+import { type Jwks, publicEncryptionJwk } from '../../shared/encryption/suite.js';
 
 /**
  * The seller's public encryption keys as a JWKS, served without credentials at the pay URL's
@@ -8,15 +8,7 @@ import { JWE_SUITE, type Jwks } from '../../shared/encryption/suite.js';
  */
 export function sellerJwks(seller: PaySeller): Jwks {
   return {
-    keys: seller.encryptionKeys.map(({ kid, x, y }) => ({
-      kty: JWE_SUITE.kty,
-      crv: JWE_SUITE.crv,
-      x,
-      y,
-      kid,
-      use: 'enc',
-      alg: JWE_SUITE.alg,
-    })),
+    keys: seller.encryptionKeys.map(({ kid, x, y }) => publicEncryptionJwk(kid, x, y)),
   };
 }
 

@@ -30,3 +30,8 @@ export type PublicEncryptionJwk = {
 };
 
 export type Jwks = { keys: PublicEncryptionJwk[] };
+
+/** The published form of a key of the suite: its id and the coordinates of its public point. */
+export function publicEncryptionJwk(kid: string, x: string, y: string): PublicEncryptionJwk {
+  return { kty: JWE_SUITE.kty, crv: JWE_SUITE.crv, x, y, kid, use: 'enc', alg: JWE_SUITE.alg };
+}
