@@ -106,8 +106,11 @@ async function send(
     return { kind: 'reply', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text };
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
-    const reason =
-      e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
+    // The budget's signal and undici's own timeouts share the same limit; whichever fires first,
+    // the seller did not answer in time.
+    const timedOut =
+      e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT';
+    const reason = timedOut ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
     return { kind: 'unreachable', reason };
   }
 }
