@@ -32,6 +32,7 @@ import { evmChain } from '../chain/evm-chain.js';
 import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
 import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
 import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
+import { turns } from '../runtime/turns.js';
 import { cpuMs } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedSeller } from './lib/seed.js';
@@ -292,6 +293,7 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
   const payer = privateKeyToAccount(payerKey);
   const domain = { name: chain.token.name, version: chain.token.version, chainId: chain.chainId, verifyingContract: chain.token.address };
   let nonce: number | undefined;
+  const inTurn = turns();
 
   return async (count: number, inFlight: number): Promise<number> => {
     const signed = await Promise.all(
@@ -321,24 +323,22 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
       Array.from({ length: inFlight }, async () => {
         while (nextTransfer < signed.length) {
           const { message: m, signature } = signed[nextTransfer++]!;
-          const hash = await sender.writeContract({
-            address: chain.token.address,
-            abi: eip3009Abi,
-            functionName: 'transferWithAuthorization',
-            args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, signature],
-            nonce: nonce!++,
-            gas: 120_000n,
-            maxFeePerGas: fees.maxFeePerGas,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-          });
-          for (;;) {
-            const receipt = await reader.getTransactionReceipt({ hash }).catch(() => undefined);
-            if (receipt) {
-              if (receipt.status !== 'success') throw new Error(`a chain-alone transfer reverted (${hash})`);
-              break;
-            }
-            await new Promise((r) => setTimeout(r, 2));
-          }
+          // Sent in nonce order, as hub's settler sends: anvil's automine can leave a transaction
+          // that overtook its predecessor unmined.
+          const hash = await inTurn(() =>
+            sender.writeContract({
+              address: chain.token.address,
+              abi: eip3009Abi,
+              functionName: 'transferWithAuthorization',
+              args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, signature],
+              nonce: nonce!++,
+              gas: 120_000n,
+              maxFeePerGas: fees.maxFeePerGas,
+              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+            }),
+          );
+          const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 2, timeout: 30_000 });
+          if (receipt.status !== 'success') throw new Error(`a chain-alone transfer reverted (${hash})`);
         }
       }),
     );

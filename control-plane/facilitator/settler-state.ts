@@ -1,17 +1,26 @@
 import type { Account, Chain, PublicClient, Transport } from 'viem';
+import { turns } from '../../runtime/turns.js';
 
 /**
  * What the settler remembers between transactions so that sending one needs a single JSON-RPC
  * request (the broadcast): its next nonce, numbered in memory from the chain's pending count;
- * the current fees, read at most every `feeTtlMs`; and the gas each kind of settlement takes,
- * estimated once. One settler key per process: another sender on the same key would take nonces
- * behind its back (the nonce is then renumbered from the chain after a refusal).
+ * the current fees, read at most every `feeTtlMs`; the gas each kind of settlement takes,
+ * estimated once; and whose turn it is to send (`inTurn`). One settler key per process: another
+ * sender on the same key would take nonces behind its back (the nonce is then renumbered from the
+ * chain after a refusal).
  */
 export class SettlerState {
   private nextNonce: number | undefined;
   private loadingNonce: Promise<number> | undefined;
   private fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; readAt: number } | undefined;
   private readonly gasByKind = new Map<string, bigint>();
+  /**
+   * A settlement takes its nonce and broadcasts in its turn, so transactions reach the node in
+   * nonce order: a node that mines on arrival (anvil's automine) can leave a transaction that
+   * overtook its predecessor unmined until another arrives. A turn lasts one request; receipts
+   * are still awaited side by side.
+   */
+  readonly inTurn = turns();
 
   constructor(
     private readonly reader: PublicClient<Transport, Chain>,

@@ -116,35 +116,37 @@ export function gasKind(call: TransferCall): string {
 
 /**
  * Signs the settlement with the settler's key (nonce, fees and chain id from memory) and sends it:
- * one JSON-RPC request. `gas` is an estimate for this kind of settlement; unused gas is not paid
- * for, so the limit has generous headroom.
+ * one JSON-RPC request, in nonce order (`SettlerState.inTurn`). `gas` is an estimate for this kind
+ * of settlement; unused gas is not paid for, so the limit has generous headroom.
  */
-export async function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
+export function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
   const { wallet, reader, state } = clients;
-  let serialized: Hex;
-  try {
-    const [nonce, fees] = await Promise.all([state.takeNonce(), state.currentFees()]);
-    serialized = await wallet.account.signTransaction({
-      type: 'eip1559',
-      chainId: wallet.chain.id,
-      nonce,
-      gas: (gas * 3n) / 2n,
-      ...fees,
-      ...settlementCall(call),
-    });
-  } catch (err) {
-    state.renumber();
-    return { status: 'refused', reason: 'facilitator_unavailable', message: shortMessage(err) };
-  }
-  const signed = { transaction: keccak256(serialized), serialized };
-  try {
-    await reader.sendRawTransaction({ serializedTransaction: serialized });
-    return { status: 'sent', signed };
-  } catch (err) {
-    if (!nodeAnswered(err)) return { status: 'unknown', signed, message: shortMessage(err) };
-    state.renumber();
-    return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err) };
-  }
+  return state.inTurn(async () => {
+    let serialized: Hex;
+    try {
+      const [nonce, fees] = await Promise.all([state.takeNonce(), state.currentFees()]);
+      serialized = await wallet.account.signTransaction({
+        type: 'eip1559',
+        chainId: wallet.chain.id,
+        nonce,
+        gas: (gas * 3n) / 2n,
+        ...fees,
+        ...settlementCall(call),
+      });
+    } catch (err) {
+      state.renumber();
+      return { status: 'refused', reason: 'facilitator_unavailable', message: shortMessage(err) };
+    }
+    const signed = { transaction: keccak256(serialized), serialized };
+    try {
+      await reader.sendRawTransaction({ serializedTransaction: serialized });
+      return { status: 'sent', signed };
+    } catch (err) {
+      if (!nodeAnswered(err)) return { status: 'unknown', signed, message: shortMessage(err) };
+      state.renumber();
+      return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err) };
+    }
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import type { DevAccount } from '../../chain/dev-accounts.js';
 import { evmChain } from '../../chain/evm-chain.js';
+import { turns } from '../../runtime/turns.js';
 import { serveOnLoopback } from './loopback-server.js';
 
 /**
@@ -48,6 +49,15 @@ export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount:
   const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl), pollingInterval: 25 }).extend(
     publicActions,
   );
-  const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  // Sent in nonce order, as hub's settler sends them: anvil's automine can leave a transaction
+  // that overtook its predecessor unmined until another arrives.
+  const inTurn = turns();
+  const inOrder = {
+    ...wallet,
+    address: settler.address,
+    writeContract: (args: Parameters<typeof wallet.writeContract>[0]) => inTurn(() => wallet.writeContract(args)),
+    sendTransaction: (args: Parameters<typeof wallet.sendTransaction>[0]) => inTurn(() => wallet.sendTransaction(args)),
+  };
+  const signer = toFacilitatorEvmSigner(inOrder as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }

@@ -1,0 +1,81 @@
+import t from 'tap';
+import { type Hex, parseTransaction } from 'viem';
+import { settlerAccount } from '../../../control-plane/facilitator/settler-account.js';
+import { SettlerState } from '../../../control-plane/facilitator/settler-state.js';
+import { broadcastTransfer, type SettlerClients, type TransferCall } from '../../../control-plane/facilitator/transfer-sender.js';
+import { turns } from '../../../runtime/turns.js';
+
+// Settlements running at once each take a nonce, and their transactions must reach the node in
+// that order: a node that mines on arrival can leave a transaction that overtook its predecessor
+// unmined. A node that answers after a random delay shows whether any send overtakes another.
+
+const account = settlerAccount(`0x${'4c'.repeat(32)}` as Hex);
+const call: TransferCall = {
+  token: '0x00000000000000000000000000000000000000aa',
+  authorization: {
+    from: '0x00000000000000000000000000000000000000bb',
+    to: '0x00000000000000000000000000000000000000cc',
+    value: 10_000n,
+    validAfter: 0n,
+    validBefore: 2n ** 40n,
+    nonce: `0x${'01'.repeat(32)}`,
+  },
+  signature: { compact: new Uint8Array(64), recoveryId: 0, v: 27, r: `0x${'02'.repeat(32)}`, s: `0x${'03'.repeat(32)}` },
+};
+
+function slowNode(firstNonce: number) {
+  const arrived: number[] = [];
+  let sending = 0;
+  let mostAtOnce = 0;
+  const reader = {
+    getTransactionCount: async () => firstNonce,
+    estimateFeesPerGas: async () => ({ maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000n }),
+    sendRawTransaction: async ({ serializedTransaction }: { serializedTransaction: Hex }) => {
+      sending++;
+      mostAtOnce = Math.max(mostAtOnce, sending);
+      arrived.push(parseTransaction(serializedTransaction).nonce!);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 4));
+      sending--;
+      return '0x';
+    },
+  };
+  return { reader, arrived, mostAtOnce: () => mostAtOnce };
+}
+
+t.test('transactions sent at once reach the node one at a time, in nonce order', async (t) => {
+  const node = slowNode(5);
+  const clients = {
+    reader: node.reader,
+    wallet: { account, chain: { id: 31337 } },
+    state: new SettlerState(node.reader as never, account),
+  } as unknown as SettlerClients;
+
+  const broadcasts = await Promise.all(Array.from({ length: 30 }, () => broadcastTransfer(clients, call, 100_000n)));
+  t.ok(
+    broadcasts.every((b) => b.status === 'sent'),
+    'every one sent',
+  );
+  t.same(
+    node.arrived,
+    Array.from({ length: 30 }, (_, i) => 5 + i),
+    'nonces 5..34, in order',
+  );
+  t.equal(node.mostAtOnce(), 1, 'a send waits for the one before it to be answered');
+});
+
+t.test('a turn that fails does not stop the turns after it', async (t) => {
+  const inTurn = turns();
+  const order: string[] = [];
+  const first = inTurn(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    order.push('first');
+    throw new Error('the node went away');
+  });
+  const second = inTurn(async () => {
+    order.push('second');
+    return 'sent';
+  });
+  await t.rejects(first, /went away/);
+  t.equal(await second, 'sent');
+  t.same(order, ['first', 'second']);
+});
