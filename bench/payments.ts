@@ -337,8 +337,13 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
               maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
             }),
           );
-          const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 2, timeout: 30_000 });
-          if (receipt.status !== 'success') throw new Error(`a chain-alone transfer reverted (${hash})`);
+          for (const deadline = Date.now() + 30_000; ; ) {
+            const receipt = await reader.getTransactionReceipt({ hash }).catch(() => undefined);
+            if (receipt?.status === 'success') break;
+            if (receipt) throw new Error(`a chain-alone transfer reverted (${hash})`);
+            if (Date.now() > deadline) throw new Error(`a chain-alone transfer was not mined within 30 s (${hash})`);
+            await new Promise((r) => setTimeout(r, 2));
+          }
         }
       }),
     );

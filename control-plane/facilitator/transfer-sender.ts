@@ -157,17 +157,23 @@ export async function rebroadcastTransfer(clients: SettlerClients, signed: Signe
   await clients.reader.sendRawTransaction({ serializedTransaction: signed.serialized }).catch(() => undefined);
 }
 
-/** The receipt, read at once (a chain that mines on arrival has it already), else waited for. */
+/**
+ * The receipt, read at once (a chain that mines on arrival has it already), else polled for at
+ * the reader's polling interval until `timeoutMs`. Polled by hash rather than per new block: a
+ * quiet chain that mined the transaction just after a look may show no further block for long.
+ */
 export async function confirmTransfer(clients: SettlerClients, transaction: Hex, timeoutMs: number): Promise<Confirmation> {
-  try {
-    return { status: 'mined', receipt: await clients.reader.getTransactionReceipt({ hash: transaction }) };
-  } catch {
-    // Not mined yet (or the read failed): wait for it.
-  }
-  try {
-    return { status: 'mined', receipt: await clients.reader.waitForTransactionReceipt({ hash: transaction, timeout: timeoutMs }) };
-  } catch (err) {
-    return { status: 'unconfirmed', message: shortMessage(err) };
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      return { status: 'mined', receipt: await clients.reader.getTransactionReceipt({ hash: transaction }) };
+    } catch (err) {
+      lastError = err; // not mined yet, or the read failed: look again
+    }
+    const wait = Math.min(clients.reader.pollingInterval, deadline - Date.now());
+    if (wait <= 0) return { status: 'unconfirmed', message: `not mined within ${timeoutMs} ms: ${shortMessage(lastError)}` };
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
