@@ -35,6 +35,10 @@ t.test('a local chain runs anvil on loopback with HubUSD deployed and every acco
     t.equal(account.tokenUnits, 5_000_000n);
   }
 
+  // Cancun rules: no EIP-2935 history contract, whose ever-growing storage makes anvil's every
+  // new block cost more than the last (bench:payments' long run shows the rate kept).
+  t.equal(await reader.getCode({ address: '0x0000F90827F1C53a10cb7A02335B175320002935' }), undefined, 'no block-hash history contract');
+
   t.ok(alive(chain.pid));
   await chain.stop();
   await chain.exited;
