@@ -180,8 +180,8 @@ async function agentShare(jwks: Jwks, plaintext: string): Promise<{ encryptMs: n
   for (let i = 0; i < n; i++) await encryptRequest(jwks, plaintext, { replyKey });
   const encrypted = process.cpuUsage(start);
   // A reply to decrypt: encrypted to the reply key as hub does it.
-  const { encryptCompactJwe, publicPoint } = await import('../proxy/encryption/compact-jwe.js');
-  const reply = encryptCompactJwe(Buffer.from(plaintext), publicPoint(replyKey.publicJwk as { x: string; y: string }), {
+  const { agreeWith, encryptCompactJwe, publicPoint } = await import('../proxy/encryption/compact-jwe.js');
+  const reply = encryptCompactJwe(Buffer.from(plaintext), agreeWith(publicPoint(replyKey.publicJwk as { x: string; y: string })), {
     cty: 'application/json',
   });
   const mid = process.cpuUsage();

@@ -58,13 +58,16 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
   for (;;) {
     let forwarded: Forwarded | undefined;
     let answer: PlainResponse;
+    // The reply's key agreement does not depend on the answer: it is worked out while the seller works.
+    const reply = request.sealed && services.jwe.agree(request.sealed.replyPoint);
+    reply?.catch(() => {}); // unused when the seller answers 402 or fails; awaited below otherwise
     try {
       forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
       // The answer to an encrypted request is encrypted before its payment settles: a body that
       // cannot be (too large, cut off) fails the call unpaid, like a seller that broke off.
       answer =
-        request.sealed && forwarded.response.statusCode !== 402
-          ? await sealResponse(services.jwe, request.sealed, forwarded.response, services.config.proxy.maxEncryptedResponseBytes)
+        request.sealed && reply && forwarded.response.statusCode !== 402
+          ? await sealResponse(services.jwe, request.sealed, reply, forwarded.response, services.config.proxy.maxEncryptedResponseBytes)
           : forwarded.response;
     } catch (err) {
       await payment?.release();

@@ -118,18 +118,27 @@ export function decryptCompactJwe(jwe: CompactJwe, recipient: ECDH): Buffer {
 }
 
 /**
- * `plaintext` encrypted to the public point `recipient` with a fresh ephemeral key (RFC 7518 §4.6:
- * one per message); `header` adds protected parameters.
+ * The sender's half of one ECDH-ES key agreement with `recipient`: a fresh ephemeral key (RFC 7518
+ * §4.6: one per message), its public coordinates for the header, and the content key it yields.
+ * It does not depend on the plaintext, so it can be worked out before the plaintext exists.
  */
-export function encryptCompactJwe(plaintext: Uint8Array, recipient: Uint8Array, header: Record<string, unknown> = {}): string {
+export type Agreement = { x: string; y: string; key: Uint8Array };
+
+export function agreeWith(recipient: Uint8Array): Agreement {
   const ephemeral = createECDH('prime256v1');
   const point = ephemeral.generateKeys();
-  const x = point.subarray(1, 33).toString('base64url');
-  const y = point.subarray(33).toString('base64url');
+  return {
+    x: point.subarray(1, 33).toString('base64url'),
+    y: point.subarray(33).toString('base64url'),
+    key: contentKey(ephemeral.computeSecret(recipient), EMPTY, EMPTY),
+  };
+}
+
+/** `plaintext` as a Compact JWE under an agreement used for no other message; `header` adds protected parameters. */
+export function encryptCompactJwe(plaintext: Uint8Array, { x, y, key }: Agreement, header: Record<string, unknown> = {}): string {
   const protectedHeader = Buffer.from(
     JSON.stringify({ ...header, alg: JWE_SUITE.alg, enc: JWE_SUITE.enc, epk: { kty: 'EC', crv: 'P-256', x, y } }),
   ).toString('base64url');
-  const key = contentKey(ephemeral.computeSecret(recipient), EMPTY, EMPTY);
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
   cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));

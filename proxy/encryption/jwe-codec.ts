@@ -1,25 +1,41 @@
 import type { ECDH } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { workerExecArgv, workerModule } from '../../runtime/worker-module.js';
-import { type CompactJwe, decryptCompactJwe, type EcPrivateJwk, encryptCompactJwe, recipientOf } from './compact-jwe.js';
+import {
+  type Agreement,
+  agreeWith,
+  type CompactJwe,
+  decryptCompactJwe,
+  type EcPrivateJwk,
+  encryptCompactJwe,
+  recipientOf,
+} from './compact-jwe.js';
 
 /**
  * Where the proxy's JWE work runs: on the event loop (`inline`) or on a Piscina pool of worker
- * threads (`pool`). Both do the same two tasks on plain data; bench/jwe.ts measures them side by
+ * threads (`pool`). Both do the same three tasks on plain data; bench/jwe.ts measures them side by
  * side under load, and `HUB_JWE_THREADS` picks one (0, the default, is inline: see
  * docs/decisions.md › Encrypted requests for the figures).
  */
 
 export type OpenTask = { kind: 'open'; jwe: CompactJwe; key: EcPrivateJwk };
 /** `to` is the recipient's public point, checked on the curve already (`publicPoint`). */
-export type SealTask = { kind: 'seal'; plaintext: Uint8Array; to: Uint8Array; header: Record<string, unknown> };
+export type AgreeTask = { kind: 'agree'; to: Uint8Array };
+export type SealTask = { kind: 'seal'; plaintext: Uint8Array; agreement: Agreement; header: Record<string, unknown> };
+export type JweTask = OpenTask | AgreeTask | SealTask;
 
 export interface JweCodec {
   readonly name: string;
   /** The plaintext, or undefined when the JWE does not decrypt with `key`. */
   open(jwe: CompactJwe, key: EcPrivateJwk): Promise<Buffer | undefined>;
-  /** A Compact JWE of `plaintext` to the public point `to`, `header` among its protected parameters. */
-  seal(plaintext: Uint8Array, to: Uint8Array, header: Record<string, unknown>): Promise<string>;
+  /**
+   * A key agreement with the public point `to`, for one message. The inline codec works it out
+   * on the loop's next check phase: asked for as a request goes out to the seller, it runs once
+   * the request is written, while the seller works on it.
+   */
+  agree(to: Uint8Array): Promise<Agreement>;
+  /** A Compact JWE of `plaintext` under `agreement` (used for no other message), `header` among its protected parameters. */
+  seal(plaintext: Uint8Array, agreement: Agreement, header: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -37,8 +53,9 @@ function cachedRecipient(jwk: EcPrivateJwk): ECDH {
 }
 
 /** One task, on whichever thread runs it. */
-export function runJweTask(task: OpenTask | SealTask): Uint8Array | string | undefined {
-  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, task.to, task.header);
+export function runJweTask(task: JweTask): Uint8Array | string | Agreement | undefined {
+  if (task.kind === 'agree') return agreeWith(task.to);
+  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, task.agreement, task.header);
   try {
     return decryptCompactJwe(task.jwe, cachedRecipient(task.key));
   } catch {
@@ -49,7 +66,17 @@ export function runJweTask(task: OpenTask | SealTask): Uint8Array | string | und
 export const inlineJweCodec: JweCodec = {
   name: 'inline',
   open: async (jwe, key) => runJweTask({ kind: 'open', jwe, key }) as Buffer | undefined,
-  seal: async (plaintext, to, header) => runJweTask({ kind: 'seal', plaintext, to, header }) as string,
+  agree: (to) =>
+    new Promise((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          resolve(agreeWith(to));
+        } catch (err) {
+          reject(err);
+        }
+      }),
+    ),
+  seal: async (plaintext, agreement, header) => encryptCompactJwe(plaintext, agreement, header),
   close: async () => {},
 };
 
@@ -68,7 +95,8 @@ export function createJwePool(threads: number): JweCodec {
       // A worker's Buffer arrives as a plain Uint8Array over the same memory.
       return plaintext && Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
     },
-    seal: (plaintext, to, header) => pool.run({ kind: 'seal', plaintext, to, header } satisfies SealTask),
+    agree: (to) => pool.run({ kind: 'agree', to } satisfies AgreeTask),
+    seal: (plaintext, agreement, header) => pool.run({ kind: 'seal', plaintext, agreement, header } satisfies SealTask),
     close: () => pool.destroy(),
   };
 }

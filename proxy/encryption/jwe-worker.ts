@@ -1,6 +1,7 @@
-import { type OpenTask, runJweTask, type SealTask } from './jwe-codec.js';
+import type { Agreement } from './compact-jwe.js';
+import { type JweTask, runJweTask } from './jwe-codec.js';
 
-/** Piscina task: one JWE opened or sealed on a worker thread. */
-export default function jweTask(task: OpenTask | SealTask): Uint8Array | string | undefined {
+/** Piscina task: one JWE opened or sealed, or one key agreement worked out, on a worker thread. */
+export default function jweTask(task: JweTask): Uint8Array | string | Agreement | undefined {
   return runJweTask(task);
 }

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { readUpTo } from '../../runtime/read-body.js';
 import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
+import type { Agreement } from './compact-jwe.js';
 import type { JweCodec } from './jwe-codec.js';
 import type { SealedRequest } from './sealed-request.js';
 
@@ -34,9 +35,14 @@ const REPRESENTATION_FIELDS = [
   'content-digest',
 ];
 
+/**
+ * `reply` is a key agreement with the agent's reply key, asked for as the request went out so that
+ * it is worked out while the seller works: it encrypts the body, or an event stream's first event.
+ */
 export async function sealResponse(
   codec: JweCodec,
   sealed: SealedRequest,
+  reply: Promise<Agreement>,
   response: PlainResponse & { body: Readable },
   maxBytes: number,
 ): Promise<PlainResponse> {
@@ -47,7 +53,7 @@ export async function sealResponse(
   if (cty?.toLowerCase().startsWith('text/event-stream')) {
     headers['content-type'] = 'text/event-stream';
     headers['cache-control'] = 'no-cache';
-    return { statusCode: response.statusCode, headers, body: Readable.from(sealEvents(codec, sealed, response.body, cty)) };
+    return { statusCode: response.statusCode, headers, body: Readable.from(sealEvents(codec, sealed, reply, response.body, cty)) };
   }
 
   const declared = Number(response.headers['content-length']);
@@ -61,18 +67,27 @@ export async function sealResponse(
     headers['content-length'] = '0';
     return { statusCode: response.statusCode, headers, body: bytes };
   }
-  const jwe = Buffer.from(await codec.seal(bytes, sealed.replyPoint, cty ? { cty } : {}), 'latin1');
+  const jwe = Buffer.from(await codec.seal(bytes, await reply, cty ? { cty } : {}), 'latin1');
   headers['content-type'] = JOSE_MEDIA_TYPE;
   headers['content-length'] = String(jwe.length);
   return { statusCode: response.statusCode, headers, body: jwe };
 }
 
-async function* sealEvents(codec: JweCodec, sealed: SealedRequest, body: Readable, cty: string): AsyncGenerator<Buffer> {
+async function* sealEvents(
+  codec: JweCodec,
+  sealed: SealedRequest,
+  reply: Promise<Agreement>,
+  body: Readable,
+  cty: string,
+): AsyncGenerator<Buffer> {
   let seq = 0;
+  // One agreement per event: the first one is ready already.
+  const nextAgreement = () => (seq === 0 ? reply : codec.agree(sealed.replyPoint));
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    yield Buffer.from(`data: ${await codec.seal(chunk, sealed.replyPoint, { cty, seq: seq++ })}\n\n`, 'latin1');
+    yield Buffer.from(`data: ${await codec.seal(chunk, await nextAgreement(), { cty, seq: seq++ })}\n\n`, 'latin1');
   }
-  yield Buffer.from(`event: end\ndata: ${await codec.seal(new Uint8Array(0), sealed.replyPoint, { cty, seq, end: true })}\n\n`, 'latin1');
+  const end = await codec.seal(new Uint8Array(0), await nextAgreement(), { cty, seq, end: true });
+  yield Buffer.from(`event: end\ndata: ${end}\n\n`, 'latin1');
 }
 
 function tooLarge(maxBytes: number): ApiError {

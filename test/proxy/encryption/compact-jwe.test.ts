@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, importJWK } from 'jose';
 import t from 'tap';
 import {
+  agreeWith,
   decryptCompactJwe,
   type EcPrivateJwk,
   encryptCompactJwe,
@@ -39,12 +40,12 @@ t.test('jose encrypts, hub decrypts (apu/apv too)', async (t) => {
 
 t.test('hub encrypts, jose decrypts, with the extra protected parameters', async (t) => {
   const agent = p256();
-  const compact = encryptCompactJwe(text, publicPoint(agent), { cty: 'application/json', seq: 3 });
+  const compact = encryptCompactJwe(text, agreeWith(publicPoint(agent)), { cty: 'application/json', seq: 3 });
   const { plaintext, protectedHeader } = await compactDecrypt(compact, await importJWK(agent, 'ECDH-ES'));
   t.same(Buffer.from(plaintext), Buffer.from(text));
   t.match(protectedHeader, { alg: 'ECDH-ES', enc: 'A256GCM', cty: 'application/json', seq: 3, epk: { kty: 'EC', crv: 'P-256' } });
   t.equal(compact.split('.')[1], '', 'direct key agreement: no encrypted key');
-  const empty = encryptCompactJwe(new Uint8Array(0), publicPoint(agent));
+  const empty = encryptCompactJwe(new Uint8Array(0), agreeWith(publicPoint(agent)));
   t.equal((await compactDecrypt(empty, await importJWK(agent, 'ECDH-ES'))).plaintext.length, 0, 'an empty plaintext round-trips');
 });
 
@@ -89,7 +90,9 @@ t.test('the pool does what inline does', async (t) => {
   t.same(await pool.open(jwe, seller), Buffer.from(text));
   t.same(await pool.open(jwe, p256()), undefined);
   const agent = p256();
-  const sealed = await pool.seal(text, publicPoint(agent), { cty: 'text/plain' });
+  const agreement = await pool.agree(publicPoint(agent));
+  t.type(agreement.key, Uint8Array, 'an agreement made on a worker comes back whole');
+  const sealed = await pool.seal(text, agreement, { cty: 'text/plain' });
   t.same(Buffer.from((await compactDecrypt(sealed, await importJWK(agent, 'ECDH-ES'))).plaintext), Buffer.from(text));
   t.equal(pool.name, 'pool(1)');
 });

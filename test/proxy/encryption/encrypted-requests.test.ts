@@ -186,12 +186,26 @@ for (const provider of testProviders()) {
       t.same(rest.join(''), 'data: second\n\n');
     });
 
+    await t.test('every message hub encrypts has an ephemeral key of its own', async (t) => {
+      const epkOf = (compact: string) =>
+        (JSON.parse(Buffer.from(compact.split('.')[0]!, 'base64url').toString()) as { epk: { x: string } }).epk.x;
+      const replies = await Promise.all(
+        [1, 2].map(async () => (await world.post('/echo', await encryptRequest(jwks, 'x', { replyKey }))).text()),
+      );
+      // The held stream was released above: its chunks come at once (perhaps as one), then the end.
+      const sse = await world.post('/sse', await encryptRequest(jwks, '', { replyKey }));
+      const events = [...(await sse.text()).matchAll(/^data: (\S+)$/gm)].map((m) => m[1]!);
+      t.ok(events.length >= 2, 'the events and the end');
+      const keys = [...replies, ...events].map(epkOf);
+      t.equal(new Set(keys).size, keys.length, 'no two share one');
+    });
+
     await t.test('a cut stream is told from a complete one', async (t) => {
       const replyKeyForCut = await createReplyKey();
-      const { encryptCompactJwe, publicPoint } = await import('../../../proxy/encryption/compact-jwe.js');
+      const { agreeWith, encryptCompactJwe, publicPoint } = await import('../../../proxy/encryption/compact-jwe.js');
       const to = publicPoint(replyKeyForCut.publicJwk as { x: string; y: string });
       const event = (seq: number, extra = {}) =>
-        `data: ${encryptCompactJwe(new TextEncoder().encode(`e${seq}`), to, { seq, ...extra })}\n\n`;
+        `data: ${encryptCompactJwe(new TextEncoder().encode(`e${seq}`), agreeWith(to), { seq, ...extra })}\n\n`;
       const stream = async function* (text: string) {
         yield new TextEncoder().encode(text);
       };
