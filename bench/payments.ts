@@ -55,7 +55,18 @@ const CHAIN_SENDER = 6;
 const CHAIN_RECEIVER = 7;
 
 type Stack = { name: string; url: (i: number) => string; pids: number[]; payTo: Address };
-type Round = { stack: string; clients: number; calls: number; seconds: number; latencies: number[]; cpuMs: number; failures: number };
+type Round = {
+  stack: string;
+  clients: number;
+  calls: number;
+  seconds: number;
+  latencies: number[];
+  /** CPU of the stack's server processes, of the clients (this process) and of anvil. */
+  cpuMs: number;
+  clientCpuMs: number;
+  chainCpuMs: number;
+  failures: number;
+};
 
 async function main() {
   const processes = new Processes();
@@ -177,8 +188,9 @@ async function main() {
     console.log(
       `\nPaid calls with the unmodified x402 client (402, sign, pay), anvil with automine, median of ${rounds} interleaved rounds, ${today}\n`,
     );
-    console.log('| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call | failed |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    // The two cores are shared: the clients' and anvil's CPU per paid call show what is left for the stack.
+    console.log("| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call | clients' CPU ms | anvil's CPU ms | failed |");
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     const summary = new Map<string, { rate: number; p50: number; cpu: number }>();
     for (const clients of [1, 10]) {
       for (const stack of stacks) {
@@ -186,13 +198,17 @@ async function main() {
         const rate = medianOf(mine.map((r) => r.calls / r.seconds));
         const latencies = mine.flatMap((r) => r.latencies).sort((a, b) => a - b);
         const cpu = medianOf(mine.map((r) => r.cpuMs / r.calls));
+        const clientCpu = medianOf(mine.map((r) => r.clientCpuMs / r.calls));
+        const chainCpu = medianOf(mine.map((r) => r.chainCpuMs / r.calls));
         const failed = mine.reduce((sum, r) => sum + r.failures, 0);
         summary.set(`${stack.name}@${clients}`, { rate, p50: percentile(latencies, 50), cpu });
         console.log(
-          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} | ${failed} |`,
+          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} | ${clientCpu.toFixed(1)} | ${chainCpu.toFixed(1)} | ${failed} |`,
         );
       }
-      console.log(`| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(chainRates[clients]!).toFixed(0)} | | | | |`);
+      console.log(
+        `| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(chainRates[clients]!).toFixed(0)} | | | | | | |`,
+      );
     }
 
     if (stacks.length > 1) {
@@ -249,6 +265,8 @@ async function runPaidCalls(
   let failures = 0;
   let started = 0;
   const cpuBefore = cpuMs(stack.pids);
+  const chainCpuBefore = cpuMs([chain.pid]);
+  const clientCpuBefore = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -268,8 +286,11 @@ async function runPaidCalls(
   );
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuMs(stack.pids) - cpuBefore;
+  const chainCpu = cpuMs([chain.pid]) - chainCpuBefore;
+  const clientCpu = process.cpuUsage(clientCpuBefore);
   failures += await unpaid(chain, transactions, stack.payTo);
-  return { stack: stack.name, clients, calls, seconds, latencies, cpuMs: cpu, failures };
+  const clientCpuMs = (clientCpu.user + clientCpu.system) / 1000;
+  return { stack: stack.name, clients, calls, seconds, latencies, cpuMs: cpu, clientCpuMs, chainCpuMs: chainCpu, failures };
 }
 
 /** How many of `transactions` are not each a distinct mined transfer of the price to `payTo`. */
