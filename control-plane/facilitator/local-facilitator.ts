@@ -51,6 +51,12 @@ export type LocalFacilitatorConfig = {
   receiptTimeoutMs?: number;
   /** Receipt polling interval. Default 500 ms. */
   pollingIntervalMs?: number;
+  /**
+   * Send settlements one after another, in nonce order (`SettlerState.inTurn`): for a node that
+   * mines each transaction on arrival (anvil's automine). Default false: a node with a mempool
+   * orders a sender's transactions by nonce itself, and sends run side by side.
+   */
+  sendInOrder?: boolean;
   /** An authorization must stay valid this long after verification. Default 6 s, as x402's facilitator. */
   expiryMarginSeconds?: number;
   /** How far back a repeated settle looks for the first settlement of the same authorization. Default 50,000 blocks. */
@@ -89,7 +95,7 @@ export class LocalFacilitator implements Facilitator {
     this.clients = {
       reader,
       wallet: createWalletClient({ account, chain, transport, pollingInterval }),
-      state: new SettlerState(reader, account),
+      state: new SettlerState(reader, account, { inOrder: config.sendInOrder ?? false }),
     };
   }
 

@@ -14,19 +14,25 @@ export class SettlerState {
   private loadingNonce: Promise<number> | undefined;
   private fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; readAt: number } | undefined;
   private readonly gasByKind = new Map<string, bigint>();
+  private readonly feeTtlMs: number;
   /**
-   * A settlement takes its nonce and broadcasts in its turn, so transactions reach the node in
-   * nonce order: a node that mines on arrival (anvil's automine) can leave a transaction that
-   * overtook its predecessor unmined until another arrives. A turn lasts one request; receipts
-   * are still awaited side by side.
+   * With `inOrder`, a settlement takes its nonce and broadcasts in its turn, so transactions reach
+   * the node in nonce order: a node that mines on arrival (anvil's automine) can leave a
+   * transaction that overtook its predecessor unmined until another arrives. A turn lasts one
+   * request, so it caps a settler at one send per round trip: fine on loopback, not for a remote
+   * node, which orders a sender's transactions by nonce itself. Receipts are awaited side by side
+   * either way.
    */
-  readonly inTurn = turns();
+  readonly inTurn: <T>(send: () => Promise<T>) => Promise<T>;
 
   constructor(
     private readonly reader: PublicClient<Transport, Chain>,
     private readonly account: Account,
-    private readonly feeTtlMs = 2_000,
-  ) {}
+    { inOrder = false, feeTtlMs = 2_000 }: { inOrder?: boolean; feeTtlMs?: number } = {},
+  ) {
+    this.inTurn = inOrder ? turns() : (send) => send();
+    this.feeTtlMs = feeTtlMs;
+  }
 
   /** The next nonce, taken: settlements running at once each get their own. */
   async takeNonce(): Promise<number> {

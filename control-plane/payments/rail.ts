@@ -71,8 +71,10 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
     chainId: chain.chainId,
     tokens: [{ address: chain.token.address, name: chain.token.name, version: chain.token.version }],
     settlerPrivateKey: chain.settler.privateKey as Hex,
-    // A local chain mines each transaction at once: poll for the receipt often, not every 500 ms.
+    // A local chain mines each transaction as it arrives: poll for the receipt often, not every
+    // 500 ms, and send in nonce order.
     pollingIntervalMs: 25,
+    sendInOrder: true,
     ...(chain.escrow ? { escrow: chain.escrow } : {}),
   });
   const escrow = chain.escrow;

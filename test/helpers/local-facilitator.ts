@@ -10,8 +10,10 @@ export function localFacilitatorFor(t: Tap, chain: LocalChain, overrides: Partia
     chainId: chain.chainId,
     tokens: [chain.token],
     settlerPrivateKey: chain.settler.privateKey,
-    // anvil mines at once: poll receipts often instead of viem's default of seconds.
+    // anvil mines each transaction as it arrives: poll receipts often instead of viem's default of
+    // seconds, and send in nonce order.
     pollingIntervalMs: 50,
+    sendInOrder: true,
     ...overrides,
   });
   t.teardown(() => facilitator.close());

@@ -47,7 +47,7 @@ t.test('transactions sent at once reach the node one at a time, in nonce order',
   const clients = {
     reader: node.reader,
     wallet: { account, chain: { id: 31337 } },
-    state: new SettlerState(node.reader as never, account),
+    state: new SettlerState(node.reader as never, account, { inOrder: true }),
   } as unknown as SettlerClients;
 
   const broadcasts = await Promise.all(Array.from({ length: 30 }, () => broadcastTransfer(clients, call, 100_000n)));
@@ -61,6 +61,17 @@ t.test('transactions sent at once reach the node one at a time, in nonce order',
     'nonces 5..34, in order',
   );
   t.equal(node.mostAtOnce(), 1, 'a send waits for the one before it to be answered');
+});
+
+t.test('without inOrder (a node that orders by nonce itself), sends run side by side', async (t) => {
+  const node = slowNode(0);
+  const clients = {
+    reader: node.reader,
+    wallet: { account, chain: { id: 31337 } },
+    state: new SettlerState(node.reader as never, account),
+  } as unknown as SettlerClients;
+  await Promise.all(Array.from({ length: 10 }, () => broadcastTransfer(clients, call, 100_000n)));
+  t.ok(node.mostAtOnce() > 1, 'more than one send in flight at a time');
 });
 
 t.test('a turn that fails does not stop the turns after it', async (t) => {
