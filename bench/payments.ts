@@ -1,20 +1,24 @@
-// npm run bench:payments — paid calls through hub beside x402's own server stack, on one chain.
+// npm run bench:payments — paid calls through hub beside x402's and mppx's own server stacks, on one chain.
 //
-// One anvil chain and token. Side by side, in interleaved rounds, with the unmodified official
-// x402 client (`@x402/fetch`: call, get the 402, sign, pay) at 1 and at 10 clients:
-//   * hub: its proxy and control-plane processes (SQLite), in front of a seller built on the SDK;
-//   * x402's Express middleware with x402's facilitator (their packages), the reference;
+// One anvil chain and token. Side by side, in interleaved rounds, at 1 and at 10 clients, each
+// paid with the unmodified official client of its protocol (call, get the 402, sign, pay):
+//   * hub over x402 (`@x402/fetch`) and over MPP (`mppx/client`): its proxy and control-plane
+//     processes (SQLite), in front of a seller built on the SDK;
+//   * x402's Express middleware with x402's facilitator (their packages), x402's reference;
+//   * mppx's Proxy with its EVM charge method, settling through the same x402 facilitator, in
+//     front of a plain seller API: MPP's reference;
 //   * the chain alone: EIP-3009 transfers submitted straight to the token, awaiting each receipt,
 //     one at a time and ten in flight.
 // Every 200 is checked against its own on-chain transfer (a distinct transaction that moved the
 // price from the payer to the seller). CPU per paid call is read from /proc for each stack's
-// server processes. A long run of transfers then shows whether the dev chain keeps its rate as
-// it grows. Finally bench/recover.ts compares native and pure-JS signer recovery.
+// server processes, for the clients and for anvil. A long run of transfers then shows whether the
+// dev chain keeps its rate as it grows. Finally bench/recover.ts compares native and pure-JS
+// signer recovery.
 //
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
 // (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
 // of hub's proxy and control-plane there (open them in Chrome DevTools); BENCH_STACKS=hub skips
-// the reference stack.
+// the reference stacks.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
+import { Receipt as MppxReceipt } from 'mppx';
+import { evm, Mppx } from 'mppx/client';
 import { setGlobalDispatcher } from 'undici';
 import { type Address, createPublicClient, createTestClient, createWalletClient, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -54,7 +60,16 @@ const X402_SETTLER = 5;
 const CHAIN_SENDER = 6;
 const CHAIN_RECEIVER = 7;
 
-type Stack = { name: string; url: (i: number) => string; pids: number[]; payTo: Address };
+/** A stack under test and the official client that pays it: x402's fetch wrapper, or mppx's. */
+type Stack = {
+  name: string;
+  url: (i: number) => string;
+  pids: number[];
+  payTo: Address;
+  pay: typeof fetch;
+  /** The settlement transaction a paid answer names in its receipt. */
+  transactionOf: (res: Response) => Hex | undefined;
+};
 type Round = {
   stack: string;
   clients: number;
@@ -128,28 +143,68 @@ async function main() {
     const proxy = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], hubEnv);
     await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
 
+    // mppx's stack: their Proxy in front of the same kind of seller API, settling through x402's facilitator.
+    const [mppxPort, upstreamPort] = [await freePort(), await freePort()];
+    processes.start(process.execPath, [...tsx, join(here, 'servers', 'upstream.ts'), String(upstreamPort)]);
+    const mppxProxy = processes.start(process.execPath, [
+      ...tsx,
+      join(here, 'servers', 'mppx-proxy.ts'),
+      String(mppxPort),
+      `http://127.0.0.1:${facilitatorPort}`,
+      chainFile,
+      account(X402_PAY_TO).address,
+      `http://127.0.0.1:${upstreamPort}`,
+    ]);
+    await waitUntilUp(`http://127.0.0.1:${upstreamPort}/`);
+    await waitUntilUp(`http://127.0.0.1:${mppxPort}/llms.txt`);
+
     setGlobalDispatcher(localhostDispatcher());
+    const payer = privateKeyToAccount(account(PAYER).privateKey as Hex);
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: payer });
+    client.setSpendControls({ allowedAssets: true });
+    const payX402 = wrapFetchWithPayment(fetch, client);
+    const payMpp = Mppx.create({
+      methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })],
+      polyfill: false,
+    }).fetch as typeof fetch;
+    const hubUrl = (i: number) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`;
     const allStacks: Stack[] = [
       {
         name: 'hub (x402)',
-        url: (i) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`,
+        url: hubUrl,
         pids: [proxy.pid!, controlPlane.pid!],
         payTo: account(HUB_PAY_TO).address,
+        pay: payX402,
+        transactionOf: x402Transaction,
       },
       {
         name: 'x402 Express + x402 facilitator',
         url: (i) => `http://127.0.0.1:${expressPort}/search?i=${i}`,
         pids: [express.pid!, facilitator.pid!],
         payTo: account(X402_PAY_TO).address,
+        pay: payX402,
+        transactionOf: x402Transaction,
+      },
+      {
+        name: 'hub (MPP)',
+        url: hubUrl,
+        pids: [proxy.pid!, controlPlane.pid!],
+        payTo: account(HUB_PAY_TO).address,
+        pay: payMpp,
+        transactionOf: mppTransaction,
+      },
+      {
+        name: 'mppx Proxy + x402 facilitator',
+        url: (i) => `http://127.0.0.1:${mppxPort}/seller/search?i=${i}`,
+        pids: [mppxProxy.pid!, facilitator.pid!],
+        payTo: account(X402_PAY_TO).address,
+        pay: payMpp,
+        transactionOf: mppTransaction,
       },
     ];
-    const stacks = process.env.BENCH_STACKS === 'hub' ? allStacks.slice(0, 1) : allStacks;
+    const stacks = process.env.BENCH_STACKS === 'hub' ? allStacks.filter((s) => s.name.startsWith('hub')) : allStacks;
 
-    const payer = privateKeyToAccount(account(PAYER).privateKey as Hex);
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: payer });
-    client.setSpendControls({ allowedAssets: true });
-    const pay = wrapFetchWithPayment(fetch, client);
     const chainAlone = chainAloneRunner(
       chain,
       account(PAYER).privateKey as Hex,
@@ -159,7 +214,7 @@ async function main() {
 
     // Warm every stack (JIT, connections, caches) before measuring.
     let next = 0;
-    for (const stack of stacks) await runPaidCalls(stack, pay, 1, 10, () => next++, chain);
+    for (const stack of stacks) await runPaidCalls(stack, 1, 10, () => next++, chain);
     await chainAlone(50, 1);
 
     // What each stack burns doing nothing, which every paid call's CPU figure includes.
@@ -174,7 +229,7 @@ async function main() {
     for (let round = 1; round <= rounds; round++) {
       for (const clients of [1, 10]) {
         for (const stack of stacks) {
-          const result = await runPaidCalls(stack, pay, clients, callsAt[clients]!, () => next++, chain);
+          const result = await runPaidCalls(stack, clients, callsAt[clients]!, () => next++, chain);
           results.push(result);
           log(`round ${round}, ${stack.name}, ${clients} client(s): ${(result.calls / result.seconds).toFixed(1)} paid calls/s`);
         }
@@ -186,7 +241,7 @@ async function main() {
 
     const today = new Date().toISOString().slice(0, 10);
     console.log(
-      `\nPaid calls with the unmodified x402 client (402, sign, pay), anvil with automine, median of ${rounds} interleaved rounds, ${today}\n`,
+      `\nPaid calls with the unmodified official clients (x402's and mppx's: call, get the 402, sign, pay), anvil with automine, median of ${rounds} interleaved rounds, ${today}\n`,
     );
     // The two cores are shared: the clients' and anvil's CPU per paid call show what is left for the stack.
     console.log("| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call | clients' CPU ms | anvil's CPU ms | failed |");
@@ -211,17 +266,21 @@ async function main() {
       );
     }
 
-    if (stacks.length > 1) {
-      const hub1 = summary.get('hub (x402)@1')!;
-      const ref1 = summary.get('x402 Express + x402 facilitator@1')!;
-      const hub10 = summary.get('hub (x402)@10')!;
-      const ref10 = summary.get('x402 Express + x402 facilitator@10')!;
+    if (stacks.length > 2) {
       const chain10 = medianOf(chainRates[10]!);
       console.log('');
-      console.log(`1 client:   hub p50 / x402 p50 = ${(hub1.p50 / ref1.p50).toFixed(2)}× (target ≤ 1.00×)`);
-      console.log(`10 clients: hub / x402 paid calls/s = ${(hub10.rate / ref10.rate).toFixed(2)}× (target ≥ 1.50×)`);
-      console.log(`10 clients: hub / chain alone with ten in flight = ${(hub10.rate / chain10).toFixed(2)}× (target ≥ 0.80×)`);
-      console.log(`CPU per paid call: hub ${hub10.cpu.toFixed(1)} ms, x402 ${ref10.cpu.toFixed(1)} ms at 10 clients`);
+      for (const [hub, reference, short] of [
+        ['hub (x402)', 'x402 Express + x402 facilitator', 'x402'],
+        ['hub (MPP)', 'mppx Proxy + x402 facilitator', 'mppx'],
+      ] as const) {
+        const [hub1, ref1, hub10, ref10] = [`${hub}@1`, `${reference}@1`, `${hub}@10`, `${reference}@10`].map((key) => summary.get(key)!);
+        console.log(`${hub}, 1 client:   p50 / ${short}'s = ${(hub1!.p50 / ref1!.p50).toFixed(2)}× (target ≤ 1.00×)`);
+        console.log(`${hub}, 10 clients: paid calls/s / ${short}'s = ${(hub10!.rate / ref10!.rate).toFixed(2)}× (target ≥ 1.50×)`);
+        console.log(
+          `${hub}, 10 clients: paid calls/s / chain alone with ten in flight = ${(hub10!.rate / chain10).toFixed(2)}× (target ≥ 0.80×)`,
+        );
+        console.log(`${hub}, CPU per paid call at 10 clients: ${hub10!.cpu.toFixed(1)} ms, ${short}'s ${ref10!.cpu.toFixed(1)} ms`);
+      }
     }
 
     // A long run: the dev chain must keep its rate as its history grows. Mining an empty block
@@ -252,14 +311,7 @@ async function main() {
  * `calls` paid calls from `clients` concurrent clients; each 200 must carry a receipt naming its
  * own transaction, which must have moved the price from the payer to the stack's seller.
  */
-async function runPaidCalls(
-  stack: Stack,
-  pay: typeof fetch,
-  clients: number,
-  calls: number,
-  nextIndex: () => number,
-  chain: LocalChain,
-): Promise<Round> {
+async function runPaidCalls(stack: Stack, clients: number, calls: number, nextIndex: () => number, chain: LocalChain): Promise<Round> {
   const latencies: number[] = [];
   const transactions: Hex[] = [];
   let failures = 0;
@@ -273,14 +325,12 @@ async function runPaidCalls(
       while (started < calls) {
         started++;
         const begun = performance.now();
-        const res = await pay(stack.url(nextIndex()));
-        await res.arrayBuffer();
+        const res = await stack.pay(stack.url(nextIndex()));
+        const body = await res.text();
         latencies.push(performance.now() - begun);
-        const receipt = res.headers.get('payment-response');
-        const settled =
-          receipt && (JSON.parse(Buffer.from(receipt, 'base64').toString('utf8')) as { success?: boolean; transaction?: Hex });
-        if (res.status === 200 && settled && settled.success && settled.transaction) transactions.push(settled.transaction);
-        else if (failures++ === 0) log(`${stack.name}: a paid call answered ${res.status} ${settled ? JSON.stringify(settled) : ''}`);
+        const transaction = res.status === 200 ? stack.transactionOf(res) : undefined;
+        if (transaction) transactions.push(transaction);
+        else if (failures++ === 0) log(`${stack.name}: a paid call answered ${res.status} ${body.slice(0, 300)}`);
       }
     }),
   );
@@ -383,6 +433,24 @@ async function emptyBlockMs(rpcUrl: string): Promise<number> {
   const t0 = performance.now();
   await createTestClient({ mode: 'anvil', transport: http(rpcUrl) }).mine({ blocks: 200 });
   return (performance.now() - t0) / 200;
+}
+
+/** The transaction of a successful x402 settlement (`PAYMENT-RESPONSE`). */
+function x402Transaction(res: Response): Hex | undefined {
+  const header = res.headers.get('payment-response');
+  if (!header) return undefined;
+  const settled = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as { success?: boolean; transaction?: Hex };
+  return settled.success ? settled.transaction : undefined;
+}
+
+/** The reference of a successful MPP receipt (`Payment-Receipt`). */
+function mppTransaction(res: Response): Hex | undefined {
+  try {
+    const receipt = MppxReceipt.fromResponse(res);
+    return receipt.status === 'success' ? (receipt.reference as Hex) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function medianOf(values: number[]): number {
