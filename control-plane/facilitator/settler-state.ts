@@ -18,8 +18,8 @@ export class SettlerState {
   /**
    * With `inOrder`, a settlement takes its nonce and broadcasts in its turn, so transactions reach
    * the node in nonce order: a node that mines on arrival (anvil's automine) can leave a
-   * transaction that overtook its predecessor unmined until another arrives. A turn lasts one
-   * request, so it caps a settler at one send per round trip: fine on loopback, not for a remote
+   * transaction that overtook its predecessor unmined until another arrives. A turn is usually
+   * one request (the nonce and fees come from memory), so it caps a settler at one send per round trip: fine on loopback, not for a remote
    * node, which orders a sender's transactions by nonce itself. Receipts are awaited side by side
    * either way.
    */

@@ -164,16 +164,17 @@ export async function rebroadcastTransfer(clients: SettlerClients, signed: Signe
  */
 export async function confirmTransfer(clients: SettlerClients, transaction: Hex, timeoutMs: number): Promise<Confirmation> {
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  const interval = Math.max(1, clients.reader.pollingInterval || 0);
   for (;;) {
+    let lastError: unknown;
     try {
       return { status: 'mined', receipt: await clients.reader.getTransactionReceipt({ hash: transaction }) };
     } catch (err) {
       lastError = err; // not mined yet, or the read failed: look again
     }
-    const wait = Math.min(clients.reader.pollingInterval, deadline - Date.now());
-    if (wait <= 0) return { status: 'unconfirmed', message: `not mined within ${timeoutMs} ms: ${shortMessage(lastError)}` };
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    const left = deadline - Date.now();
+    if (left <= 0) return { status: 'unconfirmed', message: `not mined within ${timeoutMs} ms: ${shortMessage(lastError)}` };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(interval, left)));
   }
 }
 

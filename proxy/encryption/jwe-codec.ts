@@ -21,21 +21,22 @@ import {
 export type OpenTask = { kind: 'open'; jwe: CompactJwe; key: EcPrivateJwk };
 /** `to` is the recipient's public point, checked on the curve already (`publicPoint`). */
 export type AgreeTask = { kind: 'agree'; to: Uint8Array };
-export type SealTask = { kind: 'seal'; plaintext: Uint8Array; agreement: Agreement; header: Record<string, unknown> };
+/** `under`: an agreement made already, or the recipient's public point to make one with in the same task. */
+export type SealTask = { kind: 'seal'; plaintext: Uint8Array; under: Agreement | Uint8Array; header: Record<string, unknown> };
 export type JweTask = OpenTask | AgreeTask | SealTask;
 
 export interface JweCodec {
   readonly name: string;
   /** The plaintext, or undefined when the JWE does not decrypt with `key`. */
   open(jwe: CompactJwe, key: EcPrivateJwk): Promise<Buffer | undefined>;
-  /**
-   * A key agreement with the public point `to`, for one message. The inline codec works it out
-   * on the loop's next check phase: asked for as a request goes out to the seller, it runs once
-   * the request is written, while the seller works on it.
-   */
+  /** A key agreement with the public point `to`, for one message. */
   agree(to: Uint8Array): Promise<Agreement>;
-  /** A Compact JWE of `plaintext` under `agreement` (used for no other message), `header` among its protected parameters. */
-  seal(plaintext: Uint8Array, agreement: Agreement, header: Record<string, unknown>): Promise<string>;
+  /**
+   * A Compact JWE of `plaintext` under `under`: an agreement used for no other message, or the
+   * recipient's public point (a fresh agreement, made in the same task). `header` adds protected
+   * parameters.
+   */
+  seal(plaintext: Uint8Array, under: Agreement | Uint8Array, header: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -55,7 +56,10 @@ function cachedRecipient(jwk: EcPrivateJwk): ECDH {
 /** One task, on whichever thread runs it. */
 export function runJweTask(task: JweTask): Uint8Array | string | Agreement | undefined {
   if (task.kind === 'agree') return agreeWith(task.to);
-  if (task.kind === 'seal') return encryptCompactJwe(task.plaintext, task.agreement, task.header);
+  if (task.kind === 'seal') {
+    const agreement = task.under instanceof Uint8Array ? agreeWith(task.under) : task.under;
+    return encryptCompactJwe(task.plaintext, agreement, task.header);
+  }
   try {
     return decryptCompactJwe(task.jwe, cachedRecipient(task.key));
   } catch {
@@ -66,17 +70,8 @@ export function runJweTask(task: JweTask): Uint8Array | string | Agreement | und
 export const inlineJweCodec: JweCodec = {
   name: 'inline',
   open: async (jwe, key) => runJweTask({ kind: 'open', jwe, key }) as Buffer | undefined,
-  agree: (to) =>
-    new Promise((resolve, reject) =>
-      setImmediate(() => {
-        try {
-          resolve(agreeWith(to));
-        } catch (err) {
-          reject(err);
-        }
-      }),
-    ),
-  seal: async (plaintext, agreement, header) => encryptCompactJwe(plaintext, agreement, header),
+  agree: async (to) => agreeWith(to),
+  seal: async (plaintext, under, header) => runJweTask({ kind: 'seal', plaintext, under, header }) as string,
   close: async () => {},
 };
 
@@ -96,7 +91,7 @@ export function createJwePool(threads: number): JweCodec {
       return plaintext && Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
     },
     agree: (to) => pool.run({ kind: 'agree', to } satisfies AgreeTask),
-    seal: (plaintext, agreement, header) => pool.run({ kind: 'seal', plaintext, agreement, header } satisfies SealTask),
+    seal: (plaintext, under, header) => pool.run({ kind: 'seal', plaintext, under, header } satisfies SealTask),
     close: () => pool.destroy(),
   };
 }

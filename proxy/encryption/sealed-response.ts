@@ -80,13 +80,15 @@ async function* sealEvents(
   body: Readable,
   cty: string,
 ): AsyncGenerator<Buffer> {
+  // One agreement per event: the first event's is made already, each later one's with its sealing.
   let seq = 0;
-  // One agreement per event: the first one is ready already.
-  const nextAgreement = () => (seq === 0 ? reply : codec.agree(sealed.replyPoint));
+  const under = async () => (seq === 0 ? await reply : sealed.replyPoint);
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    yield Buffer.from(`data: ${await codec.seal(chunk, await nextAgreement(), { cty, seq: seq++ })}\n\n`, 'latin1');
+    const jwe = await codec.seal(chunk, await under(), { cty, seq });
+    seq++;
+    yield Buffer.from(`data: ${jwe}\n\n`, 'latin1');
   }
-  const end = await codec.seal(new Uint8Array(0), await nextAgreement(), { cty, seq, end: true });
+  const end = await codec.seal(new Uint8Array(0), await under(), { cty, seq, end: true });
   yield Buffer.from(`event: end\ndata: ${end}\n\n`, 'latin1');
 }
 

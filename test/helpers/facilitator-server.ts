@@ -2,13 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, http, publicActions } from 'viem';
+import { createWalletClient, type Hex, http, parseTransaction, publicActions, type Transport } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import type { DevAccount } from '../../chain/dev-accounts.js';
 import { evmChain } from '../../chain/evm-chain.js';
-import { turns } from '../../runtime/turns.js';
 import { serveOnLoopback } from './loopback-server.js';
 
 /**
@@ -38,6 +37,44 @@ export function startFacilitatorServer(t: Tap, handle: Handler): Promise<string>
 }
 
 /**
+ * JSON-RPC over HTTP whose raw transactions reach the node in nonce order, as hub's settler sends
+ * them on a local chain: anvil's automine can leave a transaction that overtook its predecessor
+ * unmined until another arrives. Only the send waits (for the send of the nonce before it, at most
+ * `holdMs`, in case that nonce never comes); preparing and signing run side by side.
+ */
+function sentInNonceOrder(rpcUrl: string, holdMs = 250): Transport {
+  let next: number | undefined;
+  const held = new Map<number, () => void>();
+  const sent = (nonce: number) => {
+    next = Math.max(next ?? 0, nonce + 1);
+    held.get(next)?.();
+  };
+  return (options) => {
+    const transport = http(rpcUrl)(options);
+    const request = (async (args: { method: string; params?: unknown }) => {
+      if (args.method !== 'eth_sendRawTransaction') return transport.request(args as never);
+      const nonce = parseTransaction((args.params as [Hex])[0]).nonce ?? 0;
+      if (next !== undefined && nonce > next) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, holdMs);
+          held.set(nonce, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        held.delete(nonce);
+      }
+      try {
+        return await transport.request(args as never);
+      } finally {
+        sent(nonce);
+      }
+    }) as typeof transport.request;
+    return { ...transport, request };
+  };
+}
+
+/**
  * x402's own exact-EVM facilitator settling on the test chain, built as x402's examples build it:
  * from a viem wallet client with public actions, the chain's settler (or `settlerAccount`) as its account.
  */
@@ -46,18 +83,12 @@ export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount:
   // A nonce manager, as a facilitator settling several payments at once needs (x402 leaves that to the wallet).
   const settler = privateKeyToAccount(settlerAccount.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   // Receipts polled as often as hub's local rail polls them (viem's default, 4 s, would stall settlements).
-  const wallet = createWalletClient({ account: settler, chain: viemChain, transport: http(chain.rpcUrl), pollingInterval: 25 }).extend(
-    publicActions,
-  );
-  // Sent in nonce order, as hub's settler sends them: anvil's automine can leave a transaction
-  // that overtook its predecessor unmined until another arrives.
-  const inTurn = turns();
-  const inOrder = {
-    ...wallet,
-    address: settler.address,
-    writeContract: (args: Parameters<typeof wallet.writeContract>[0]) => inTurn(() => wallet.writeContract(args)),
-    sendTransaction: (args: Parameters<typeof wallet.sendTransaction>[0]) => inTurn(() => wallet.sendTransaction(args)),
-  };
-  const signer = toFacilitatorEvmSigner(inOrder as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  const wallet = createWalletClient({
+    account: settler,
+    chain: viemChain,
+    transport: sentInNonceOrder(chain.rpcUrl),
+    pollingInterval: 25,
+  }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }

@@ -2,7 +2,12 @@ import t from 'tap';
 import { type Hex, parseTransaction } from 'viem';
 import { settlerAccount } from '../../../control-plane/facilitator/settler-account.js';
 import { SettlerState } from '../../../control-plane/facilitator/settler-state.js';
-import { broadcastTransfer, type SettlerClients, type TransferCall } from '../../../control-plane/facilitator/transfer-sender.js';
+import {
+  broadcastTransfer,
+  confirmTransfer,
+  type SettlerClients,
+  type TransferCall,
+} from '../../../control-plane/facilitator/transfer-sender.js';
 import { turns } from '../../../runtime/turns.js';
 
 // Settlements running at once each take a nonce, and their transactions must reach the node in
@@ -89,4 +94,25 @@ t.test('a turn that fails does not stop the turns after it', async (t) => {
   await t.rejects(first, /went away/);
   t.equal(await second, 'sent');
   t.same(order, ['first', 'second']);
+});
+
+t.test('a receipt is looked for by hash until it is there, or until the deadline', async (t) => {
+  const hash = `0x${'0a'.repeat(32)}` as Hex;
+  let looks = 0;
+  const minedOnThirdLook = {
+    pollingInterval: 5,
+    getTransactionReceipt: async () => {
+      if (++looks < 3) throw new Error('Transaction receipt could not be found');
+      return { transactionHash: hash, status: 'success' };
+    },
+  };
+  const mined = await confirmTransfer({ reader: minedOnThirdLook } as unknown as SettlerClients, hash, 1_000);
+  t.equal(mined.status, 'mined');
+  t.equal(looks, 3, 'no new block needed: the hash is looked up again');
+
+  const never = { pollingInterval: 0, getTransactionReceipt: async () => Promise.reject(new Error('not found')) };
+  const started = Date.now();
+  const lapsed = await confirmTransfer({ reader: never } as unknown as SettlerClients, hash, 50);
+  t.match(lapsed, { status: 'unconfirmed', message: /not mined within 50 ms: not found/ });
+  t.ok(Date.now() - started >= 50, 'a polling interval of 0 still waits out the deadline');
 });
