@@ -168,16 +168,16 @@ async function main() {
       methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })],
       polyfill: false,
     }).fetch as typeof fetch;
-    const hubUrl = (i: number) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`;
+    const hub = (protocol: string, pay: typeof fetch, transactionOf: Stack['transactionOf']): Stack => ({
+      name: `hub (${protocol})`,
+      url: (i) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`,
+      pids: [proxy.pid!, controlPlane.pid!],
+      payTo: account(HUB_PAY_TO).address,
+      pay,
+      transactionOf,
+    });
     const allStacks: Stack[] = [
-      {
-        name: 'hub (x402)',
-        url: hubUrl,
-        pids: [proxy.pid!, controlPlane.pid!],
-        payTo: account(HUB_PAY_TO).address,
-        pay: payX402,
-        transactionOf: x402Transaction,
-      },
+      hub('x402', payX402, x402Transaction),
       {
         name: 'x402 Express + x402 facilitator',
         url: (i) => `http://127.0.0.1:${expressPort}/search?i=${i}`,
@@ -186,14 +186,7 @@ async function main() {
         pay: payX402,
         transactionOf: x402Transaction,
       },
-      {
-        name: 'hub (MPP)',
-        url: hubUrl,
-        pids: [proxy.pid!, controlPlane.pid!],
-        payTo: account(HUB_PAY_TO).address,
-        pay: payMpp,
-        transactionOf: mppTransaction,
-      },
+      hub('MPP', payMpp, mppTransaction),
       {
         name: 'mppx Proxy + x402 facilitator',
         url: (i) => `http://127.0.0.1:${mppxPort}/seller/search?i=${i}`,
