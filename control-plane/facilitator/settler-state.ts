@@ -30,7 +30,9 @@ export class SettlerState {
     private readonly account: Account,
     { inOrder = false, feeTtlMs = 2_000 }: { inOrder?: boolean; feeTtlMs?: number } = {},
   ) {
-    this.inTurn = inOrder ? turns() : (send) => send();
+    // A node that stops answering holds each later send up by a second, not by the whole RPC
+    // timeout of every send before it.
+    this.inTurn = inOrder ? turns({ maxWaitMs: 1_000 }) : (send) => send();
     this.feeTtlMs = feeTtlMs;
   }
 

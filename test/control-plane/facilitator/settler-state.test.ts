@@ -96,6 +96,18 @@ t.test('a turn that fails does not stop the turns after it', async (t) => {
   t.same(order, ['first', 'second']);
 });
 
+t.test('a turn waits for a stalled one at most maxWaitMs', async (t) => {
+  const inTurn = turns({ maxWaitMs: 30 });
+  let release: () => void = () => {};
+  const stalled = inTurn(() => new Promise<string>((resolve) => (release = () => resolve('late'))));
+  const started = Date.now();
+  t.equal(await inTurn(async () => 'next'), 'next', 'the next turn runs without the stalled one');
+  t.ok(Date.now() - started >= 25, 'after waiting for it a while');
+  release();
+  t.equal(await stalled, 'late');
+  t.equal(await inTurn(async () => 'after'), 'after');
+});
+
 t.test('a receipt is looked for by hash until it is there, or until the deadline', async (t) => {
   const hash = `0x${'0a'.repeat(32)}` as Hex;
   let looks = 0;
