@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../shared/errors.js';
+import { mediaTypeOf } from './media-type.js';
 import { readBody } from './read-body.js';
 
 /** Management requests are small; anything bigger than this is refused before it is parsed. */
@@ -24,8 +25,7 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
 
-  const mediaType = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (mediaType !== 'application/json') throw new ApiError('unsupported_media_type');
+  if (mediaTypeOf(contentType) !== 'application/json') throw new ApiError('unsupported_media_type');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request } from 'undici';
+import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { ApiError } from '../../shared/errors.js';
 import { isInternalAddress } from './internal-address.js';
@@ -94,7 +95,7 @@ async function get(url: URL, addresses: ResolvedAddress[], deadline: AbortSignal
       throw new ApiError('page_unreachable', `The page answered ${res.statusCode}.`, { pageStatus: res.statusCode });
     }
     const contentType = header(res.headers, 'content-type');
-    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+    const mediaType = mediaTypeOf(contentType);
     if (mediaType && !HTML_TYPES.has(mediaType)) {
       discard(res.body);
       throw new ApiError('page_not_html', `The page is ${mediaType}; agentify converts text/html.`, { contentType: mediaType });

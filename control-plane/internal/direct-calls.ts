@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
+import { mediaTypeOf } from '../../runtime/media-type.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { safeEqual } from '../../shared/tokens.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
@@ -38,7 +39,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
       req.method === 'POST' &&
       search === '?batch=1' &&
       DIRECT.has(procedure) &&
-      mediaType(req.headers['content-type']) === 'application/json' &&
+      mediaTypeOf(req.headers['content-type']) === 'application/json' &&
       hasToken(req, services.internalToken),
 
     async handle(req, res, procedure) {
@@ -91,10 +92,6 @@ async function batchInputs(req: IncomingMessage): Promise<Record<string, unknown
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs))
     throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
   return inputs as Record<string, unknown>;
-}
-
-function mediaType(contentType: string | undefined): string | undefined {
-  return contentType?.toLowerCase().split(';', 1)[0]?.trim();
 }
 
 function hasToken(req: IncomingMessage, internalToken: string): boolean {

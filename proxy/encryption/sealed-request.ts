@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { mediaTypeOf } from '../../runtime/media-type.js';
 import type { PaySeller } from '../../shared/contract.js';
 import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
@@ -29,10 +30,7 @@ const MEDIA_TYPE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[^"\\\r\n]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
 export function isSealedRequest(req: IncomingMessage): boolean {
-  const type = req.headers['content-type'];
-  if (!type) return false;
-  const semicolon = type.indexOf(';');
-  return (semicolon < 0 ? type : type.slice(0, semicolon)).trim().toLowerCase() === JOSE_MEDIA_TYPE;
+  return mediaTypeOf(req.headers['content-type']) === JOSE_MEDIA_TYPE;
 }
 
 /**
