@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { mediaTypeOf } from '../../runtime/media-type.js';
+import { readUpTo } from '../../runtime/read-body.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { safeEqual } from '../../shared/tokens.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
@@ -84,9 +85,9 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
 
 /** The batch's inputs by index, as tRPC reads a JSON body. */
 async function batchInputs(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  // Unbounded, as tRPC's own adapter reads it: only the proxy, holding the internal token, gets here.
+  const { bytes } = await readUpTo(req, Number.POSITIVE_INFINITY);
+  const text = bytes.toString('utf8');
   const inputs: unknown = text ? JSON.parse(text) : undefined;
   if (inputs === undefined) return Object.create(null);
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs))
