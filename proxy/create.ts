@@ -24,7 +24,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     recorder: new RequestRecorder(client, logger),
     pools: new UpstreamPools(config.proxy),
     metrics: new ProxyMetrics(),
-    jwe: createJweCodec(config.proxy.jweThreads),
+    jwe: createJweCodec(config.proxy.jweMode, config.proxy.jweThreads),
     mppSecret: mppSecret(internalToken),
   };
   services.catalog.start();

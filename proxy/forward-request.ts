@@ -6,8 +6,7 @@ import { newRequestId } from '../shared/ids.js';
 import { ClientGone } from './client-gone.js';
 import type { ProxyServices } from './context.js';
 import { deliver } from './deliver.js';
-import type { Agreement } from './encryption/compact-jwe.js';
-import { type PlainResponse, sealResponse } from './encryption/sealed-response.js';
+import { type PlainResponse, replyAgreement, sealResponse } from './encryption/sealed-response.js';
 import { agentResponseHeaders, type Identity } from './headers.js';
 import { type PayRequest, readPayRequest } from './pay-request.js';
 import { answerWithChallenge } from './payments/challenge.js';
@@ -59,11 +58,7 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
   for (;;) {
     let forwarded: Forwarded | undefined;
     let answer: PlainResponse;
-    // The reply's key agreement does not depend on the answer: it is worked out while the seller
-    // works, from the loop's next check phase (by then the request is usually written).
-    const sealed = request.sealed;
-    const reply = sealed && new Promise<Agreement>((resolve) => setImmediate(() => resolve(services.jwe.agree(sealed.replyPoint))));
-    reply?.catch(() => {}); // unused when the seller answers 402 or fails; awaited below otherwise
+    const reply = request.sealed && replyAgreement(services.jwe, request.sealed);
     try {
       forwarded = await sendWithFreshSecret(services, request, identity, new ClientGone(res));
       // The answer to an encrypted request is encrypted before its payment settles: a body that

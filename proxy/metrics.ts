@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the proxy, kept as plain counters (no per-request objects are retained):
- * requests by status class, a latency histogram, and upstream errors by kind.
+ * requests in progress, requests by status class, a latency histogram, and upstream errors by kind.
  */
 const LATENCY_BUCKETS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
@@ -12,8 +12,16 @@ export class ProxyMetrics {
   private readonly buckets = new Array<number>(LATENCY_BUCKETS_MS.length).fill(0);
   private latencyCount = 0;
   private latencySumMs = 0;
+  /** Requests received and not yet answered (or given up by their client). */
+  inProgress = 0;
 
+  started(): void {
+    this.inProgress++;
+  }
+
+  /** A request started with `started` ended: answered with `status`, or closed. */
   observe(status: number, durationMs: number): void {
+    this.inProgress--;
     const key = `${Math.floor(status / 100)}xx`;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
     this.latencyCount++;
@@ -27,6 +35,9 @@ export class ProxyMetrics {
 
   render(): string {
     const lines = [
+      '# HELP hub_proxy_requests_in_progress Requests received and not yet answered.',
+      '# TYPE hub_proxy_requests_in_progress gauge',
+      `hub_proxy_requests_in_progress ${this.inProgress}`,
       '# HELP hub_proxy_requests_total Requests answered by the proxy, by status class.',
       '# TYPE hub_proxy_requests_total counter',
     ];

@@ -74,7 +74,7 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
 
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
   // Refused, when it must be, before any payment is asked (spec: the seven JWE codes).
-  const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, body) : undefined;
+  const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, body, services.metrics.inProgress - 1) : undefined;
   return {
     req,
     seller,

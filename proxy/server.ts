@@ -86,6 +86,7 @@ export function createProxyServer(services: ProxyServices): Server {
   const server = createHttpServer(
     (req, res) => {
       const started = performance.now();
+      metrics.started();
       res.once('close', () => metrics.observe(res.statusCode, performance.now() - started));
       handle(req, res).catch((err) => {
         const { status } = sendError(res, err);

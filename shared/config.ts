@@ -97,7 +97,8 @@ const envSchema = z.object({
   HUB_MAIL_FROM: z.string().min(3).max(200).optional(),
   HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
   HUB_MAX_ENCRYPTED_RESPONSE_BYTES: positiveInt(16_777_216),
-  HUB_JWE_THREADS: decimal('must be a whole number in decimal').pipe(z.number().min(0).max(64, 'must be at most 64')).default(0),
+  HUB_JWE_MODE: z.enum(['inline', 'spare', 'pool']).default('spare'),
+  HUB_JWE_THREADS: decimal('must be a whole number in decimal').pipe(z.number().min(1).max(64, 'must be at most 64')).default(1),
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
@@ -126,7 +127,9 @@ export type HubConfig = {
     trustProxy: boolean;
     /** A response to an encrypted request is read whole to be encrypted (event streams aside), up to this size. */
     maxEncryptedResponseBytes: number;
-    /** Worker threads for JWE work; 0 does it on the event loop (bench/jwe.ts compares the two). */
+    /** Where JWE work runs (proxy/encryption/jwe-codec.ts; bench/jwe.ts compares the three). */
+    jweMode: 'inline' | 'spare' | 'pool';
+    /** Worker threads for `spare` and `pool`. */
     jweThreads: number;
   };
   /**
@@ -203,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       port: e.HUB_PROXY_PORT,
       maxBodyBytes: e.HUB_MAX_BODY_BYTES,
       maxEncryptedResponseBytes: e.HUB_MAX_ENCRYPTED_RESPONSE_BYTES,
+      jweMode: e.HUB_JWE_MODE,
       jweThreads: e.HUB_JWE_THREADS,
       connectTimeoutMs: e.HUB_UPSTREAM_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS,

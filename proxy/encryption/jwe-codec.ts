@@ -1,4 +1,4 @@
-import type { ECDH } from 'node:crypto';
+import { createECDH, type ECDH } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { workerExecArgv, workerModule } from '../../runtime/worker-module.js';
 import {
@@ -12,10 +12,14 @@ import {
 } from './compact-jwe.js';
 
 /**
- * Where the proxy's JWE work runs: on the event loop (`inline`) or on a Piscina pool of worker
- * threads (`pool`). Both do the same three tasks on plain data; bench/jwe.ts measures them side by
- * side under load, and `HUB_JWE_THREADS` picks one (0, the default, is inline: see
- * docs/decisions.md › Encrypted requests for the figures).
+ * Where the proxy's JWE work runs (`HUB_JWE_MODE`; bench/jwe.ts measures the three side by side,
+ * docs/decisions.md › Encrypted requests has the figures):
+ * - `inline`: all of it on the event loop;
+ * - `spare` (the default): on the event loop, except that while the proxy serves no other request
+ *   the reply's key agreement runs on a worker thread, on a core that is otherwise idle, beside
+ *   the request's decryption; under load a hop to a worker costs more CPU than it frees;
+ * - `pool`: every task on a Piscina pool of worker threads.
+ * All three do the same tasks on plain data.
  */
 
 export type OpenTask = { kind: 'open'; jwe: CompactJwe; key: EcPrivateJwk };
@@ -25,12 +29,23 @@ export type AgreeTask = { kind: 'agree'; to: Uint8Array };
 export type SealTask = { kind: 'seal'; plaintext: Uint8Array; under: Agreement | Uint8Array; header: Record<string, unknown> };
 export type JweTask = OpenTask | AgreeTask | SealTask;
 
+export type JweMode = 'inline' | 'spare' | 'pool';
+
 export interface JweCodec {
   readonly name: string;
   /** The plaintext, or undefined when the JWE does not decrypt with `key`. */
   open(jwe: CompactJwe, key: EcPrivateJwk): Promise<Buffer | undefined>;
-  /** A key agreement with the public point `to`, for one message. */
+  /**
+   * A key agreement with the public point `to`, for one message. On the event loop it runs from
+   * the loop's next check phase, after the work of the current turn (such as writing a request).
+   */
   agree(to: Uint8Array): Promise<Agreement>;
+  /**
+   * A key agreement started at once on a worker thread, beside the work the event loop still has
+   * to do; undefined when this codec keeps it on the loop: it has no thread, or the proxy has
+   * `othersInProgress` other requests in progress for the cores to serve.
+   */
+  agreeEarly(to: Uint8Array, othersInProgress: number): Promise<Agreement> | undefined;
   /**
    * A Compact JWE of `plaintext` under `under`: an agreement used for no other message, or the
    * recipient's public point (a fresh agreement, made in the same task). `header` adds protected
@@ -70,12 +85,22 @@ export function runJweTask(task: JweTask): Uint8Array | string | Agreement | und
 export const inlineJweCodec: JweCodec = {
   name: 'inline',
   open: async (jwe, key) => runJweTask({ kind: 'open', jwe, key }) as Buffer | undefined,
-  agree: async (to) => agreeWith(to),
+  agree: (to) =>
+    new Promise((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          resolve(agreeWith(to));
+        } catch (err) {
+          reject(err);
+        }
+      }),
+    ),
+  agreeEarly: () => undefined,
   seal: async (plaintext, under, header) => runJweTask({ kind: 'seal', plaintext, under, header }) as string,
   close: async () => {},
 };
 
-export function createJwePool(threads: number): JweCodec {
+function createJwePool(threads: number): JweCodec {
   const pool = new Piscina({
     filename: workerModule(import.meta.url, 'jwe-worker').href,
     minThreads: threads,
@@ -83,6 +108,7 @@ export function createJwePool(threads: number): JweCodec {
     idleTimeout: 30_000,
     execArgv: workerExecArgv(),
   });
+  const agree = (to: Uint8Array): Promise<Agreement> => pool.run({ kind: 'agree', to } satisfies AgreeTask);
   return {
     name: `pool(${threads})`,
     async open(jwe, key) {
@@ -90,13 +116,44 @@ export function createJwePool(threads: number): JweCodec {
       // A worker's Buffer arrives as a plain Uint8Array over the same memory.
       return plaintext && Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
     },
-    agree: (to) => pool.run({ kind: 'agree', to } satisfies AgreeTask),
+    agree,
+    agreeEarly: agree,
     seal: (plaintext, under, header) => pool.run({ kind: 'seal', plaintext, under, header } satisfies SealTask),
     close: () => pool.destroy(),
   };
 }
 
-/** `threads` 0 works inline; more runs a pool of that many threads. */
-export function createJweCodec(threads: number): JweCodec {
-  return threads > 0 ? createJwePool(threads) : inlineJweCodec;
+/**
+ * Inline, with `threads` worker threads for early key agreements while fewer than `threads`
+ * other requests are in progress. AES-GCM, which costs less than a hop to a worker, stays on the
+ * loop. The threads start with the first encrypted request, and serve once they are up: a
+ * proxy that never sees one never starts them.
+ */
+function createSpareCodec(threads: number): JweCodec {
+  let pool: JweCodec | undefined;
+  let ready = false;
+  const start = (): JweCodec => {
+    const started = createJwePool(threads);
+    started.agree(createECDH('prime256v1').generateKeys()).then(
+      () => {
+        ready = true;
+      },
+      () => {},
+    );
+    return started;
+  };
+  return {
+    ...inlineJweCodec,
+    name: `spare(${threads})`,
+    agreeEarly(to, othersInProgress) {
+      pool ??= start();
+      return ready && othersInProgress < threads ? pool.agree(to) : undefined;
+    },
+    close: async () => pool?.close(),
+  };
+}
+
+export function createJweCodec(mode: JweMode, threads: number): JweCodec {
+  if (mode === 'inline') return inlineJweCodec;
+  return mode === 'pool' ? createJwePool(threads) : createSpareCodec(threads);
 }

@@ -4,7 +4,7 @@ import type { PaySeller } from '../../shared/contract.js';
 import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import { sha256Hex } from '../../shared/signature.js';
-import { type CompactJwe, type EcPublicJwk, parseCompactJwe, publicPoint } from './compact-jwe.js';
+import { type Agreement, type CompactJwe, type EcPublicJwk, parseCompactJwe, publicPoint } from './compact-jwe.js';
 import type { JweCodec } from './jwe-codec.js';
 
 /**
@@ -21,6 +21,11 @@ export type SealedRequest = {
   plaintextDigest: string;
   /** From the protected header's `cty`; `application/octet-stream` when it names none. */
   contentType: string;
+  /**
+   * The first reply's key agreement when the codec started it beside the decryption, on a worker
+   * thread (`agreeEarly`); otherwise it is asked for once the request is sent.
+   */
+  firstReply: Promise<Agreement> | undefined;
 };
 
 /** Private members of any JWK type (RFC 7518 §6): a reply key that has one was sent by mistake. */
@@ -35,10 +40,16 @@ export function isSealedRequest(req: IncomingMessage): boolean {
 
 /**
  * Checks an encrypted body in the spec's order (each refusal is a 400 answered before any payment
- * is asked), then decrypts it with the key its `kid` names. A JWE that passes every check but
+ * is asked), then decrypts it with the key its `kid` names. `othersInProgress`, the proxy's other
+ * requests in progress, tells the codec whether a core is likely free for the reply's agreement. A JWE that passes every check but
  * does not decrypt (tampered, or encrypted to another key) is refused as `invalid_compact_jwe`.
  */
-export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body: Buffer): Promise<SealedRequest> {
+export async function openSealedRequest(
+  codec: JweCodec,
+  seller: PaySeller,
+  body: Buffer,
+  othersInProgress: number,
+): Promise<SealedRequest> {
   if (!seller.encryptionKeys.length) {
     throw new ApiError(
       'encryption_not_configured',
@@ -59,6 +70,8 @@ export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body
   const replyPoint = readReplyKey(jwe.header[REPLY_JWK_PARAM]);
   const contentType = contentTypeOf(jwe.header.cty);
 
+  const firstReply = codec.agreeEarly(replyPoint, othersInProgress);
+  firstReply?.catch(() => {}); // unused when the JWE does not open or the seller answers 402
   const plaintext = await codec.open(jwe, { kty: 'EC', crv: 'P-256', x: key.x, y: key.y, d: key.d });
   if (!plaintext) {
     throw new ApiError(
@@ -66,7 +79,7 @@ export async function openSealedRequest(codec: JweCodec, seller: PaySeller, body
       'The JWE does not decrypt with the key its kid names: it was altered, or encrypted to another key.',
     );
   }
-  return { kid, replyPoint, plaintext, plaintextDigest: sha256Hex(plaintext), contentType };
+  return { kid, replyPoint, plaintext, plaintextDigest: sha256Hex(plaintext), contentType, firstReply };
 }
 
 /** ECDH-ES with A256GCM on a P-256 ephemeral key, no compression, no critical extensions. */

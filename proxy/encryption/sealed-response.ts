@@ -36,6 +36,18 @@ const REPRESENTATION_FIELDS = [
 ];
 
 /**
+ * The key agreement for one reply to `sealed`, a fresh one each time (one per message). It does
+ * not depend on the answer, so it is worked out while the seller works: the first may have been
+ * started beside the decryption (`agreeEarly`); otherwise it is asked for as the request goes out.
+ */
+export function replyAgreement(codec: JweCodec, sealed: SealedRequest): Promise<Agreement> {
+  const reply = sealed.firstReply ?? codec.agree(sealed.replyPoint);
+  sealed.firstReply = undefined;
+  reply.catch(() => {}); // unused when the seller answers 402 or fails; awaited otherwise
+  return reply;
+}
+
+/**
  * `reply` is a key agreement with the agent's reply key, asked for as the request went out so that
  * it is worked out while the seller works: it encrypts the body, or an event stream's first event.
  */

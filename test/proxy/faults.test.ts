@@ -90,6 +90,7 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
     t.match(text, /hub_proxy_request_duration_seconds_bucket\{le="\+Inf"\} \d+/);
     t.match(text, /hub_proxy_upstream_errors_total\{kind="headers_timeout"\} 1/);
     t.match(text, /hub_proxy_upstream_errors_total\{kind="connect"\} 1/);
+    t.match(text, /^hub_proxy_requests_in_progress 1$/m, 'the metrics request itself, nothing left over');
   });
 
   await t.test('the proxy holds no per-request state once requests are done', async (t) => {

@@ -84,7 +84,7 @@ t.test('what is not a Compact JWE', async (t) => {
 });
 
 t.test('the pool does what inline does', async (t) => {
-  const pool = createJweCodec(1);
+  const pool = createJweCodec('pool', 1);
   t.teardown(() => pool.close());
   const jwe = parseCompactJwe(await joseEncrypted())!;
   t.same(await pool.open(jwe, seller), Buffer.from(text));
@@ -95,4 +95,38 @@ t.test('the pool does what inline does', async (t) => {
   const sealed = await pool.seal(text, agreement, { cty: 'text/plain' });
   t.same(Buffer.from((await compactDecrypt(sealed, await importJWK(agent, 'ECDH-ES'))).plaintext), Buffer.from(text));
   t.equal(pool.name, 'pool(1)');
+  const early = pool.agreeEarly(publicPoint(agent), 5);
+  t.type(early, Promise, 'a pool starts every agreement early, however busy');
+  t.type((await early)?.key, Uint8Array);
+});
+
+t.test('spare: early agreements on a thread, once it is up and while the proxy is otherwise idle', async (t) => {
+  const spare = createJweCodec('spare', 1);
+  t.teardown(() => spare.close());
+  t.equal(spare.name, 'spare(1)');
+  const agent = p256();
+  const to = publicPoint(agent);
+  t.equal(spare.agreeEarly(to, 0), undefined, 'the first asks for the thread, which is not up yet');
+  let early: Promise<unknown> | undefined;
+  for (let i = 0; i < 500 && !early; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    early = spare.agreeEarly(to, 0);
+  }
+  const agreement = (await early) as Awaited<ReturnType<typeof spare.agree>>;
+  t.type(agreement?.key, Uint8Array, 'made on the thread');
+  const sealed = await spare.seal(text, agreement, {});
+  t.same(Buffer.from((await compactDecrypt(sealed, await importJWK(agent, 'ECDH-ES'))).plaintext), Buffer.from(text));
+  t.equal(spare.agreeEarly(to, 1), undefined, 'another request in progress: the loop keeps it');
+  t.equal(inlineJweCodec.agreeEarly(to, 0), undefined, 'inline never agrees early');
+  t.equal(createJweCodec('inline', 4), inlineJweCodec);
+});
+
+t.test('inline, an agreement runs after the current turn of the loop', async (t) => {
+  const order: string[] = [];
+  const agreed = inlineJweCodec.agree(publicPoint(p256())).then(() => order.push('agreed'));
+  order.push('turn');
+  await new Promise((resolve) => setImmediate(resolve));
+  await agreed;
+  t.same(order, ['turn', 'agreed']);
+  await t.rejects(inlineJweCodec.agree(Buffer.from([4, 1, 2])), 'a point off the curve is refused');
 });

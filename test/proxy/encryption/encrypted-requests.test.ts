@@ -237,8 +237,59 @@ for (const provider of testProviders()) {
   });
 }
 
+t.test('in spare mode, the reply’s agreement runs on a worker while the proxy has nothing else to do', async (t) => {
+  const hub = await startTestHub(t, 'sqlite');
+  const upstream = await startTestUpstream(t);
+  const seller = await sellerBehind(hub, upstream);
+  const world = encryptingWorld(hub, seller.id);
+  const codec = hub.proxy.services.jwe;
+  t.equal(codec.name, 'spare(1)', 'the default');
+  const early: Array<{ others: number; onWorker: boolean }> = [];
+  const agreeEarly = codec.agreeEarly.bind(codec);
+  codec.agreeEarly = (to, others) => {
+    const agreement = agreeEarly(to, others);
+    early.push({ others, onWorker: agreement !== undefined });
+    return agreement;
+  };
+  const jwks = await world.published([await world.addKey()]);
+  const replyKey = await createReplyKey();
+  const call = async (i: number) => {
+    const res = await world.post(`/echo/${i}`, await encryptRequest(jwks, `{"i":${i}}`, { replyKey, contentType: 'application/json' }));
+    return JSON.parse(new TextDecoder().decode((await decryptReply(await res.text(), replyKey)).plaintext)).body;
+  };
+
+  t.equal(await call(0), '{"i":0}', 'the first call is served while the thread starts');
+  t.same(early[0], { others: 0, onWorker: false }, 'the thread is not up yet: inline');
+  // One call at a time until the thread is up (it starts with the first encrypted request).
+  for (let i = 1; i <= 200 && !early.at(-1)!.onWorker; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.equal(await call(i), `{"i":${i}}`);
+  }
+  t.same(early.at(-1), { others: 0, onWorker: true }, 'alone, a call’s reply is agreed on the worker');
+
+  early.length = 0;
+  const calls = await Promise.all(Array.from({ length: 10 }, (_, i) => call(100 + i)));
+  t.same(
+    calls,
+    Array.from({ length: 10 }, (_, i) => `{"i":${100 + i}}`),
+    'ten at once, each answered to its own body',
+  );
+  t.ok(
+    early.some((e) => e.others > 0 && !e.onWorker),
+    'with other requests in progress, the agreement stays on the event loop',
+  );
+  t.ok(
+    early.every((e) => e.onWorker === (e.others === 0)),
+    'and only then',
+  );
+});
+
 t.test('on worker threads, with a response limit', async (t) => {
-  const hub = await startTestHub(t, 'sqlite', { HUB_JWE_THREADS: '2', HUB_MAX_ENCRYPTED_RESPONSE_BYTES: '100000' });
+  const hub = await startTestHub(t, 'sqlite', {
+    HUB_JWE_MODE: 'pool',
+    HUB_JWE_THREADS: '2',
+    HUB_MAX_ENCRYPTED_RESPONSE_BYTES: '100000',
+  });
   const upstream = await startTestUpstream(t);
   const seller = await sellerBehind(hub, upstream);
   const world = encryptingWorld(hub, seller.id);
