@@ -76,8 +76,8 @@ type Round = {
   calls: number;
   seconds: number;
   latencies: number[];
-  /** CPU of the stack's server processes, of the clients (this process) and of anvil. */
-  cpuMs: number;
+  /** CPU of each of the stack's two server processes, of the clients (this process) and of anvil. */
+  cpuMs: number[];
   clientCpuMs: number;
   chainCpuMs: number;
   failures: number;
@@ -237,7 +237,11 @@ async function main() {
       `\nPaid calls with the unmodified official clients (x402's and mppx's: call, get the 402, sign, pay), anvil with automine, median of ${rounds} interleaved rounds, ${today}\n`,
     );
     // The two cores are shared: the clients' and anvil's CPU per paid call show what is left for the stack.
-    console.log("| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call | clients' CPU ms | anvil's CPU ms | failed |");
+    // A stack's CPU is split between its front process (hub's proxy, Express, mppx's Proxy) and its
+    // back (hub's control-plane, x402's facilitator).
+    console.log(
+      "| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call (front + back) | clients' CPU ms | anvil's CPU ms | failed |",
+    );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     const summary = new Map<string, { rate: number; p50: number; cpu: number }>();
     for (const clients of [1, 10]) {
@@ -245,13 +249,15 @@ async function main() {
         const mine = results.filter((r) => r.stack === stack.name && r.clients === clients);
         const rate = medianOf(mine.map((r) => r.calls / r.seconds));
         const latencies = mine.flatMap((r) => r.latencies).sort((a, b) => a - b);
-        const cpu = medianOf(mine.map((r) => r.cpuMs / r.calls));
+        const cpuOf = (r: Round) => r.cpuMs.reduce((sum, ms) => sum + ms, 0) / r.calls;
+        const cpu = medianOf(mine.map(cpuOf));
+        const split = stack.pids.map((_, i) => medianOf(mine.map((r) => r.cpuMs[i]! / r.calls)).toFixed(1)).join(' + ');
         const clientCpu = medianOf(mine.map((r) => r.clientCpuMs / r.calls));
         const chainCpu = medianOf(mine.map((r) => r.chainCpuMs / r.calls));
         const failed = mine.reduce((sum, r) => sum + r.failures, 0);
         summary.set(`${stack.name}@${clients}`, { rate, p50: percentile(latencies, 50), cpu });
         console.log(
-          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} | ${clientCpu.toFixed(1)} | ${chainCpu.toFixed(1)} | ${failed} |`,
+          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} (${split}) | ${clientCpu.toFixed(1)} | ${chainCpu.toFixed(1)} | ${failed} |`,
         );
       }
       console.log(
@@ -309,7 +315,7 @@ async function runPaidCalls(stack: Stack, clients: number, calls: number, nextIn
   const transactions: Hex[] = [];
   let failures = 0;
   let started = 0;
-  const cpuBefore = cpuMs(stack.pids);
+  const cpuBefore = stack.pids.map((pid) => cpuMs([pid]));
   const chainCpuBefore = cpuMs([chain.pid]);
   const clientCpuBefore = process.cpuUsage();
   const t0 = performance.now();
@@ -328,7 +334,7 @@ async function runPaidCalls(stack: Stack, clients: number, calls: number, nextIn
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuMs(stack.pids) - cpuBefore;
+  const cpu = stack.pids.map((pid, i) => cpuMs([pid]) - cpuBefore[i]!);
   const chainCpu = cpuMs([chain.pid]) - chainCpuBefore;
   const clientCpu = process.cpuUsage(clientCpuBefore);
   failures += await unpaid(chain, transactions, stack.payTo);
