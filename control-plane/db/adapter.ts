@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { withStatementCache } from './statement-cache.js';
+import { withTransactionGate } from './transaction-gate.js';
 
 /** How long a SQLite writer waits for the file lock before giving up (ms). */
 const SQLITE_BUSY_TIMEOUT_MS = 10_000;
@@ -19,7 +20,7 @@ type AdapterOptions = { poolSize?: number; forSchemaEngine?: boolean };
  */
 export function adapterFactory(database: DatabaseConfig, options: AdapterOptions = {}) {
   if (database.provider === 'sqlite') {
-    const factory = withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS }));
+    const factory = withTransactionGate(withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS })));
     return { factory, dispose: async () => {} };
   }
   const pool = new pg.Pool({
