@@ -20,7 +20,9 @@ type AdapterOptions = { poolSize?: number; forSchemaEngine?: boolean };
  */
 export function adapterFactory(database: DatabaseConfig, options: AdapterOptions = {}) {
   if (database.provider === 'sqlite') {
-    const factory = withTransactionGate(withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS })));
+    const factory = withTransactionGate(
+      withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS })),
+    );
     return { factory, dispose: async () => {} };
   }
   const pool = new pg.Pool({
