@@ -14,6 +14,7 @@ import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
+import { settlementsAfterResponse } from './payments/settle.js';
 import { createControlPlaneServer } from './server.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
@@ -69,6 +70,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const stop = async () => {
     stopPendingLoop();
     await closeServer(server);
+    await settlementsAfterResponse();
     await mail.stop();
     await accountWrites.stop();
     await pageViews.sink.drain();

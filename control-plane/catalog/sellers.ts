@@ -6,6 +6,7 @@ import { payHostOf } from '../../shared/pay-host.js';
 import {
   createSellerInput,
   putStatefulAccessInput,
+  type SettlementTiming,
   seller,
   sellerId,
   statefulAccess,
@@ -33,6 +34,7 @@ export function toSellerWire(row: Seller & { hostnames: { hostname: string }[] }
     payToAddress: row.payToAddress,
     networks: JSON.parse(row.networksJson) as string[],
     hostnames: row.hostnames.map((h) => h.hostname),
+    settlement: row.settlement as SettlementTiming,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -61,6 +63,7 @@ export const createSeller = catalogWriteProcedure
             upstreamBaseUrl: input.upstreamBaseUrl,
             payToAddress: input.payToAddress ?? null,
             networksJson: JSON.stringify(input.networks ?? []),
+            settlement: input.settlement,
           },
         });
         await replaceHostnames(tx, id, hostnames);

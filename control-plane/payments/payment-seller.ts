@@ -1,4 +1,5 @@
 import { ExpiringCache } from '../../shared/expiring-cache.js';
+import type { SettlementTiming } from '../../shared/schemas/sellers.js';
 import type { Db } from '../db/client.js';
 
 /**
@@ -14,6 +15,7 @@ export type PaymentSeller = {
   organizationId: string;
   payToAddress: string | null;
   salesEnabled: boolean;
+  settlement: SettlementTiming;
   catalog(): Promise<SellerCatalog>;
 };
 
@@ -44,7 +46,7 @@ const caches = new WeakMap<Db, ExpiringCache<string, Entry>>();
 export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSeller | null> {
   const row = await db.seller.findUnique({
     where: { id: sellerId },
-    select: { organizationId: true, payToAddress: true, salesEnabled: true, updatedAt: true },
+    select: { organizationId: true, payToAddress: true, salesEnabled: true, settlement: true, updatedAt: true },
   });
   if (!row) return null;
   const version = row.updatedAt.getTime();
@@ -54,6 +56,7 @@ export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSe
     organizationId: row.organizationId,
     payToAddress: row.payToAddress,
     salesEnabled: row.salesEnabled,
+    settlement: row.settlement as SettlementTiming,
     catalog: () => {
       catalog ??= cachedCatalog(db, sellerId, version);
       return catalog;

@@ -6,7 +6,7 @@ import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { toSettleResponse } from '../facilitator/results.js';
 import { creditRemainder, returnCredit } from './credit.js';
-import { paymentSeller } from './payment-seller.js';
+import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -22,7 +22,8 @@ type Challenged = { meterSlug: string; quantity: number };
  * (a ceiling-priced call) the remainder goes back to the payer in the same transaction. A charge
  * of zero submits nothing and lets the authorization expire. A settlement whose outcome is
  * unknown stays `settling` and is finished later by `finishPendingSettlements`; it is never
- * submitted as a new payment.
+ * submitted as a new payment. A seller that settles after the answer gets `settling` at once, and
+ * the settlement follows (`settleAfterResponse`).
  */
 export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
   const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
@@ -41,7 +42,8 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     return { kind: 'identity' };
   }
 
-  const { charged, adjusted } = await settledCharge(db, attempt);
+  const seller = await paymentSeller(db, attempt.sellerId);
+  const { charged, adjusted } = await settledCharge(db, attempt, seller);
   const authorized = attempt.amountMicros;
 
   if (charged === 0n) {
@@ -59,7 +61,12 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     where: { id: attempt.id },
     data: { status: 'settling', chargedMicros: charged, remainderHandling },
   });
-  const result = await settleAndRecord(db, rail, { ...attempt, chargedMicros: charged });
+  const settling = { ...attempt, chargedMicros: charged };
+  if (seller?.settlement === 'after_response') {
+    settleAfterResponse(db, rail, settling);
+    return { kind: 'billed', adjusted, billing: billingSummary('settling', authorized, charged, remainderHandling, null), receipt: null };
+  }
+  const result = await settleAndRecord(db, rail, settling);
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';
   return {
@@ -69,6 +76,39 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     // The payer as hub recorded it (lowercased), not as the facilitator spelled it.
     receipt: { ...toSettleResponse(result), ...(attempt.payer ? { payer: attempt.payer } : {}) },
   };
+}
+
+/** Settlements started after their answer went out, until they are recorded. */
+const following = new Set<Promise<unknown>>();
+
+/**
+ * For a seller that settles after the answer (`settlement: after_response`): the attempt is
+ * `settling` already, so a control-plane that stops before this ends leaves it to
+ * `finishPendingSettlements`, which finds a transfer already on chain rather than sending another.
+ * A failure is recorded as for any settlement; the agent has its answer by then.
+ */
+function settleAfterResponse(db: Db, rail: PaymentRail | undefined, attempt: Settleable): void {
+  const settlement = settleAndRecord(db, rail, attempt).catch(() => {
+    // Left `settling`: the pending loop settles it again.
+  });
+  following.add(settlement);
+  void settlement.finally(() => following.delete(settlement));
+}
+
+/**
+ * Settles once every settlement started after its answer has been recorded (or given up to the
+ * pending loop), or after `maxWaitMs`: one stuck on an unanswering node is left to the pending loop.
+ */
+export async function settlementsAfterResponse(maxWaitMs = 10_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const givenUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, maxWaitMs);
+  });
+  const all = (async () => {
+    while (following.size) await Promise.all(following);
+  })();
+  await Promise.race([all, givenUp]);
+  clearTimeout(timer);
 }
 
 /**
@@ -163,15 +203,22 @@ type Settleable = {
  */
 export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
   const result = await submitSettlement(rail, attempt);
+  // Another settlement of the same attempt (the pending loop, another control-plane) may have
+  // recorded it settled meanwhile: that record stands.
   if (result.status === 'failed') {
-    await db.paymentAttempt.update({
-      where: { id: attempt.id },
+    await db.paymentAttempt.updateMany({
+      where: { id: attempt.id, status: { not: 'settled' } },
       data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
     });
     return result;
   }
   if (result.status !== 'settled') {
-    if (result.transaction) await db.paymentAttempt.update({ where: { id: attempt.id }, data: { settleTxHash: result.transaction } });
+    if (result.transaction) {
+      await db.paymentAttempt.updateMany({
+        where: { id: attempt.id, status: { not: 'settled' } },
+        data: { settleTxHash: result.transaction },
+      });
+    }
     return result;
   }
   // Marked settled once (two control-planes can finish the same settlement), and counted then.
@@ -206,6 +253,7 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
 async function settledCharge(
   db: Db,
   attempt: Pick<PaymentAttempt, 'requestId' | 'sellerId' | 'planId' | 'usageJson' | 'amountMicros'>,
+  seller?: PaymentSeller | null,
 ): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
   const authorized = attempt.amountMicros;
   const items = await db.usageEventItem.findMany({
@@ -214,7 +262,8 @@ async function settledCharge(
   });
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
-  const plan = attempt.planId ? (await (await paymentSeller(db, attempt.sellerId))?.catalog())?.plans.get(attempt.planId) : undefined;
+  const catalog = attempt.planId ? await (seller === undefined ? await paymentSeller(db, attempt.sellerId) : seller)?.catalog() : undefined;
+  const plan = attempt.planId ? catalog?.plans.get(attempt.planId) : undefined;
   const prices = plan?.prices ?? [];
   const byMeterId = new Map(prices.map((p) => [p.meterId, p]));
   const reported = new Map<string, bigint>();

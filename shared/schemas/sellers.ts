@@ -4,6 +4,15 @@ import { caip2Network, distinctList, evmAddress, hostname, httpUrl, idSchema, js
 /** Sellers on the wire: what the proxy needs to serve a pay URL, and what a seller edits. */
 
 export const MAX_NETWORKS = 20;
+
+/** When a paid call settles (docs/decisions.md › Payments › Settling after the answer). */
+export const settlementTiming = z
+  .enum(['before_response', 'after_response'])
+  .meta({
+    description:
+      'When a paid call settles: before_response (the default) answers once the payment is settled on chain; after_response answers at once, `hub-billing` status settling, and settles right after',
+  });
+export type SettlementTiming = z.infer<typeof settlementTiming>;
 export const MAX_HOSTNAMES = 20;
 
 export const seller = z
@@ -16,6 +25,7 @@ export const seller = z
     payToAddress: z.string().nullable().meta({ description: 'EVM address that receives settlements' }),
     networks: z.array(z.string()).meta({ description: 'CAIP-2 ids of the networks the seller accepts payment on' }),
     hostnames: z.array(z.string()).meta({ description: 'Custom hostnames that also serve the pay URL' }),
+    settlement: settlementTiming,
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -30,6 +40,7 @@ export const createSellerInput = z.strictObject({
   payToAddress: evmAddress.optional(),
   networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
   hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
+  settlement: settlementTiming.optional(),
 });
 
 export const updateSellerInput = z.strictObject({
@@ -40,6 +51,7 @@ export const updateSellerInput = z.strictObject({
   payToAddress: evmAddress.nullable().optional(),
   networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
   hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
+  settlement: settlementTiming.optional(),
 });
 
 export const statefulAccess = z

@@ -112,6 +112,7 @@ for (const provider of testProviders()) {
         ['IPv4 literal hostname', { ...SELLER, hostnames: ['10.0.0.1'] }, /^hostnames\.0: must be a hostname, not an IP address/],
         ['IPv6 literal hostname', { ...SELLER, hostnames: ['[::1]'] }, /^hostnames\.0: must be a hostname/],
         ['hostname under the pay domain', { ...SELLER, hostnames: ['shop.pay.example.net'] }, /^hostnames: .*pay domain/],
+        ['unknown settlement timing', { ...SELLER, settlement: 'later' }, /^settlement: /],
         ['unknown field', { ...SELLER, colour: 'blue' }, /Unrecognized key/],
         ['number for a string', { ...SELLER, name: 5 }, /^name: /],
       ];
