@@ -4,6 +4,7 @@ import { bucketOf } from './time-buckets.js';
 
 /** Each count goes to both grains: a window sums quarter-hours up to its first whole UTC day, then days. */
 const GRAINS = ['quarter', 'day'] as const;
+type Grain = (typeof GRAINS)[number];
 
 /**
  * Seller analytics counted as they happen, into a row per seller and UTC quarter-hour and one per
@@ -13,13 +14,19 @@ const GRAINS = ['quarter', 'day'] as const;
  * - an attempt when a priced challenge is issued (newAttempt),
  * - a transaction, its revenue and, for a payer's first, a new wallet when a payment settles
  *   (settleAndRecord), in the quarter-hour its challenge was issued so a rate never passes 1.
+ *
+ * Lock order: these rows are shared by every call of a seller, so each transaction counts last,
+ * after the rows it writes for the call itself (the attempt, the payer's credit, the request's
+ * record), and locks a seller's rows in one order (by seller, grain as in GRAINS, bucket). On
+ * PostgreSQL a transaction that held a count while it waited for a request's record, which the
+ * proxy's batch held while it waited for the count, would deadlock.
  */
 
 type Writer = Pick<Db, '$executeRaw'>;
 
 /** Adds delivered calls, given per seller and instant; several of one bucket are summed first. */
 export function countCalls(db: Writer, calls: { sellerId: string; at: Date | number; count: number }[]) {
-  const summed = new Map<string, { sellerId: string; grain: string; bucket: number; count: number }>();
+  const summed = new Map<string, { sellerId: string; grain: Grain; bucket: number; count: number }>();
   for (const c of calls) {
     for (const grain of GRAINS) {
       const bucket = bucketOf(grain, c.at);
@@ -30,7 +37,13 @@ export function countCalls(db: Writer, calls: { sellerId: string; at: Date | num
     }
   }
   if (summed.size === 0) return Promise.resolve(0);
-  const rows = [...summed.values()].map((r) => Prisma.sql`(${r.sellerId}, ${r.grain}, ${r.bucket}, ${r.count})`);
+  const inLockOrder = [...summed.values()].sort(
+    (a, b) =>
+      (a.sellerId < b.sellerId ? -1 : a.sellerId > b.sellerId ? 1 : 0) ||
+      GRAINS.indexOf(a.grain) - GRAINS.indexOf(b.grain) ||
+      a.bucket - b.bucket,
+  );
+  const rows = inLockOrder.map((r) => Prisma.sql`(${r.sellerId}, ${r.grain}, ${r.bucket}, ${r.count})`);
   return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "calls") VALUES ${Prisma.join(rows)}
     ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "calls" = "SellerStat"."calls" + excluded."calls"`;
 }

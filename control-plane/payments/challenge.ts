@@ -1,3 +1,4 @@
+import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { ChallengeInput, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -60,7 +61,7 @@ export async function issuePaymentChallenge(
     if (paid) return paid;
   }
   const attempt = await newAttempt(db, rail, fields, seller);
-  await db.$transaction([...attempt.writes(db), challengedRecord(db, input, priced.service.id, attempt.id)]);
+  await db.$transaction(attempt.writes(db, [challengedRecord(db, input, priced.service.id, attempt.id)]));
   return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
 }
 
@@ -95,8 +96,7 @@ async function payFromCredit(
       }))
     )
       return false;
-    for (const write of attempt.writes(tx)) await write;
-    await challengedRecord(tx, input, fields.serviceId, attempt.id);
+    for (const write of attempt.writes(tx, [challengedRecord(tx, input, fields.serviceId, attempt.id)])) await write;
     return true;
   });
   return paid ? { paidFromCredit: true, paymentId: attempt.id, amountUsd: formatUsd(fields.amountMicros) } : undefined;
@@ -189,10 +189,14 @@ export async function newAttempt(
   const priced = fields.kind !== 'identity' && fields.amountMicros > 0n;
   return {
     id,
-    /** The statements that record and count it, on `client` (the database, or a transaction). */
-    writes: (client: Pick<Db, 'paymentAttempt' | '$executeRaw'>) => {
+    /**
+     * The statements that record and count it, on `client` (the database, or a transaction), with
+     * `alongside` (written on the same client) between the two: the count comes last, as in every
+     * transaction that counts (analytics/traffic-rollup.ts › lock order).
+     */
+    writes: (client: Pick<Db, 'paymentAttempt' | '$executeRaw'>, alongside: Prisma.PrismaPromise<unknown>[] = []) => {
       const create = client.paymentAttempt.create({ data });
-      return priced ? [create, countAttempt(client, fields.sellerId, createdAt)] : [create];
+      return priced ? [create, ...alongside, countAttempt(client, fields.sellerId, createdAt)] : [create, ...alongside];
     },
     challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
       paymentId: id,

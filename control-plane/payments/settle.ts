@@ -228,9 +228,9 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
       data: { status: 'settled', settledAt: new Date(), ...(result.transaction ? { settleTxHash: result.transaction } : {}) },
     });
     if (marked.count !== 1) return;
-    await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
     // The escrow returned the remainder on chain; only a payment to the seller leaves one to credit.
     if (!attempt.payoutTo) await creditRemainder(tx, attempt);
+    await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
   });
   return result;
 }
