@@ -12,12 +12,19 @@ import { adapterFactory } from './adapter.js';
 export type Db = PrismaClient;
 export type Provider = DatabaseConfig['provider'];
 
+/**
+ * Errors without the caller's source location: Prisma captures a stack trace on every query to
+ * show one, which cost a tenth of a simple query's CPU, and hub never shows Prisma's messages to
+ * anyone (errors.ts maps them to the spec's envelope; logs keep the stack of the error itself).
+ */
+const ERROR_FORMAT = 'minimal';
+
 export type OpenedDb = { db: Db; provider: Provider; close: () => Promise<void> };
 
 export async function openDatabase(database: DatabaseConfig, options: { poolSize?: number } = {}): Promise<OpenedDb> {
   if (database.provider === 'sqlite') {
     if (database.file !== ':memory:') mkdirSync(dirname(database.file), { recursive: true });
-    const db = new PrismaClient({ adapter: adapterFactory(database).factory });
+    const db = new PrismaClient({ adapter: adapterFactory(database).factory, errorFormat: ERROR_FORMAT });
     // WAL lets readers run beside the one writer; NORMAL sync is durable across process crashes.
     await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
@@ -25,7 +32,7 @@ export async function openDatabase(database: DatabaseConfig, options: { poolSize
     return { db, provider: 'sqlite', close: () => db.$disconnect() };
   }
   const { factory, dispose } = adapterFactory(database, options);
-  const db = new PgPrismaClient({ adapter: factory }) as unknown as Db;
+  const db = new PgPrismaClient({ adapter: factory, errorFormat: ERROR_FORMAT }) as unknown as Db;
   const close = async () => {
     await db.$disconnect();
     await dispose();

@@ -42,6 +42,8 @@ export function cacheStatements(database: Database): void {
   }) as unknown as Database['prepare'];
 }
 
+const columnsOf = new WeakMap<Statement<unknown[]>, ReturnType<Statement['columns']>>();
+
 /**
  * What the adapter uses of a statement, with arguments bound for one run instead of for good, and
  * raw rows (arrays) asked for per view, since the statement underneath is shared.
@@ -70,7 +72,10 @@ class StatementView {
   }
 
   columns() {
-    return this.statement.columns();
+    // Asked on every run; the statement's columns are fixed once it is prepared.
+    let columns = columnsOf.get(this.statement);
+    if (!columns) columnsOf.set(this.statement, (columns = this.statement.columns()));
+    return columns;
   }
 
   run() {
