@@ -2,8 +2,9 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../shared/config.js';
+import { postgresSql, sqliteSql } from './sql.js';
 import { withStatementCache } from './statement-cache.js';
-import { withTransactionGate } from './transaction-gate.js';
+import { type ConnectionTurns, withTransactionGate } from './transaction-gate.js';
 
 /** How long a SQLite writer waits for the file lock before giving up (ms). */
 const SQLITE_BUSY_TIMEOUT_MS = 10_000;
@@ -20,10 +21,18 @@ type AdapterOptions = { poolSize?: number; forSchemaEngine?: boolean };
  */
 export function adapterFactory(database: DatabaseConfig, options: AdapterOptions = {}) {
   if (database.provider === 'sqlite') {
+    let connection: ConnectionTurns | undefined;
     const factory = withTransactionGate(
       withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS })),
+      (turns) => {
+        connection = turns;
+      },
     );
-    return { factory, dispose: async () => {} };
+    const turns = () => {
+      if (!connection) throw new Error('The database is not connected yet.');
+      return connection;
+    };
+    return { factory, dispose: async () => {}, sql: sqliteSql(turns) };
   }
   const pool = new pg.Pool({
     connectionString: database.url,
@@ -43,7 +52,7 @@ export function adapterFactory(database: DatabaseConfig, options: AdapterOptions
     for (const client of clients) (client as unknown as { end: () => void }).end();
     await pool.end();
   };
-  return { factory: new PrismaPg(pool), dispose };
+  return { factory: new PrismaPg(pool), dispose, sql: postgresSql(pool) };
 }
 
 /**

@@ -4,6 +4,7 @@ import { PrismaClient as PgPrismaClient } from '../../generated/prisma/postgresq
 import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { adapterFactory } from './adapter.js';
+import { registerSql } from './sql.js';
 
 /**
  * The app-wide database type. Both generated clients come from the same models; the SQLite
@@ -24,15 +25,18 @@ export type OpenedDb = { db: Db; provider: Provider; close: () => Promise<void> 
 export async function openDatabase(database: DatabaseConfig, options: { poolSize?: number } = {}): Promise<OpenedDb> {
   if (database.provider === 'sqlite') {
     if (database.file !== ':memory:') mkdirSync(dirname(database.file), { recursive: true });
-    const db = new PrismaClient({ adapter: adapterFactory(database).factory, errorFormat: ERROR_FORMAT });
+    const { factory, sql } = adapterFactory(database);
+    const db = new PrismaClient({ adapter: factory, errorFormat: ERROR_FORMAT });
+    registerSql(db, sql);
     // WAL lets readers run beside the one writer; NORMAL sync is durable across process crashes.
     await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
     return { db, provider: 'sqlite', close: () => db.$disconnect() };
   }
-  const { factory, dispose } = adapterFactory(database, options);
+  const { factory, dispose, sql } = adapterFactory(database, options);
   const db = new PgPrismaClient({ adapter: factory, errorFormat: ERROR_FORMAT }) as unknown as Db;
+  registerSql(db, sql);
   const close = async () => {
     await db.$disconnect();
     await dispose();

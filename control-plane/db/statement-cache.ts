@@ -73,8 +73,10 @@ class StatementView {
 
   columns() {
     // Asked on every run; the statement's columns are fixed once it is prepared.
-    let columns = columnsOf.get(this.statement);
-    if (!columns) columnsOf.set(this.statement, (columns = this.statement.columns()));
+    const kept = columnsOf.get(this.statement);
+    if (kept) return kept;
+    const columns = this.statement.columns();
+    columnsOf.set(this.statement, columns);
     return columns;
   }
 

@@ -1,4 +1,5 @@
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
+import type { Database } from 'better-sqlite3';
 
 /**
  * Keeps statements out of another's transaction on a single SQLite connection. Prisma's
@@ -10,33 +11,32 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transacti
  * open one has committed or rolled back. PostgreSQL gives each transaction a connection of its
  * own and needs none of this.
  */
-export function withTransactionGate(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+/** Hub's own statements on the gated connection (db/sql.ts): run while no transaction is open. */
+export type ConnectionTurns = {
+  /** The adapter's better-sqlite3 connection. */
+  database: Database;
+  /** Runs `work` once no transaction is open, keeping others out until it settles. */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+};
+
+export function withTransactionGate(
+  factory: SqlMigrationAwareDriverAdapterFactory,
+  onConnect: (turns: ConnectionTurns) => void = () => {},
+): SqlMigrationAwareDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
-    connect: async () => gate(await factory.connect()),
-    connectToShadowDb: async () => gate(await factory.connectToShadowDb()),
+    connect: async () => gate(await factory.connect(), onConnect),
+    connectToShadowDb: async () => gate(await factory.connectToShadowDb(), () => {}),
   };
 }
 
-function gate(adapter: SqlDriverAdapter): SqlDriverAdapter {
+function gate(adapter: SqlDriverAdapter, onConnect: (turns: ConnectionTurns) => void): SqlDriverAdapter {
   /** Settles when the open transaction ends; undefined while none is open. */
   let open: Promise<void> | undefined;
-  const queryRaw = adapter.queryRaw.bind(adapter);
-  const executeRaw = adapter.executeRaw.bind(adapter);
-  const startTransaction = adapter.startTransaction.bind(adapter);
-  // Each waits in a loop of its own and acts in the same turn as its last look at `open`, so
-  // nothing can open a transaction in between. The adapter runs a statement synchronously when
-  // called: it is done before anything else runs.
-  adapter.queryRaw = async (query) => {
-    while (open) await open;
-    return queryRaw(query);
-  };
-  adapter.executeRaw = async (query) => {
-    while (open) await open;
-    return executeRaw(query);
-  };
-  adapter.startTransaction = async (isolationLevel) => {
+  // Waits in a loop of its own and takes the turn in the same tick as its last look at `open`, so
+  // nothing can open a transaction in between. Returns what ends the turn.
+  const takeTurn = async (): Promise<() => void> => {
     while (open) await open;
     let end!: () => void;
     const ended = new Promise<void>((resolve) => {
@@ -46,6 +46,22 @@ function gate(adapter: SqlDriverAdapter): SqlDriverAdapter {
       };
     });
     open = ended;
+    return end;
+  };
+  const queryRaw = adapter.queryRaw.bind(adapter);
+  const executeRaw = adapter.executeRaw.bind(adapter);
+  const startTransaction = adapter.startTransaction.bind(adapter);
+  // The adapter runs a statement synchronously when called: it is done before anything else runs.
+  adapter.queryRaw = async (query) => {
+    while (open) await open;
+    return queryRaw(query);
+  };
+  adapter.executeRaw = async (query) => {
+    while (open) await open;
+    return executeRaw(query);
+  };
+  adapter.startTransaction = async (isolationLevel) => {
+    const end = await takeTurn();
     let transaction: Transaction;
     try {
       transaction = await startTransaction(isolationLevel);
@@ -59,5 +75,19 @@ function gate(adapter: SqlDriverAdapter): SqlDriverAdapter {
     transaction.rollback = () => rollback().finally(end);
     return transaction;
   };
+  const database = (adapter as unknown as { client?: Database }).client;
+  if (database) {
+    onConnect({
+      database,
+      exclusive: async (work) => {
+        const end = await takeTurn();
+        try {
+          return await work();
+        } finally {
+          end();
+        }
+      },
+    });
+  }
   return adapter;
 }
