@@ -3,6 +3,7 @@ import { countAttempt, countTransaction } from '../../control-plane/analytics/tr
 import { bootstrap } from '../../control-plane/bootstrap.js';
 import { openDatabase } from '../../control-plane/db/client.js';
 import { migrateDatabase } from '../../control-plane/db/migrate.js';
+import { sqlOf } from '../../control-plane/db/sql.js';
 import { recordRequests } from '../../control-plane/internal/request-records.js';
 import type { PageViewRow } from '../../control-plane/page-views/sink.js';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
@@ -88,10 +89,12 @@ export async function seedAnalytics(databaseUrl: string, load: AnalyticsLoad, lo
         (p) =>
           Prisma.sql`(${p.id}, ${organizationId}, ${sellerId}, ${serviceId}, ${planId}, ${newId('request')}, 'call', 'GET', '/', '', 10000, 10000, ${p.settled ? 'settled' : 'challenge_created'}, ${p.settled ? p.payer : null}, ${p.createdAt})`,
       );
-      await db.$transaction(async (tx) => {
-        await tx.$executeRaw`INSERT INTO "PaymentAttempt" ("id", "organizationId", "sellerId", "serviceId", "planId", "requestId", "kind", "method", "pathAndQuery", "bodyDigest", "amountMicros", "chargedMicros", "status", "payer", "createdAt") VALUES ${Prisma.join(rows)}`;
+      await sqlOf(db).transaction(async (tx) => {
+        await tx.run(
+          Prisma.sql`INSERT INTO "PaymentAttempt" ("id", "organizationId", "sellerId", "serviceId", "planId", "requestId", "kind", "method", "pathAndQuery", "bodyDigest", "amountMicros", "chargedMicros", "status", "payer", "createdAt") VALUES ${Prisma.join(rows)}`,
+        );
         for (const p of batch) {
-          await countAttempt(tx, sellerId, p.createdAt);
+          await tx.run(countAttempt(sellerId, p.createdAt));
           if (p.settled) await countTransaction(tx, { sellerId, createdAt: p.createdAt, chargedMicros: 10_000n, payer: p.payer });
         }
       });

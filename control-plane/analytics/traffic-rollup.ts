@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
+import type { Sql } from '../db/sql.js';
 import { bucketOf } from './time-buckets.js';
 
 /** Each count goes to both grains: a window sums quarter-hours up to its first whole UTC day, then days. */
@@ -49,9 +50,9 @@ export function countCalls(db: Writer, calls: { sellerId: string; at: Date | num
 }
 
 /** Counts one priced challenge; a statement for the transaction that records it. */
-export function countAttempt(db: Writer, sellerId: string, issuedAt: Date) {
+export function countAttempt(sellerId: string, issuedAt: Date): Prisma.Sql {
   const rows = GRAINS.map((grain) => Prisma.sql`(${sellerId}, ${grain}, ${bucketOf(grain, issuedAt)}, 1)`);
-  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "attempts") VALUES ${Prisma.join(rows)}
+  return Prisma.sql`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "attempts") VALUES ${Prisma.join(rows)}
     ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "attempts" = "SellerStat"."attempts" + 1`;
 }
 
@@ -60,19 +61,19 @@ export function countAttempt(db: Writer, sellerId: string, issuedAt: Date) {
  * paid this seller before. Run in the transaction that marks the payment settled, once.
  */
 export async function countTransaction(
-  tx: Writer,
+  tx: Sql,
   payment: { sellerId: string; createdAt: Date; chargedMicros: bigint; payer: string | null },
 ): Promise<void> {
   const newWallet = payment.payer
-    ? await tx.$executeRaw`INSERT INTO "SellerWallet" ("sellerId", "wallet", "firstPaidAt") VALUES (${payment.sellerId}, ${payment.payer.toLowerCase()}, ${payment.createdAt})
-        ON CONFLICT ("sellerId", "wallet") DO NOTHING`
+    ? await tx.run(Prisma.sql`INSERT INTO "SellerWallet" ("sellerId", "wallet", "firstPaidAt") VALUES (${payment.sellerId}, ${payment.payer.toLowerCase()}, ${payment.createdAt})
+        ON CONFLICT ("sellerId", "wallet") DO NOTHING`)
     : 0;
   const rows = GRAINS.map(
     (grain) =>
       Prisma.sql`(${payment.sellerId}, ${grain}, ${bucketOf(grain, payment.createdAt)}, 1, ${payment.chargedMicros}, ${newWallet})`,
   );
-  await tx.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "transactions", "revenueMicros", "newWallets")
+  await tx.run(Prisma.sql`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "transactions", "revenueMicros", "newWallets")
     VALUES ${Prisma.join(rows)}
     ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "transactions" = "SellerStat"."transactions" + 1,
-      "revenueMicros" = "SellerStat"."revenueMicros" + excluded."revenueMicros", "newWallets" = "SellerStat"."newWallets" + excluded."newWallets"`;
+      "revenueMicros" = "SellerStat"."revenueMicros" + excluded."revenueMicros", "newWallets" = "SellerStat"."newWallets" + excluded."newWallets"`);
 }

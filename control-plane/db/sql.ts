@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import pg from 'pg';
-import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
 import type { ConnectionTurns } from './transaction-gate.js';
 
@@ -129,6 +129,18 @@ export function postgresSql(pool: pg.Pool): SqlDatabase {
       }
     },
   };
+}
+
+/** Runs statements one after the other (in a transaction, usually). */
+export async function runEach(tx: Sql, statements: readonly Prisma.Sql[]): Promise<void> {
+  for (const statement of statements) await tx.run(statement);
+}
+
+/** An INSERT of the columns `row` names (those not undefined), in their order. */
+export function insertInto(table: string, row: Record<string, unknown>): Prisma.Sql {
+  const columns = Object.keys(row).filter((column) => row[column] !== undefined);
+  return Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw(columns.map((c) => `"${c}"`).join(', '))})
+    VALUES (${Prisma.join(columns.map((c) => row[c] as Prisma.Sql))})`;
 }
 
 // Column readers: SQLite gives integers as bigint (the adapter's connection reads them safely),

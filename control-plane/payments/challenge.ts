@@ -1,10 +1,11 @@
-import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { ChallengeInput, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
+import { insertInto, runEach, sqlOf } from '../db/sql.js';
 import { planStanding } from '../storefront/plan-standing.js';
 import { creditBalance, drawCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
@@ -61,7 +62,7 @@ export async function issuePaymentChallenge(
     if (paid) return paid;
   }
   const attempt = await newAttempt(db, rail, fields, seller);
-  await db.$transaction(attempt.writes(db, [challengedRecord(db, input, priced.service.id, attempt.id)]));
+  await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements([challengedRecord(input, priced.service.id, attempt.id)])));
   return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
 }
 
@@ -78,15 +79,16 @@ async function payFromCredit(
   input: ChallengeInput,
   fields: AttemptFields,
 ): Promise<PaidFromCredit | undefined> {
-  const agent = await db.agent.findUnique({ where: { id: input.agentId! }, select: { walletAddress: true } });
-  if (!agent || (await creditBalance(db, input.sellerId, agent.walletAddress)) < fields.amountMicros) return undefined;
+  const sql = sqlOf(db);
+  const agent = await sql.get<{ walletAddress: string }>(Prisma.sql`SELECT "walletAddress" FROM "Agent" WHERE "id" = ${input.agentId}`);
+  if (!agent || (await creditBalance(sql, input.sellerId, agent.walletAddress)) < fields.amountMicros) return undefined;
   const attempt = await newAttempt(
     db,
     rail,
     { ...fields, status: 'in_flight', protocol: 'credit', paymentMethod: 'credit', payer: agent.walletAddress, verifiedAt: new Date() },
     seller,
   );
-  const paid = await db.$transaction(async (tx) => {
+  const paid = await sql.transaction(async (tx) => {
     if (
       !(await drawCredit(tx, {
         sellerId: input.sellerId,
@@ -96,31 +98,31 @@ async function payFromCredit(
       }))
     )
       return false;
-    for (const write of attempt.writes(tx, [challengedRecord(tx, input, fields.serviceId, attempt.id)])) await write;
+    await runEach(tx, attempt.statements([challengedRecord(input, fields.serviceId, attempt.id)]));
     return true;
   });
   return paid ? { paidFromCredit: true, paymentId: attempt.id, amountUsd: formatUsd(fields.amountMicros) } : undefined;
 }
 
 /** The request's record, stored (or moved) as challenged, with the attempt that stands behind it. */
-function challengedRecord(db: Pick<Db, 'requestRecord'>, input: ChallengeInput, serviceId: string, paymentAttemptId: string) {
-  return db.requestRecord.upsert({
-    where: { id: input.requestId },
-    create: {
-      id: input.requestId,
-      sellerId: input.sellerId,
-      serviceId,
-      agentId: input.agentId,
-      buyerId: input.buyerId,
-      paymentAttemptId,
-      method: input.method,
-      path: input.pathAndQuery.slice(0, 2048),
-      lifecycle: 'challenged',
-      upstreamStatus: 402,
-      sandbox: input.sandbox,
-    },
-    update: { lifecycle: 'challenged', upstreamStatus: 402, paymentAttemptId },
+function challengedRecord(input: ChallengeInput, serviceId: string, paymentAttemptId: string): Prisma.Sql {
+  const record = insertInto('RequestRecord', {
+    id: input.requestId,
+    sellerId: input.sellerId,
+    serviceId,
+    agentId: input.agentId,
+    buyerId: input.buyerId,
+    paymentAttemptId,
+    method: input.method,
+    path: input.pathAndQuery.slice(0, 2048),
+    lifecycle: 'challenged',
+    upstreamStatus: 402,
+    sandbox: input.sandbox,
+    mode: 'paid',
+    createdAt: new Date(),
   });
+  return Prisma.sql`${record} ON CONFLICT ("id") DO UPDATE SET "lifecycle" = 'challenged', "upstreamStatus" = 402,
+    "paymentAttemptId" = excluded."paymentAttemptId"`;
 }
 
 type AttemptFields = {
@@ -190,13 +192,13 @@ export async function newAttempt(
   return {
     id,
     /**
-     * The statements that record and count it, on `client` (the database, or a transaction), with
-     * `alongside` (written on the same client) between the two: the count comes last, as in every
-     * transaction that counts (analytics/traffic-rollup.ts › lock order).
+     * The statements that record and count it, for one transaction, with `alongside` between the
+     * two: the count comes last, as in every transaction that counts (analytics/traffic-rollup.ts
+     * › lock order).
      */
-    writes: (client: Pick<Db, 'paymentAttempt' | '$executeRaw'>, alongside: Prisma.PrismaPromise<unknown>[] = []) => {
-      const create = client.paymentAttempt.create({ data });
-      return priced ? [create, ...alongside, countAttempt(client, fields.sellerId, createdAt)] : [create, ...alongside];
+    statements: (alongside: Prisma.Sql[] = []) => {
+      const create = insertInto('PaymentAttempt', data);
+      return priced ? [create, ...alongside, countAttempt(fields.sellerId, createdAt)] : [create, ...alongside];
     },
     challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
       paymentId: id,

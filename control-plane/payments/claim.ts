@@ -1,9 +1,11 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
-import { violatedConstraint } from '../db/constraints.js';
+import { type Sql, sqlOf } from '../db/sql.js';
+import { readAttempt } from './attempt-rows.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
@@ -30,9 +32,12 @@ export async function claimPaidRequest(
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
   const nonce = String(authorization?.nonce ?? '').toLowerCase();
   const claimedPayer = String(authorization?.from ?? '').toLowerCase();
+  const sql = sqlOf(db);
   const [attempt, spent] = await Promise.all([
-    db.paymentAttempt.findUnique({ where: { id: input.paymentId } }),
-    db.paymentReplay.findUnique({ where: { payer_nonce: { payer: claimedPayer, nonce } } }),
+    readAttempt(sql, input.paymentId),
+    sql.get<{ paymentAttemptId: string }>(
+      Prisma.sql`SELECT "paymentAttemptId" FROM "PaymentReplay" WHERE "payer" = ${claimedPayer} AND "nonce" = ${nonce}`,
+    ),
   ]);
   if (!attempt || !rail || !attempt.payTo) throw failed('unknown_payment');
   const identity = attempt.kind === 'identity';
@@ -59,50 +64,48 @@ export async function claimPaidRequest(
   if (!verification.isValid) throw failed(verification.reason, identity);
   const payer = verification.payer.toLowerCase();
 
-  return db.$transaction(async (tx) => {
-    // A signed payment proves the wallet: that wallet is the agent this request is made for (and
-    // the payment is that agent's from now on: analytics names it).
-    const agent = attempt.agentId
-      ? await tx.agent.findUniqueOrThrow({ where: { id: attempt.agentId }, select: { id: true, buyerId: true } })
-      : ((await tx.agent.findUnique({ where: { walletAddress: payer }, select: { id: true, buyerId: true } })) ??
-        (await tx.agent.upsert({
-          where: { walletAddress: payer },
-          create: { id: newId('agent'), walletAddress: payer },
-          update: {},
-          select: { id: true, buyerId: true },
-        })));
-    const claimed = await tx.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: 'challenge_created' },
-      data: {
-        status: 'in_flight',
-        payer,
-        agentId: agent.id,
-        protocol: input.protocol,
-        // What the agent paid with: a challenge offers both protocols, the retry picks one.
-        paymentMethod: input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet',
-        paymentPayloadJson: JSON.stringify(input.payload),
-        verifiedAt: new Date(),
-        authorizedMicros: attempt.amountMicros,
-      },
-    });
-    if (claimed.count !== 1) {
-      const now = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id }, select: { status: true } });
-      throw new ApiError(now.status === 'in_flight' ? 'payment_request_in_flight' : 'payment_request_already_completed');
+  // A signed payment proves the wallet: that wallet is the agent this request is made for (and
+  // the payment is that agent's from now on: analytics names it). An agent first seen here is
+  // made before the claim: it proved its wallet whether or not this claim goes through.
+  const agentId = attempt.agentId ?? (await walletAgent(db, sql, payer));
+  return sql.transaction(async (tx) => {
+    const agent = await tx.get<{ id: string; buyerId: string | null }>(
+      Prisma.sql`SELECT "id", "buyerId" FROM "Agent" WHERE "id" = ${agentId}`,
+    );
+    if (!agent) throw new Error(`Agent ${agentId} of payment ${attempt.id} is gone.`);
+    // paymentMethod: what the agent paid with (a challenge offers both protocols, the retry picks one).
+    const claimed = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'in_flight', "payer" = ${payer},
+      "agentId" = ${agent.id}, "protocol" = ${input.protocol},
+      "paymentMethod" = ${input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet'},
+      "paymentPayloadJson" = ${JSON.stringify(input.payload)}, "verifiedAt" = ${new Date()},
+      "authorizedMicros" = ${attempt.amountMicros}
+      WHERE "id" = ${attempt.id} AND "status" = 'challenge_created'`);
+    if (claimed !== 1) {
+      const now = await tx.get<{ status: string }>(Prisma.sql`SELECT "status" FROM "PaymentAttempt" WHERE "id" = ${attempt.id}`);
+      throw new ApiError(now?.status === 'in_flight' ? 'payment_request_in_flight' : 'payment_request_already_completed');
     }
     // The same signed payment already spent on another attempt (a replay that raced this claim):
     // its replay row exists, and this claim is undone with the transaction.
-    try {
-      await tx.paymentReplay.create({ data: { payer, nonce, paymentAttemptId: attempt.id }, select: { nonce: true } });
-    } catch (err) {
-      if (violatedConstraint(err) === 'unique') throw new ApiError('payment_request_already_completed');
-      throw err;
-    }
-    await tx.requestRecord.updateMany({
-      where: { id: attempt.requestId },
-      data: { lifecycle: 'forwarded', agentId: agent.id, buyerId: agent.buyerId, paymentAttemptId: attempt.id },
-    });
+    const recorded = await tx.run(Prisma.sql`INSERT INTO "PaymentReplay" ("payer", "nonce", "paymentAttemptId", "createdAt")
+      VALUES (${payer}, ${nonce}, ${attempt.id}, ${new Date()}) ON CONFLICT ("payer", "nonce") DO NOTHING`);
+    if (recorded !== 1) throw new ApiError('payment_request_already_completed');
+    await tx.run(Prisma.sql`UPDATE "RequestRecord" SET "lifecycle" = 'forwarded', "agentId" = ${agent.id}, "buyerId" = ${agent.buyerId},
+      "paymentAttemptId" = ${attempt.id} WHERE "id" = ${attempt.requestId}`);
     return { requestId: attempt.requestId, agentId: agent.id, buyerId: agent.buyerId, payer, kind: attempt.kind };
   });
+}
+
+/** The agent of a wallet, made when the wallet is new. */
+async function walletAgent(db: Db, sql: Sql, wallet: string): Promise<string> {
+  const known = await sql.get<{ id: string }>(Prisma.sql`SELECT "id" FROM "Agent" WHERE "walletAddress" = ${wallet}`);
+  if (known) return known.id;
+  const made = await db.agent.upsert({
+    where: { walletAddress: wallet },
+    create: { id: newId('agent'), walletAddress: wallet },
+    update: {},
+    select: { id: true },
+  });
+  return made.id;
 }
 
 function boughtCredit(purchaseJson: string | null): bigint {

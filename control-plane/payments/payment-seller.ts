@@ -1,6 +1,8 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SettlementTiming } from '../../shared/schemas/sellers.js';
 import type { Db } from '../db/client.js';
+import { booleanOf, dateOf, sqlOf } from '../db/sql.js';
 
 /**
  * A seller as payments read it: its row, read on every call (the payout wallet must be current,
@@ -44,18 +46,21 @@ const caches = new WeakMap<Db, ExpiringCache<string, Entry>>();
 
 /** The seller, or null when there is none. */
 export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSeller | null> {
-  const row = await db.seller.findUnique({
-    where: { id: sellerId },
-    select: { organizationId: true, payToAddress: true, salesEnabled: true, settlement: true, updatedAt: true },
-  });
+  const row = await sqlOf(db).get<{
+    organizationId: string;
+    payToAddress: string | null;
+    salesEnabled: unknown;
+    settlement: string;
+    updatedAt: unknown;
+  }>(Prisma.sql`SELECT "organizationId", "payToAddress", "salesEnabled", "settlement", "updatedAt" FROM "Seller" WHERE "id" = ${sellerId}`);
   if (!row) return null;
-  const version = row.updatedAt.getTime();
+  const version = dateOf(row.updatedAt).getTime();
   let catalog: Promise<SellerCatalog> | undefined;
   return {
     id: sellerId,
     organizationId: row.organizationId,
     payToAddress: row.payToAddress,
-    salesEnabled: row.salesEnabled,
+    salesEnabled: booleanOf(row.salesEnabled),
     settlement: row.settlement as SettlementTiming,
     catalog: () => {
       catalog ??= cachedCatalog(db, sellerId, version);

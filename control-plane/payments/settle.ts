@@ -1,10 +1,12 @@
-import type { PaymentAttempt } from '../../generated/prisma/sqlite/client.js';
+import { type PaymentAttempt, Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
 import { formatUsd, microsToTokenUnits } from '../../shared/money.js';
 import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
+import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
 import { toSettleResponse } from '../facilitator/results.js';
+import { readAttempt } from './attempt-rows.js';
 import { creditRemainder, returnCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { payPerCallCost } from './price.js';
@@ -26,19 +28,20 @@ type Challenged = { meterSlug: string; quantity: number };
  * the settlement follows (`settleAfterResponse`).
  */
 export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
-  const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: input.paymentId } });
+  const sql = sqlOf(db);
+  const attempt = await readAttempt(sql, input.paymentId);
+  if (!attempt) throw new Error(`No payment ${input.paymentId} to settle.`);
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (attempt.protocol === 'credit') return settleFromCredit(db, attempt, delivered, input.upstreamStatus);
   if (!delivered) {
-    await db.paymentAttempt.updateMany({ where: { id: attempt.id, status: 'in_flight' }, data: { status: 'released', chargedMicros: 0n } });
-    await db.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus: input.upstreamStatus } });
+    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'released', "chargedMicros" = 0
+      WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
+    await sql.run(Prisma.sql`UPDATE "RequestRecord" SET "upstreamStatus" = ${input.upstreamStatus} WHERE "id" = ${attempt.requestId}`);
     return { kind: 'released' };
   }
   if (attempt.kind === 'identity') {
-    await db.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: 'in_flight' },
-      data: { status: 'delivered', chargedMicros: 0n },
-    });
+    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'delivered', "chargedMicros" = 0
+      WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
     return { kind: 'identity' };
   }
 
@@ -47,20 +50,16 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   const authorized = attempt.amountMicros;
 
   if (charged === 0n) {
-    await db.paymentAttempt.updateMany({
-      where: { id: attempt.id },
-      data: { status: 'settled', chargedMicros: 0n, remainderHandling: 'escrow_expired', settledAt: new Date() },
-    });
+    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = 0, "remainderHandling" = 'escrow_expired',
+      "settledAt" = ${new Date()} WHERE "id" = ${attempt.id}`);
     return { kind: 'billed', adjusted, billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null), receipt: null };
   }
 
   // `exact` to the seller moves the whole authorization: what was not charged is the payer's credit.
   // Through the escrow, it goes back to the payer's wallet.
   const remainderHandling = attempt.payoutTo ? 'escrow_returned' : 'credited';
-  await db.paymentAttempt.updateMany({
-    where: { id: attempt.id },
-    data: { status: 'settling', chargedMicros: charged, remainderHandling },
-  });
+  await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settling', "chargedMicros" = ${charged},
+    "remainderHandling" = ${remainderHandling} WHERE "id" = ${attempt.id}`);
   const settling = { ...attempt, chargedMicros: charged };
   if (seller?.settlement === 'after_response') {
     settleAfterResponse(db, rail, settling);
@@ -117,20 +116,19 @@ export async function settlementsAfterResponse(maxWaitMs = 10_000): Promise<void
  * transaction moves, so there is no receipt. Marked once, so a settle asked twice returns once.
  */
 async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: boolean, upstreamStatus: number): Promise<SettleOutcome> {
+  const sql = sqlOf(db);
   if (!delivered) {
-    await db.$transaction(async (tx) => {
+    await sql.transaction(async (tx) => {
       await releaseCreditCall(tx, attempt);
-      await tx.requestRecord.updateMany({ where: { id: attempt.requestId }, data: { upstreamStatus } });
+      await tx.run(Prisma.sql`UPDATE "RequestRecord" SET "upstreamStatus" = ${upstreamStatus} WHERE "id" = ${attempt.requestId}`);
     });
     return { kind: 'released' };
   }
   const { charged, adjusted } = await settledCharge(db, attempt);
-  await db.$transaction(async (tx) => {
-    const marked = await tx.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: 'in_flight' },
-      data: { status: 'settled', chargedMicros: charged, remainderHandling: 'credited', settledAt: new Date() },
-    });
-    if (marked.count !== 1) return;
+  await sql.transaction(async (tx) => {
+    const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = ${charged},
+      "remainderHandling" = 'credited', "settledAt" = ${new Date()} WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
+    if (marked !== 1) return;
     await returnCredit(tx, attempt, attempt.amountMicros - charged);
     if (charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charged });
   });
@@ -138,18 +136,11 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
   return { kind: 'billed', adjusted, billing: { ...billing, paidFrom: 'credit' }, receipt: null };
 }
 
-type CreditTx = Parameters<Parameters<Db['$transaction']>[0]>[0];
-
 /** Releases a credit-paid call still in flight and gives its whole draw back; nothing when it ended already. */
-async function releaseCreditCall(
-  tx: CreditTx,
-  attempt: Pick<PaymentAttempt, 'id' | 'sellerId' | 'payer' | 'amountMicros'>,
-): Promise<boolean> {
-  const marked = await tx.paymentAttempt.updateMany({
-    where: { id: attempt.id, status: 'in_flight' },
-    data: { status: 'released', chargedMicros: 0n },
-  });
-  if (marked.count !== 1) return false;
+async function releaseCreditCall(tx: Sql, attempt: Pick<PaymentAttempt, 'id' | 'sellerId' | 'payer' | 'amountMicros'>): Promise<boolean> {
+  const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'released', "chargedMicros" = 0
+    WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
+  if (marked !== 1) return false;
   await returnCredit(tx, attempt, attempt.amountMicros);
   return true;
 }
@@ -165,7 +156,7 @@ export async function releaseStrandedCreditCalls(db: Db, olderThanMs = 15 * 60_0
     take: 100,
   });
   let released = 0;
-  for (const attempt of stranded) if (await db.$transaction((tx) => releaseCreditCall(tx, attempt))) released++;
+  for (const attempt of stranded) if (await sqlOf(db).transaction((tx) => releaseCreditCall(tx, attempt))) released++;
   return released;
 }
 
@@ -203,31 +194,26 @@ type Settleable = {
  */
 export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
   const result = await submitSettlement(rail, attempt);
+  const sql = sqlOf(db);
   // Another settlement of the same attempt (the pending loop, another control-plane) may have
   // recorded it settled meanwhile: that record stands.
   if (result.status === 'failed') {
-    await db.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: { not: 'settled' } },
-      data: { status: 'failed', settlementReason: result.reason, chargedMicros: 0n },
-    });
+    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'failed', "settlementReason" = ${result.reason}, "chargedMicros" = 0
+      WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
     return result;
   }
   if (result.status !== 'settled') {
     if (result.transaction) {
-      await db.paymentAttempt.updateMany({
-        where: { id: attempt.id, status: { not: 'settled' } },
-        data: { settleTxHash: result.transaction },
-      });
+      await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "settleTxHash" = ${result.transaction}
+        WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
     }
     return result;
   }
   // Marked settled once (two control-planes can finish the same settlement), and counted then.
-  await db.$transaction(async (tx) => {
-    const marked = await tx.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: { not: 'settled' } },
-      data: { status: 'settled', settledAt: new Date(), ...(result.transaction ? { settleTxHash: result.transaction } : {}) },
-    });
-    if (marked.count !== 1) return;
+  await sql.transaction(async (tx) => {
+    const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "settledAt" = ${new Date()},
+      "settleTxHash" = COALESCE(${result.transaction ?? null}, "settleTxHash") WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
+    if (marked !== 1) return;
     // The escrow returned the remainder on chain; only a payment to the seller leaves one to credit.
     if (!attempt.payoutTo) await creditRemainder(tx, attempt);
     await countTransaction(tx, { ...attempt, chargedMicros: attempt.chargedMicros ?? attempt.amountMicros });
@@ -256,10 +242,10 @@ async function settledCharge(
   seller?: PaymentSeller | null,
 ): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
   const authorized = attempt.amountMicros;
-  const items = await db.usageEventItem.findMany({
-    where: { usageEvent: { requestId: attempt.requestId } },
-    select: { meterId: true, quantity: true },
-  });
+  const items = (
+    await sqlOf(db).all<{ meterId: string; quantity: unknown }>(Prisma.sql`SELECT i."meterId", i."quantity" FROM "UsageEventItem" i
+      JOIN "UsageEvent" e ON e."id" = i."usageEventId" WHERE e."requestId" = ${attempt.requestId}`)
+  ).map((item) => ({ meterId: item.meterId, quantity: bigintOf(item.quantity) }));
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
   const catalog = attempt.planId ? await (seller === undefined ? await paymentSeller(db, attempt.sellerId) : seller)?.catalog() : undefined;

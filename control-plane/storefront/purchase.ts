@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { runEach, sqlOf } from '../db/sql.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import { creditBalance } from '../payments/credit.js';
@@ -53,7 +54,7 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
     amountMicros: terms.priceMicros,
     purchaseJson: JSON.stringify(bought),
   });
-  await db.$transaction(attempt.writes(db));
+  await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements()));
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
   return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
 }
@@ -205,6 +206,6 @@ export async function purchaseReceipt(
   const agent = await db.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true, walletAddress: true } });
   return {
     purchases: await accountViews(db, input.sellerId, heldBy(input.agentId, agent.buyerId)),
-    creditUsd: formatUsd(await creditBalance(db, input.sellerId, agent.walletAddress)),
+    creditUsd: formatUsd(await creditBalance(sqlOf(db), input.sellerId, agent.walletAddress)),
   };
 }

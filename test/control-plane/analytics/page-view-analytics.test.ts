@@ -1,6 +1,7 @@
 import t from 'tap';
 import { writePageViews } from '../../../control-plane/analytics/page-view-rollup.js';
 import { countAttempt, countCalls, countTransaction } from '../../../control-plane/analytics/traffic-rollup.js';
+import { sqlOf } from '../../../control-plane/db/sql.js';
 import type { PageViewRow } from '../../../control-plane/page-views/sink.js';
 import { newId } from '../../../shared/ids.js';
 import { testProviders } from '../../helpers/database.js';
@@ -118,9 +119,10 @@ for (const provider of testProviders()) {
         cp.db,
         events.map((e) => ({ sellerId, at: e.at, count: 2 })),
       );
+      const sql = sqlOf(cp.db);
       for (const e of events) {
-        await countAttempt(cp.db, sellerId, e.at);
-        if (e.paid) await countTransaction(cp.db, { sellerId, createdAt: e.at, chargedMicros: 10_000n, payer: e.wallet });
+        await sql.run(countAttempt(sellerId, e.at));
+        if (e.paid) await countTransaction(sql, { sellerId, createdAt: e.at, chargedMicros: 10_000n, payer: e.wallet });
       }
       for (const timeZone of ['Asia/Kathmandu', 'America/New_York']) {
         for (const days of [1, 30, 365]) {

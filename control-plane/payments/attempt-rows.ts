@@ -1,0 +1,57 @@
+import { type PaymentAttempt, Prisma } from '../../generated/prisma/sqlite/client.js';
+import { bigintOf, bigintOrNull, dateOf, dateOrNull, type Sql } from '../db/sql.js';
+
+/**
+ * Payment attempts as a paid call reads and writes them on the SQL lane (db/sql.ts): the row in
+ * the ORM's own shape, so the code that decides on it does not care which way it was read.
+ */
+
+type Raw = Record<keyof PaymentAttempt, unknown>;
+
+/** The attempt, or undefined when there is none. */
+export async function readAttempt(sql: Sql, id: string): Promise<PaymentAttempt | undefined> {
+  const row = await sql.get<Raw>(Prisma.sql`SELECT * FROM "PaymentAttempt" WHERE "id" = ${id}`);
+  return row && attemptOf(row);
+}
+
+function attemptOf(row: Raw): PaymentAttempt {
+  const text = (value: unknown) => value as string;
+  const textOrNull = (value: unknown) => (value ?? null) as string | null;
+  return {
+    id: text(row.id),
+    organizationId: text(row.organizationId),
+    sellerId: text(row.sellerId),
+    serviceId: textOrNull(row.serviceId),
+    planId: textOrNull(row.planId),
+    requestId: text(row.requestId),
+    agentId: textOrNull(row.agentId),
+    kind: text(row.kind),
+    method: text(row.method),
+    pathAndQuery: text(row.pathAndQuery),
+    bodyDigest: text(row.bodyDigest),
+    usageJson: text(row.usageJson),
+    purchaseJson: textOrNull(row.purchaseJson),
+    accessId: textOrNull(row.accessId),
+    amountMicros: bigintOf(row.amountMicros),
+    authorizedMicros: bigintOrNull(row.authorizedMicros),
+    chargedMicros: bigintOrNull(row.chargedMicros),
+    protocol: textOrNull(row.protocol),
+    paymentMethod: textOrNull(row.paymentMethod),
+    rail: textOrNull(row.rail),
+    network: textOrNull(row.network),
+    asset: textOrNull(row.asset),
+    payTo: textOrNull(row.payTo),
+    payoutTo: textOrNull(row.payoutTo),
+    payer: textOrNull(row.payer),
+    challengeId: textOrNull(row.challengeId),
+    paymentPayloadJson: textOrNull(row.paymentPayloadJson),
+    status: text(row.status),
+    settleTxHash: textOrNull(row.settleTxHash),
+    settlementReason: textOrNull(row.settlementReason),
+    remainderHandling: textOrNull(row.remainderHandling),
+    expiresAt: dateOrNull(row.expiresAt),
+    createdAt: dateOf(row.createdAt),
+    verifiedAt: dateOrNull(row.verifiedAt),
+    settledAt: dateOrNull(row.settledAt),
+  };
+}
