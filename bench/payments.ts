@@ -218,7 +218,7 @@ async function main() {
     }
 
     const results: Round[] = [];
-    const chainRates: Record<number, number[]> = { 1: [], 10: [] };
+    const chainRuns: Record<number, ChainAlone[]> = { 1: [], 10: [] };
     for (let round = 1; round <= rounds; round++) {
       for (const clients of [1, 10]) {
         for (const stack of stacks) {
@@ -226,9 +226,9 @@ async function main() {
           results.push(result);
           log(`round ${round}, ${stack.name}, ${clients} client(s): ${(result.calls / result.seconds).toFixed(1)} paid calls/s`);
         }
-        const rate = await chainAlone(callsAt[clients]!, clients);
-        chainRates[clients]!.push(rate);
-        log(`round ${round}, chain alone, ${clients} in flight: ${rate.toFixed(0)} transfers/s`);
+        const alone = await chainAlone(callsAt[clients]!, clients);
+        chainRuns[clients]!.push(alone);
+        log(`round ${round}, chain alone, ${clients} in flight: ${alone.rate.toFixed(0)} transfers/s`);
       }
     }
 
@@ -260,13 +260,16 @@ async function main() {
           `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} (${split}) | ${clientCpu.toFixed(1)} | ${chainCpu.toFixed(1)} | ${failed} |`,
         );
       }
+      // The sender's CPU stands where a stack's clients' does: it signs nothing in the timed part
+      // (the authorizations are signed beforehand), it sends and polls for receipts.
+      const alone = chainRuns[clients]!;
       console.log(
-        `| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(chainRates[clients]!).toFixed(0)} | | | | | | |`,
+        `| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(alone.map((a) => a.rate)).toFixed(0)} | | | | ${medianOf(alone.map((a) => a.senderCpuMs)).toFixed(1)} | ${medianOf(alone.map((a) => a.chainCpuMs)).toFixed(1)} | |`,
       );
     }
 
     if (stacks.length > 2) {
-      const chain10 = medianOf(chainRates[10]!);
+      const chain10 = medianOf(chainRuns[10]!.map((a) => a.rate));
       console.log('');
       for (const [hub, reference, short] of [
         ['hub (x402)', 'x402 Express + x402 facilitator', 'x402'],
@@ -287,10 +290,10 @@ async function main() {
     // the cost of the token's storage, which every EIP-3009 authorization adds a slot to.
     const reader = createPublicClient({ transport: http(chain.rpcUrl) });
     const emptyBefore = await emptyBlockMs(chain.rpcUrl);
-    const before = await chainAlone(300, 10);
+    const before = (await chainAlone(300, 10)).rate;
     log(`long run: ${longRun} transfers…`);
     for (let done = 0; done < longRun; done += 1000) await chainAlone(Math.min(1000, longRun - done), 10);
-    const after = await chainAlone(300, 10);
+    const after = (await chainAlone(300, 10)).rate;
     const emptyAfter = await emptyBlockMs(chain.rpcUrl);
     const blocks = await reader.getBlockNumber();
     console.log(
@@ -371,7 +374,8 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
   let nonce: number | undefined;
   const inTurn = turns();
 
-  return async (count: number, inFlight: number): Promise<number> => {
+  /** Transfers per second, and the CPU per transfer of the sender (this process) and of anvil. */
+  return async (count: number, inFlight: number): Promise<ChainAlone> => {
     const signed = await Promise.all(
       Array.from({ length: count }, async () => {
         const message = {
@@ -395,6 +399,8 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
     const fees = await reader.estimateFeesPerGas();
     let nextTransfer = 0;
     const t0 = performance.now();
+    const senderCpuBefore = process.cpuUsage();
+    const chainCpuBefore = cpuMs([chain.pid]);
     await Promise.all(
       Array.from({ length: inFlight }, async () => {
         while (nextTransfer < signed.length) {
@@ -423,9 +429,17 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
         }
       }),
     );
-    return count / ((performance.now() - t0) / 1000);
+    const seconds = (performance.now() - t0) / 1000;
+    const senderCpu = process.cpuUsage(senderCpuBefore);
+    return {
+      rate: count / seconds,
+      senderCpuMs: (senderCpu.user + senderCpu.system) / 1000 / count,
+      chainCpuMs: (cpuMs([chain.pid]) - chainCpuBefore) / count,
+    };
   };
 }
+
+type ChainAlone = { rate: number; senderCpuMs: number; chainCpuMs: number };
 
 /** Milliseconds anvil takes to mine one empty block, over 200 of them. */
 async function emptyBlockMs(rpcUrl: string): Promise<number> {

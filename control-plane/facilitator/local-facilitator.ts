@@ -1,4 +1,4 @@
-import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex } from 'viem';
 import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
@@ -9,6 +9,7 @@ import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import type { SettleFailureReason } from './results.js';
 import { type SettleResult, settleFailure, type VerifyResult, verifyFailure } from './results.js';
+import { rpcTransport } from './rpc-transport.js';
 import { settlerAccount } from './settler-account.js';
 import { SettlerState } from './settler-state.js';
 import type { SignerRecovery } from './signer-recovery.js';
@@ -88,7 +89,7 @@ export class LocalFacilitator implements Facilitator {
     const chain = evmChain(config.chainId, config.rpcUrl);
     // No transport retries: a retried broadcast that the node already holds comes back as an
     // error, which would turn a sent transfer into a refused one.
-    const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 5_000, retryCount: 0, batch: true });
+    const transport = rpcTransport(config.rpcUrl, { timeoutMs: config.rpcTimeoutMs ?? 5_000 });
     const pollingInterval = config.pollingIntervalMs ?? 500;
     const account = settlerAccount(config.settlerPrivateKey);
     const reader = createPublicClient({ chain, transport, pollingInterval });
