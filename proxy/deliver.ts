@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { mediaTypeOf } from '../runtime/media-type.js';
 import type { ProxyMetrics } from './metrics.js';
 
 /**
@@ -25,7 +26,7 @@ export async function deliver(
   }
   // The head normally leaves with the first body chunk (one write, not two); an event stream may
   // stay quiet for a while, so its head goes out at once.
-  if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+  if (mediaTypeOf(String(headers['content-type'] ?? '')) === 'text/event-stream') res.flushHeaders();
   try {
     await streamBody(body, res);
   } catch (err) {

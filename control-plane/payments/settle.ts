@@ -46,7 +46,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   }
 
   const seller = await paymentSeller(db, attempt.sellerId);
-  const { charged, adjusted } = await settledCharge(db, attempt, seller);
+  const { charged, adjusted } = await settledCharge(db, attempt, async () => seller);
   const authorized = attempt.amountMicros;
 
   if (charged === 0n) {
@@ -124,7 +124,7 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
     });
     return { kind: 'released' };
   }
-  const { charged, adjusted } = await settledCharge(db, attempt);
+  const { charged, adjusted } = await settledCharge(db, attempt, () => paymentSeller(db, attempt.sellerId));
   await sql.transaction(async (tx) => {
     const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = ${charged},
       "remainderHandling" = 'credited', "settledAt" = ${new Date()} WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
@@ -235,11 +235,14 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
   return rail.facilitator.settle(payload, requirements);
 }
 
-/** What the request costs at min(reported, authorized) per meter, and where the two differ. */
+/**
+ * What the request costs at min(reported, authorized) per meter, and where the two differ.
+ * `seller` is asked for only when reported usage must be priced.
+ */
 async function settledCharge(
   db: Db,
-  attempt: Pick<PaymentAttempt, 'requestId' | 'sellerId' | 'planId' | 'usageJson' | 'amountMicros'>,
-  seller?: PaymentSeller | null,
+  attempt: Pick<PaymentAttempt, 'requestId' | 'planId' | 'usageJson' | 'amountMicros'>,
+  seller: () => Promise<PaymentSeller | null>,
 ): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
   const authorized = attempt.amountMicros;
   const items = (
@@ -248,7 +251,7 @@ async function settledCharge(
   ).map((item) => ({ meterId: item.meterId, quantity: bigintOf(item.quantity) }));
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
-  const catalog = attempt.planId ? await (seller === undefined ? await paymentSeller(db, attempt.sellerId) : seller)?.catalog() : undefined;
+  const catalog = attempt.planId ? await (await seller())?.catalog() : undefined;
   const plan = attempt.planId ? catalog?.plans.get(attempt.planId) : undefined;
   const prices = plan?.prices ?? [];
   const byMeterId = new Map(prices.map((p) => [p.meterId, p]));

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
+import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
@@ -62,7 +63,7 @@ export async function sealResponse(
   const cty = typeof headers['content-type'] === 'string' ? headers['content-type'] : undefined;
   for (const field of REPRESENTATION_FIELDS) delete headers[field];
 
-  if (cty?.toLowerCase().startsWith('text/event-stream')) {
+  if (cty !== undefined && mediaTypeOf(cty) === 'text/event-stream') {
     headers['content-type'] = 'text/event-stream';
     headers['cache-control'] = 'no-cache';
     return { statusCode: response.statusCode, headers, body: Readable.from(sealEvents(codec, sealed, reply, response.body, cty)) };
