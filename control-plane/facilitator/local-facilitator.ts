@@ -82,6 +82,8 @@ export class LocalFacilitator implements Facilitator {
    */
   private readonly signedBy = new ExpiringCache<string, true>({ ttlMs: 15 * 60_000, maxEntries: 10_000 });
 
+  private readonly closeTransport: () => Promise<void>;
+
   constructor(private readonly config: LocalFacilitatorConfig) {
     this.network = `eip155:${config.chainId}`;
     this.tokens = config.tokens;
@@ -89,7 +91,8 @@ export class LocalFacilitator implements Facilitator {
     const chain = evmChain(config.chainId, config.rpcUrl);
     // No transport retries: a retried broadcast that the node already holds comes back as an
     // error, which would turn a sent transfer into a refused one.
-    const transport = rpcTransport(config.rpcUrl, { timeoutMs: config.rpcTimeoutMs ?? 5_000 });
+    const { transport, close } = rpcTransport(config.rpcUrl, { timeoutMs: config.rpcTimeoutMs ?? 5_000 });
+    this.closeTransport = close;
     const pollingInterval = config.pollingIntervalMs ?? 500;
     const account = settlerAccount(config.settlerPrivateKey);
     const reader = createPublicClient({ chain, transport, pollingInterval });
@@ -213,9 +216,10 @@ export class LocalFacilitator implements Facilitator {
     return this.follow(key, call, broadcast.signed, retried);
   }
 
-  /** Stops the worker pool, if the default recovery started one. */
+  /** Stops the worker pool, if the default recovery started one, and closes the node's connections. */
   async close(): Promise<void> {
     if (!this.config.signerRecovery && this.recovery) await (await this.recovery).close();
+    await this.closeTransport();
   }
 
   /** Waits for a broadcast transfer and turns its receipt into a result. */

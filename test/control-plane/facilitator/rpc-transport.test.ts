@@ -12,13 +12,15 @@ type Call = { id: number; method: string; params: unknown[] };
 
 t.test('the settler’s JSON-RPC transport', async (t) => {
   const posts: (Call | Call[])[] = [];
-  let mode: 'answer' | 'http-500' | 'silent' | 'garbage' = 'answer';
+  let mode: 'answer' | 'http-500' | 'silent' | 'garbage' | 'null' | 'not-json' = 'answer';
   const url = await serveOnLoopback(t, (_req, res, body) => {
     const calls = JSON.parse(body) as Call | Call[];
     posts.push(calls);
     if (mode === 'silent') return; // never answers
     if (mode === 'http-500') return res.writeHead(500).end('node down');
     if (mode === 'garbage') return res.writeHead(200, { 'content-type': 'application/json' }).end('[{"id": 999, "result": "0x1"}]');
+    if (mode === 'null') return res.writeHead(200, { 'content-type': 'application/json' }).end('[null]');
+    if (mode === 'not-json') return res.writeHead(200, { 'content-type': 'application/json' }).end('<html>');
     const answer = (call: Call) =>
       call.method === 'eth_fail'
         ? { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'nonce too low' } }
@@ -31,7 +33,9 @@ t.test('the settler’s JSON-RPC transport', async (t) => {
     const answers = Array.isArray(calls) ? calls.map(answer).reverse() : answer(calls);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers));
   });
-  const client = createPublicClient({ transport: rpcTransport(url, { timeoutMs: 500 }) });
+  const rpc = rpcTransport(url, { timeoutMs: 500 });
+  t.teardown(rpc.close);
+  const client = createPublicClient({ transport: rpc.transport });
   const request = client.request as (args: { method: string; params?: unknown[] }) => Promise<unknown>;
 
   await t.test('calls of one turn go out together and each gets its own answer', async (t) => {
@@ -66,6 +70,8 @@ t.test('the settler’s JSON-RPC transport', async (t) => {
       ['http-500', HttpRequestError],
       ['silent', TimeoutError],
       ['garbage', HttpRequestError],
+      ['null', HttpRequestError],
+      ['not-json', HttpRequestError],
     ] as const) {
       mode = failure;
       const err = await request({ method: 'eth_chainId' }).catch((e: BaseError) => e);
@@ -77,7 +83,9 @@ t.test('the settler’s JSON-RPC transport', async (t) => {
   });
 
   await t.test('a refused connection did not answer either', async (t) => {
-    const nobody = createPublicClient({ transport: rpcTransport('http://127.0.0.1:9', { timeoutMs: 500 }) });
+    const refused = rpcTransport('http://127.0.0.1:9', { timeoutMs: 500 });
+    t.teardown(refused.close);
+    const nobody = createPublicClient({ transport: refused.transport });
     const err = await nobody.getChainId().catch((e: BaseError) => e);
     t.ok(err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError));
     t.equal(nodeAnswered(err), false);
