@@ -64,15 +64,13 @@ export async function claimPaidRequest(
   if (!verification.isValid) throw failed(verification.reason, identity);
   const payer = verification.payer.toLowerCase();
 
-  // A signed payment proves the wallet: that wallet is the agent this request is made for (and
-  // the payment is that agent's from now on: analytics names it). An agent first seen here is
-  // made before the claim: it proved its wallet whether or not this claim goes through.
-  const agentId = attempt.agentId ?? (await walletAgent(db, sql, payer));
   return sql.transaction(async (tx) => {
-    const agent = await tx.get<{ id: string; buyerId: string | null }>(
-      Prisma.sql`SELECT "id", "buyerId" FROM "Agent" WHERE "id" = ${agentId}`,
-    );
-    if (!agent) throw new Error(`Agent ${agentId} of payment ${attempt.id} is gone.`);
+    // A signed payment proves the wallet: that wallet is the agent this request is made for (and
+    // the payment is that agent's from now on: analytics names it).
+    const agent = attempt.agentId
+      ? await tx.get<AgentRow>(Prisma.sql`SELECT "id", "buyerId" FROM "Agent" WHERE "id" = ${attempt.agentId}`)
+      : await walletAgent(tx, payer);
+    if (!agent) throw new Error(`Agent ${attempt.agentId} of payment ${attempt.id} is gone.`);
     // paymentMethod: what the agent paid with (a challenge offers both protocols, the retry picks one).
     const claimed = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'in_flight', "payer" = ${payer},
       "agentId" = ${agent.id}, "protocol" = ${input.protocol},
@@ -95,17 +93,17 @@ export async function claimPaidRequest(
   });
 }
 
-/** The agent of a wallet, made when the wallet is new. */
-async function walletAgent(db: Db, sql: Sql, wallet: string): Promise<string> {
-  const known = await sql.get<{ id: string }>(Prisma.sql`SELECT "id" FROM "Agent" WHERE "walletAddress" = ${wallet}`);
-  if (known) return known.id;
-  const made = await db.agent.upsert({
-    where: { walletAddress: wallet },
-    create: { id: newId('agent'), walletAddress: wallet },
-    update: {},
-    select: { id: true },
-  });
-  return made.id;
+type AgentRow = { id: string; buyerId: string | null };
+
+/** The agent of a wallet, made when the wallet is new (another claim may make it first). */
+async function walletAgent(tx: Sql, wallet: string): Promise<AgentRow | undefined> {
+  const read = () => tx.get<AgentRow>(Prisma.sql`SELECT "id", "buyerId" FROM "Agent" WHERE "walletAddress" = ${wallet}`);
+  const known = await read();
+  if (known) return known;
+  const now = new Date();
+  await tx.run(Prisma.sql`INSERT INTO "Agent" ("id", "walletAddress", "createdAt", "updatedAt")
+    VALUES (${newId('agent')}, ${wallet}, ${now}, ${now}) ON CONFLICT ("walletAddress") DO NOTHING`);
+  return read();
 }
 
 function boughtCredit(purchaseJson: string | null): bigint {
