@@ -144,8 +144,8 @@ export function insertInto(table: string, row: Record<string, unknown>): Prisma.
 }
 
 // Column readers: SQLite gives integers as bigint (the adapter's connection reads them safely),
-// booleans as 0/1 and timestamps as text; PostgreSQL gives int8 as bigint (above), int4 as a
-// number, booleans and Dates.
+// booleans as 0/1 and timestamps as text; PostgreSQL gives int8 as bigint (above), booleans and
+// Dates.
 
 export function bigintOf(value: unknown): bigint {
   return typeof value === 'bigint' ? value : BigInt(value as number | string);
@@ -153,10 +153,6 @@ export function bigintOf(value: unknown): bigint {
 
 export function bigintOrNull(value: unknown): bigint | null {
   return value === null || value === undefined ? null : bigintOf(value);
-}
-
-export function numberOf(value: unknown): number {
-  return Number(value);
 }
 
 export function booleanOf(value: unknown): boolean {

@@ -1,16 +1,6 @@
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import type { Database } from 'better-sqlite3';
 
-/**
- * Keeps statements out of another's transaction on a single SQLite connection. Prisma's
- * better-sqlite3 adapter runs every statement on one connection and serializes transactions
- * among themselves, but a statement made outside a transaction runs at once, inside whichever
- * transaction is open at the time: an interactive transaction that awaits between statements
- * would take it in, and roll it back with its own work, or let it read what was never committed.
- * Here a statement outside a transaction, and the start of another transaction, waits until the
- * open one has committed or rolled back. PostgreSQL gives each transaction a connection of its
- * own and needs none of this.
- */
 /** Hub's own statements on the gated connection (db/sql.ts): run while no transaction is open. */
 export type ConnectionTurns = {
   /** The adapter's better-sqlite3 connection. */
@@ -19,6 +9,16 @@ export type ConnectionTurns = {
   exclusive<T>(work: () => Promise<T>): Promise<T>;
 };
 
+/**
+ * Keeps statements out of another's transaction on a single SQLite connection. Prisma's
+ * better-sqlite3 adapter runs every statement on one connection and serializes transactions
+ * among themselves, but a statement made outside a transaction runs at once, inside whichever
+ * transaction is open at the time: an interactive transaction that awaits between statements
+ * would take it in, and roll it back with its own work, or let it read what was never committed.
+ * Here a statement outside a transaction, and the start of another transaction, waits until the
+ * open one has committed or rolled back. PostgreSQL gives each transaction a connection of its
+ * own and needs none of this. `onConnect` receives the connection and a way to take turns on it.
+ */
 export function withTransactionGate(
   factory: SqlMigrationAwareDriverAdapterFactory,
   onConnect: (turns: ConnectionTurns) => void = () => {},

@@ -2,7 +2,7 @@ import { type PaymentAttempt, Prisma } from '../../generated/prisma/sqlite/clien
 import { bigintOf, bigintOrNull, dateOf, dateOrNull, type Sql } from '../db/sql.js';
 
 /**
- * Payment attempts as a paid call reads and writes them on the SQL lane (db/sql.ts): the row in
+ * Payment attempts as a paid call reads them on the SQL lane (db/sql.ts): the row in
  * the ORM's own shape, so the code that decides on it does not care which way it was read.
  */
 
