@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { ECDH, generateKeyPairSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, importJWK } from 'jose';
 import t from 'tap';
 import {
@@ -6,6 +6,7 @@ import {
   decryptCompactJwe,
   type EcPrivateJwk,
   encryptCompactJwe,
+  onP256,
   parseCompactJwe,
   publicPoint,
   recipientOf,
@@ -129,4 +130,53 @@ t.test('inline, an agreement runs after the current turn of the loop', async (t)
   await agreed;
   t.same(order, ['turn', 'agreed']);
   await t.rejects(inlineJweCodec.agree(Buffer.from([4, 1, 2])), 'a point off the curve is refused');
+});
+
+t.test('a point is on P-256 exactly when OpenSSL decodes it', async (t) => {
+  const P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffffn;
+  const B = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn;
+  const modPow = (base: bigint, exp: bigint): bigint => {
+    let result = 1n;
+    for (let b = base % P, e = exp; e > 0n; e >>= 1n, b = (b * b) % P) if (e & 1n) result = (result * b) % P;
+    return result;
+  };
+  const bytes32 = (n: bigint) => Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
+  const point = (x: bigint, y: bigint) => Buffer.concat([Buffer.from([4]), bytes32(x), bytes32(y)]);
+  const openssl = (p: Buffer) => {
+    try {
+      ECDH.convertKey(p, 'prime256v1');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const cases: [string, Buffer][] = [];
+  for (let i = 0; i < 50; i++) {
+    const key = p256();
+    const valid = publicPoint(key);
+    cases.push(['a generated key', valid]);
+    const swapped = Buffer.concat([valid.subarray(0, 1), valid.subarray(33), valid.subarray(1, 33)]);
+    cases.push(['x and y swapped', swapped]);
+    const nudged = Buffer.from(valid);
+    nudged[64]! ^= 1;
+    cases.push(['y off by one bit', nudged]);
+  }
+  // A small x whose right-hand side is a square (P ≡ 3 mod 4: the root is rhs^((P+1)/4)), then the
+  // same point with x written unreduced as x + P, which still fits 32 bytes.
+  let x = 1n;
+  let y = 0n;
+  for (; ; x++) {
+    const rhs = (((x * x * x - 3n * x + B) % P) + P) % P;
+    y = modPow(rhs, (P + 1n) / 4n);
+    if ((y * y) % P === rhs) break;
+  }
+  cases.push(['a small x', point(x, y)], ['x + P', point(x + P, y)], ['y + P', point(x, y + P)]);
+  cases.push(['the wrong prefix', Buffer.concat([Buffer.from([2]), point(x, y).subarray(1)])]);
+  cases.push(['too short', point(x, y).subarray(0, 64)]);
+
+  for (const [name, candidate] of cases) t.equal(onP256(candidate), openssl(candidate), name);
+  t.ok(onP256(point(x, y)), 'the small-x point is on the curve');
+  t.notOk(onP256(point(x + P, y)), 'an unreduced coordinate is refused');
+  t.throws(() => publicPoint({ x: bytes32(x + P).toString('base64url'), y: bytes32(y).toString('base64url') }));
 });
