@@ -11,6 +11,13 @@ export function nodeAnswered(err: unknown): boolean {
   return err instanceof BaseError && err.walk((e) => e instanceof RpcRequestError) instanceof RpcRequestError;
 }
 
+/** The code of the JSON-RPC error the node answered with, if it answered with one. */
+export function rpcErrorCode(err: unknown): number | undefined {
+  if (!(err instanceof BaseError)) return undefined;
+  const answered = err.walk((e) => e instanceof RpcRequestError);
+  return answered instanceof RpcRequestError ? answered.code : undefined;
+}
+
 /** True when a contract read got an answer that was not a result: a revert, or no code at the address. */
 export function contractAnsweredWithout(err: unknown): boolean {
   if (!(err instanceof BaseError)) return false;

@@ -24,12 +24,18 @@ export class SettlerState {
    * either way.
    */
   readonly inTurn: <T>(send: () => Promise<T>) => Promise<T>;
+  /**
+   * Send with eth_sendRawTransactionSync (EIP-7966), which answers with the receipt: for a node
+   * that mines on arrival. Turned off for good when the node does not know the method.
+   */
+  sendsSync: boolean;
 
   constructor(
     private readonly reader: PublicClient<Transport, Chain>,
     private readonly account: Account,
-    { inOrder = false, feeTtlMs = 2_000 }: { inOrder?: boolean; feeTtlMs?: number } = {},
+    { inOrder = false, sync = false, feeTtlMs = 2_000 }: { inOrder?: boolean; sync?: boolean; feeTtlMs?: number } = {},
   ) {
+    this.sendsSync = sync;
     // A node that stops answering holds each later send up by a second, not by the whole RPC
     // timeout of every send before it.
     this.inTurn = inOrder ? turns({ maxWaitMs: 1_000 }) : (send) => send();

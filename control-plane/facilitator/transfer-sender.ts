@@ -11,7 +11,7 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { nodeAnswered, revertReason } from './chain-errors.js';
+import { nodeAnswered, revertReason, rpcErrorCode } from './chain-errors.js';
 import { type EscrowSplit, escrowAbi } from './escrow.js';
 import type { SettleFailureReason } from './results.js';
 import type { SettlerState } from './settler-state.js';
@@ -46,7 +46,8 @@ export type Simulation = { ok: true; gas: bigint } | { ok: false; reason: Settle
 export type SignedTransfer = { transaction: Hex; serialized: Hex };
 
 export type Broadcast =
-  | { status: 'sent'; signed: SignedTransfer }
+  /** `receipt`: the node mined it before answering (eth_sendRawTransactionSync). */
+  | { status: 'sent'; signed: SignedTransfer; receipt?: TransactionReceipt }
   /** The node may or may not have the transaction: follow it up, or send it again. */
   | { status: 'unknown'; signed: SignedTransfer; message: string }
   /** Provably not broadcast. */
@@ -139,6 +140,10 @@ export function broadcastTransfer(clients: SettlerClients, call: TransferCall, g
     }
     const signed = { transaction: keccak256(serialized), serialized };
     try {
+      if (state.sendsSync) {
+        const sent = await sendSync(clients, signed);
+        if (sent) return sent;
+      }
       await reader.sendRawTransaction({ serializedTransaction: serialized });
       return { status: 'sent', signed };
     } catch (err) {
@@ -147,6 +152,31 @@ export function broadcastTransfer(clients: SettlerClients, call: TransferCall, g
       return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err) };
     }
   });
+}
+
+/** EIP-7966 codes for a transaction the node took but has no receipt for yet: 4 timed out, 5 not ready to run. */
+const TAKEN_WITHOUT_RECEIPT = new Set([4, 5]);
+const METHOD_NOT_FOUND = -32601;
+
+/**
+ * Sends with eth_sendRawTransactionSync (EIP-7966): the node answers with the receipt once the
+ * transaction is mined, which saves the receipt's request and its polling. Undefined when the
+ * node does not know the method: the transaction never reached it, and the settler sends the
+ * plain way from then on. Other failures are thrown, as the plain send throws them.
+ */
+async function sendSync(clients: SettlerClients, signed: SignedTransfer): Promise<Broadcast | undefined> {
+  try {
+    const receipt = await clients.reader.sendRawTransactionSync({ serializedTransaction: signed.serialized, throwOnReceiptRevert: false });
+    return { status: 'sent', signed, receipt };
+  } catch (err) {
+    const code = rpcErrorCode(err);
+    if (code !== undefined && TAKEN_WITHOUT_RECEIPT.has(code)) return { status: 'sent', signed };
+    if (code === METHOD_NOT_FOUND) {
+      clients.state.sendsSync = false;
+      return undefined;
+    }
+    throw err;
+  }
 }
 
 /**

@@ -71,10 +71,11 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
     chainId: chain.chainId,
     tokens: [{ address: chain.token.address, name: chain.token.name, version: chain.token.version }],
     settlerPrivateKey: chain.settler.privateKey as Hex,
-    // A local chain mines each transaction as it arrives: poll for the receipt often, not every
-    // 500 ms, and send in nonce order.
+    // A local chain mines each transaction as it arrives: send in nonce order and take the receipt
+    // with the send (anvil knows eth_sendRawTransactionSync); should it be polled for, often.
     pollingIntervalMs: 25,
     sendInOrder: true,
+    sendSync: true,
     ...(chain.escrow ? { escrow: chain.escrow } : {}),
   });
   const escrow = chain.escrow;
