@@ -1,5 +1,11 @@
 import { Agent } from 'undici';
-import { contract, type ProcedureInput, type ProcedureName, type ProcedureOutput } from '../shared/contract.js';
+import {
+  CONTROL_PLANE_CALL_TIMEOUT_MS,
+  contract,
+  type ProcedureInput,
+  type ProcedureName,
+  type ProcedureOutput,
+} from '../shared/contract.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 
 /** A call the proxy makes to the control-plane; refusals arrive as the `ApiError` the control-plane threw. */
@@ -7,9 +13,6 @@ export type ControlPlaneClient = {
   call<Name extends ProcedureName>(name: Name, ...input: CallInput<Name>): Promise<ProcedureOutput<Name>>;
 };
 type CallInput<Name extends ProcedureName> = undefined extends ProcedureInput<Name> ? [] : [ProcedureInput<Name>];
-
-/** The longest call is a key mint, held to the seller's 7 s budget. */
-const CALL_TIMEOUT_MS = 10_000;
 
 /**
  * Keep-alive connections to the control-plane; the proxy calls it on cache misses and payments.
@@ -26,8 +29,8 @@ export function createControlPlaneClient(
   const dispatcher = new Agent({
     keepAliveTimeout: 30_000,
     connections: 32,
-    headersTimeout: CALL_TIMEOUT_MS,
-    bodyTimeout: CALL_TIMEOUT_MS,
+    headersTimeout: CONTROL_PLANE_CALL_TIMEOUT_MS,
+    bodyTimeout: CONTROL_PLANE_CALL_TIMEOUT_MS,
   });
   const origin = new URL(baseUrl);
   const prefix = `${origin.pathname.replace(/\/$/, '')}/trpc/internal.`;

@@ -1,3 +1,5 @@
+import { within } from './within.js';
+
 /**
  * Runs tasks one after another, each once the one before it has ended (settled or failed), in the
  * order they were handed in. For sends that must reach their peer in order (a settler's
@@ -8,18 +10,9 @@
 export function turns({ maxWaitMs }: { maxWaitMs?: number } = {}): <T>(task: () => Promise<T>) => Promise<T> {
   let last: Promise<unknown> = Promise.resolve();
   return (task) => {
-    const before = maxWaitMs === undefined ? last : atMost(last, maxWaitMs);
+    const before = maxWaitMs === undefined ? last : within(last, maxWaitMs);
     const turn = before.then(task, task);
     last = turn.catch(() => undefined);
     return turn;
   };
-}
-
-/** `promise`, or nothing once `ms` have passed, whichever comes first. */
-function atMost(promise: Promise<unknown>, ms: number): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const lapse = new Promise((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([promise, lapse]).finally(() => clearTimeout(timer));
 }

@@ -21,6 +21,14 @@ export const MAX_TALLIES_PER_BATCH = 10_000;
 export const MAX_RECORDED_PATH = 2_048;
 /** Longest request target a payment is bound to. */
 export const MAX_PAYMENT_TARGET = 8_192;
+/** How long the proxy waits for any call's answer (the longest is a key mint, held to the seller's 7 s). */
+export const CONTROL_PLANE_CALL_TIMEOUT_MS = 10_000;
+/**
+ * How long `settlePaidRequest` waits for the chain before it answers `settling` and lets the
+ * settlement finish behind the answer: well inside the proxy's wait, so a slow chain never costs
+ * the agent the seller's answer it paid for.
+ */
+export const SETTLE_ANSWER_WITHIN_MS = 7_000;
 
 const id = (prefix: string) => z.string().startsWith(prefix).max(64);
 const anyId = z.string().max(64);

@@ -83,6 +83,12 @@ export class LocalFacilitator implements Facilitator {
   /** Broadcast transfers whose outcome is not known yet, by payer and nonce. */
   private readonly pending = new Map<string, SignedTransfer>();
   /**
+   * Settlements running now, by payer and nonce: a second settle of the same authorization while
+   * the first runs (the pending loop catching up with a slow one) waits for it instead of sending
+   * a transaction of its own, which could only revert.
+   */
+  private readonly running = new Map<string, Promise<SettleResult>>();
+  /**
    * Authorizations whose signature recovered to their payer, by everything the signature covers:
    * a settlement checks the signature its verification checked already, and recovering it again
    * would be the same work for the same answer.
@@ -183,6 +189,14 @@ export class LocalFacilitator implements Facilitator {
     };
 
     const key = `${payment.payer.toLowerCase()}:${payment.authorization.nonce.toLowerCase()}`;
+    const running = this.running.get(key);
+    if (running) return running;
+    const settlement = this.settleOnce(key, call);
+    this.running.set(key, settlement);
+    return settlement.finally(() => this.running.delete(key));
+  }
+
+  private async settleOnce(key: string, call: TransferCall): Promise<SettleResult> {
     const earlier = this.pending.get(key);
     if (earlier) {
       // If the first broadcast never reached the node, this one does; if it did, this is a no-op.
@@ -190,9 +204,9 @@ export class LocalFacilitator implements Facilitator {
       return this.follow(key, call, earlier);
     }
 
-    const window = windowFailure(payment.authorization, this.nowSeconds(), this.marginSeconds());
+    const window = windowFailure(call.authorization, this.nowSeconds(), this.marginSeconds());
     if (window === 'authorization_expired') return this.settledBefore(key, call, window);
-    if (window) return this.failed(verifyFailure(window, payment.payer));
+    if (window) return this.failed(verifyFailure(window, call.authorization.from));
     return this.submit(key, call);
   }
 
@@ -208,12 +222,16 @@ export class LocalFacilitator implements Facilitator {
     let gas = this.clients.state.knownGas(kind);
     if (gas === undefined) {
       const simulated = await simulateTransfer(this.clients, call);
+      // The chain could not be read: an earlier settlement (before a restart) may be on it.
+      if (!simulated.ok && simulated.reason === 'facilitator_unavailable') return this.pendingResult(call, undefined, simulated.message);
       if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
       gas = simulated.gas;
       this.clients.state.rememberGas(kind, gas);
     }
 
     const broadcast = await broadcastTransfer(this.clients, call, gas);
+    if (broadcast.status === 'refused' && broadcast.reason === 'facilitator_unavailable')
+      return this.pendingResult(call, undefined, broadcast.message);
     if (broadcast.status === 'refused')
       return settleFailure(broadcast.reason, { network: this.network, payer, message: broadcast.message });
     if (broadcast.status === 'unknown') {
@@ -281,11 +299,16 @@ export class LocalFacilitator implements Facilitator {
     const explicable: SettleFailureReason[] = ['nonce_already_used', 'authorization_expired', 'transaction_reverted'];
     if (explicable.includes(reason)) {
       const lookback = this.config.lookbackBlocks ?? 50_000n;
-      const earlier = await findSettledTransfer(this.clients, call, lookback).catch(() => undefined);
-      if (earlier) return this.settledResult(call, earlier, true);
-      if (call.split && !call.split.deposited) {
-        const deposit = await findSettledTransfer(this.clients, { ...call, split: undefined }, lookback).catch(() => undefined);
-        if (deposit) return this.submit(key, { ...call, split: { ...call.split, deposited: true } });
+      try {
+        const earlier = await findSettledTransfer(this.clients, call, lookback);
+        if (earlier) return this.settledResult(call, earlier, true);
+        if (call.split && !call.split.deposited) {
+          const deposit = await findSettledTransfer(this.clients, { ...call, split: undefined }, lookback);
+          if (deposit) return this.submit(key, { ...call, split: { ...call.split, deposited: true } });
+        }
+      } catch (err) {
+        // Unsearched, the chain may hold the settlement this failure would hide: not known yet.
+        return this.pendingResult(call, transaction, `the chain could not be searched for an earlier settlement: ${errorLine(err)}`);
       }
     }
     return settleFailure(reason, { network: this.network, payer: call.authorization.from, transaction, message });
@@ -354,8 +377,12 @@ export class LocalFacilitator implements Facilitator {
   }
 }
 
+function errorLine(err: unknown): string {
+  return err instanceof Error ? err.message.split('\n')[0]! : String(err);
+}
+
 function unavailable(err: unknown): FacilitatorUnavailableError {
-  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  const message = errorLine(err);
   const kind = err instanceof Error && /timed? ?out/i.test(err.message) ? 'timeout' : 'network';
   return new FacilitatorUnavailableError(kind, `chain RPC: ${message}`, undefined, { cause: err });
 }

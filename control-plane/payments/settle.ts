@@ -1,5 +1,12 @@
 import { type PaymentAttempt, Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { Adjustment, BillingSummary, SettleInput, SettleOutcome } from '../../shared/contract.js';
+import { within } from '../../runtime/within.js';
+import {
+  type Adjustment,
+  type BillingSummary,
+  SETTLE_ANSWER_WITHIN_MS,
+  type SettleInput,
+  type SettleOutcome,
+} from '../../shared/contract.js';
 import { formatUsd, microsToTokenUnits } from '../../shared/money.js';
 import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
@@ -61,11 +68,23 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settling', "chargedMicros" = ${charged},
     "remainderHandling" = ${remainderHandling} WHERE "id" = ${attempt.id}`);
   const settling = { ...attempt, chargedMicros: charged };
+  const stillSettling: SettleOutcome = {
+    kind: 'billed',
+    adjusted,
+    billing: billingSummary('settling', authorized, charged, remainderHandling, null),
+    receipt: null,
+  };
+  const settlement = settleAndRecord(db, rail, settling);
   if (seller?.settlement === 'after_response') {
-    settleAfterResponse(db, rail, settling);
-    return { kind: 'billed', adjusted, billing: billingSummary('settling', authorized, charged, remainderHandling, null), receipt: null };
+    settleBehindTheAnswer(settlement);
+    return stillSettling;
   }
-  const result = await settleAndRecord(db, rail, settling);
+  // A chain (or facilitator) slower than the proxy waits must not cost the agent its answer.
+  const result = await within(settlement, SETTLE_ANSWER_WITHIN_MS);
+  if (!result) {
+    settleBehindTheAnswer(settlement);
+    return stillSettling;
+  }
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';
   return {
@@ -77,37 +96,35 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   };
 }
 
-/** Settlements started after their answer went out, until they are recorded. */
+/** Settlements that go on after their answer went out, until they are recorded. */
 const following = new Set<Promise<unknown>>();
 
 /**
- * For a seller that settles after the answer (`settlement: after_response`): the attempt is
+ * A settlement the answer did not wait for: for a seller that settles after the answer
+ * (`settlement: after_response`), or one slower than `SETTLE_ANSWER_WITHIN_MS`. The attempt is
  * `settling` already, so a control-plane that stops before this ends leaves it to
  * `finishPendingSettlements`, which finds a transfer already on chain rather than sending another.
  * A failure is recorded as for any settlement; the agent has its answer by then.
  */
-function settleAfterResponse(db: Db, rail: PaymentRail | undefined, attempt: Settleable): void {
-  const settlement = settleAndRecord(db, rail, attempt).catch(() => {
+function settleBehindTheAnswer(settlement: Promise<unknown>): void {
+  const followed = settlement.catch(() => {
     // Left `settling`: the pending loop settles it again.
   });
-  following.add(settlement);
-  void settlement.finally(() => following.delete(settlement));
+  following.add(followed);
+  void followed.finally(() => following.delete(followed));
 }
 
 /**
- * Settles once every settlement started after its answer has been recorded (or given up to the
- * pending loop), or after `maxWaitMs`: one stuck on an unanswering node is left to the pending loop.
+ * Settles once every settlement that went on after its answer has been recorded (or given up to
+ * the pending loop), or after `maxWaitMs`: one stuck on an unanswering node is left to the pending loop.
  */
 export async function settlementsAfterResponse(maxWaitMs = 10_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const givenUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, maxWaitMs);
-  });
-  const all = (async () => {
-    while (following.size) await Promise.all(following);
-  })();
-  await Promise.race([all, givenUp]);
-  clearTimeout(timer);
+  await within(
+    (async () => {
+      while (following.size) await Promise.all(following);
+    })(),
+    maxWaitMs,
+  );
 }
 
 /**
@@ -167,7 +184,11 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
     take: 100,
   });
   let finished = 0;
-  for (const attempt of pending) if ((await settleAndRecord(db, rail, attempt)).status === 'settled') finished++;
+  for (const attempt of pending) {
+    // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
+    const result = await settleAndRecord(db, rail, attempt).catch(() => undefined);
+    if (result?.status === 'settled') finished++;
+  }
   return finished;
 }
 
@@ -211,7 +232,9 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
   }
   // Marked settled once (two control-planes can finish the same settlement), and counted then.
   await sql.transaction(async (tx) => {
+    // Over a `failed` another settlement recorded first (which zeroed the charge), the charge is back.
     const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "settledAt" = ${new Date()},
+      "chargedMicros" = ${attempt.chargedMicros ?? attempt.amountMicros}, "settlementReason" = NULL,
       "settleTxHash" = COALESCE(${result.transaction ?? null}, "settleTxHash") WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
     if (marked !== 1) return;
     // The escrow returned the remainder on chain; only a payment to the seller leaves one to credit.

@@ -53,9 +53,30 @@ export class Payment {
       upstreamStatus,
       ...(usage ? { usage } : {}),
     });
-    const settled = await this.settled;
+    let settled: SettledRequest;
+    try {
+      settled = await this.settled;
+    } catch (err) {
+      return { headers: this.unknownOutcome(upstreamStatus, err) };
+    }
     const headers = billingHeaders(settled, this.protocol);
     return settled.usageError ? { headers, usageError: settled.usageError } : { headers };
+  }
+
+  /**
+   * The control-plane's answer to the settlement was lost (it stopped, or could not be reached):
+   * the seller's answer still goes to the agent, who paid for it. Whether the payment settles is not
+   * known here, so a delivered answer says `settling` with nothing more, never a failure that would
+   * send the agent to pay again; the control-plane finishes what it recorded (`settling`), and a
+   * payment it never heard of lapses unsettled.
+   */
+  private unknownOutcome(upstreamStatus: number, err: unknown): Record<string, string> {
+    this.services.logger.error(
+      { err, paymentId: this.paymentId },
+      'the settlement’s outcome is not known: the control-plane did not answer',
+    );
+    const delivered = upstreamStatus >= 200 && upstreamStatus <= 299;
+    return delivered ? { [HUB_HEADERS.billing]: JSON.stringify({ status: 'settling' }) } : {};
   }
 
   /** Releases the payment of a request that never got an answer; a failure leaves it to expire unsettled. */

@@ -256,11 +256,12 @@ t.test('many payments from one settler key settle concurrently without nonce cla
   t.equal(await tokenBalance(chain, payee), before + 900n);
 });
 
-t.test('a facilitator whose RPC is down cannot verify, and settles nothing', async (t) => {
+t.test('a facilitator whose RPC is down cannot verify, and settles nothing: the outcome waits for the chain', async (t) => {
   const down = localFacilitatorFor(t, chain, { rpcUrl: 'http://127.0.0.1:9', rpcTimeoutMs: 2_000 });
   const requirements = requirementsFor(chain, payee);
   const payment = await signPayment(chain, payerKey, requirements);
   await t.rejects(down.verify(payment, requirements), { name: 'FacilitatorUnavailableError', kind: 'network' });
-  t.match(await down.settle(payment, requirements), { status: 'failed', reason: 'facilitator_unavailable' });
+  // Not failed: after a restart, an earlier broadcast of this payment may be on the chain it cannot read.
+  t.match(await down.settle(payment, requirements), { status: 'pending', transaction: undefined, message: /.+/ });
   t.same(await facilitator.verify(payment, requirements), { isValid: true, payer }, 'the payment itself is still good');
 });

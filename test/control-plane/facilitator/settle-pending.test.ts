@@ -112,3 +112,26 @@ t.test('a broadcast that never arrived fails once the authorization has lapsed, 
   t.match(await facilitator.settle(next.payment, next.requirements), { status: 'settled' });
   t.equal(await tokenBalance(chain, payer), before - 10_000n);
 });
+
+t.test('the same authorization settled twice at once: one transaction, both answered with it', async (t) => {
+  const facilitator = facilitatorVia(proxy.url);
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payee);
+  proxy.calls.clear();
+  const [first, second] = await Promise.all([facilitator.settle(payment, requirements), facilitator.settle(payment, requirements)]);
+  t.match(first, { status: 'settled', amount: '10000' });
+  t.same(second, first, 'the second waited for the first');
+  t.equal(proxy.calls.get('eth_sendRawTransaction'), 1, 'one transaction sent');
+  t.equal(await tokenBalance(chain, payee), before + 10_000n);
+});
+
+t.test('a failure the chain could explain, when the chain cannot be searched, is not known yet', async (t) => {
+  let clock = Date.now();
+  const facilitator = facilitatorVia(proxy.url, { now: () => clock });
+  const { requirements, payment } = await newPayment();
+  clock += 120_000; // lapsed: only an earlier settlement could still settle it
+  proxy.faults.set('eth_getLogs', 'drop');
+  t.match(await facilitator.settle(payment, requirements), { status: 'pending', message: /could not be searched/ });
+  proxy.faults.clear();
+  t.match(await facilitator.settle(payment, requirements), { status: 'failed', reason: 'authorization_expired' }, 'searched, it fails');
+});

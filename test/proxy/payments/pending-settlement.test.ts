@@ -6,6 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Facilitator } from '../../../control-plane/facilitator/facilitator.js';
 import { localRail } from '../../../control-plane/payments/rail.js';
 import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { CONTROL_PLANE_CALL_TIMEOUT_MS, SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 
@@ -92,3 +93,77 @@ t.test('a control-plane that dies after broadcasting: its successor finds the tr
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never sent twice');
   t.equal(await finishPendingSettlements(db, successor, 0), 0, 'nothing is left to finish');
 });
+
+t.test('a settlement slower than the proxy waits: the answer goes out settling, and the settlement is recorded behind it', async (t) => {
+  let slowed = 0;
+  const slowChain = (inner: Facilitator): Facilitator => ({
+    verify: (p, r) => inner.verify(p, r),
+    supported: () => inner.supported(),
+    settle: async (p, r) => {
+      slowed++;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_ANSWER_WITHIN_MS + 1_000));
+      return inner.settle(p, r);
+    },
+  });
+  const { chain, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: slowChain });
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
+  client.setSpendControls({ allowedAssets: true });
+  const before = await tokenBalance(chain, payTo);
+
+  const started = Date.now();
+  const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=slow'));
+  t.equal(res.status, 200, 'the seller’s answer is delivered');
+  t.ok(Date.now() - started < CONTROL_PLANE_CALL_TIMEOUT_MS, 'within the proxy’s wait');
+  t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), {
+    status: 'settling',
+    remainderHandling: 'credited',
+    settleTransactionHash: null,
+  });
+  t.match(await res.json(), { results: ['a', 'b'] });
+  t.equal(slowed, 1);
+
+  const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=slow' } });
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    if ((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status === 'settled') break;
+  }
+  const settled = await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } });
+  t.equal(settled.status, 'settled', 'the settlement went on behind the answer');
+  t.match(settled.settleTxHash, /^0x[0-9a-f]{64}$/);
+  t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
+});
+
+t.test(
+  'a settlement whose answer is lost: the seller’s answer still goes out, marked settling, and the pending loop finishes it',
+  async (t) => {
+    let failNext = true;
+    const lostAnswer = (inner: Facilitator): Facilitator => ({
+      verify: (p, r) => inner.verify(p, r),
+      supported: () => inner.supported(),
+      settle: async (p, r) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('injected: the settlement call broke');
+        }
+        return inner.settle(p, r);
+      },
+    });
+    const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: lostAnswer });
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
+    client.setSpendControls({ allowedAssets: true });
+    const before = await tokenBalance(chain, payTo);
+
+    const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=lost'));
+    t.equal(res.status, 200, 'not a 500: the agent paid for this answer');
+    t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settling' }, 'the outcome is not known');
+    t.equal(res.headers.get('hub-usage-error'), null, 'not a failure that would have the agent pay again');
+    t.match(await res.json(), { results: ['a', 'b'] });
+
+    const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=lost' } });
+    t.equal(attempt.status, 'settling');
+    t.equal(await finishPendingSettlements(db, rail, 0), 1);
+    t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status, 'settled');
+    t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
+  },
+);
