@@ -5,7 +5,7 @@ import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Facilitator } from '../../../control-plane/facilitator/facilitator.js';
 import { localRail } from '../../../control-plane/payments/rail.js';
-import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { finishPendingSettlements, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { CONTROL_PLANE_CALL_TIMEOUT_MS, SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
@@ -167,3 +167,35 @@ t.test(
     t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
   },
 );
+
+t.test('two settlements of one payment that disagree: a settled recorded after a failed restores the charge', async (t) => {
+  let answer: 'pending' | 'failed' | 'real' = 'pending';
+  const scripted = (inner: Facilitator): Facilitator => ({
+    verify: (p, r) => inner.verify(p, r),
+    supported: () => inner.supported(),
+    settle: async (p, r) => {
+      if (answer === 'pending') return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: unknown' };
+      if (answer === 'failed') return { status: 'failed', reason: 'transaction_reverted', network: r.network, message: 'injected' };
+      return inner.settle(p, r);
+    },
+  });
+  const { rail, db, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: scripted });
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
+  client.setSpendControls({ allowedAssets: true });
+  t.equal((await wrapFetchWithPayment(fetch, client)(url('/search?q=race'))).status, 200);
+  const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=race' } });
+  t.equal(attempt.chargedMicros, 10_000n);
+
+  // One settlement records a failure first (the charge is zeroed), the other then finds it settled.
+  answer = 'failed';
+  await finishPendingSettlements(db, rail, 0);
+  t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'failed', chargedMicros: 0n });
+  answer = 'real';
+  t.match(await settleAndRecord(db, rail, attempt), { status: 'settled' });
+  t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), {
+    status: 'settled',
+    chargedMicros: 10_000n,
+    settlementReason: null,
+  });
+});
