@@ -117,7 +117,8 @@ async function deliverAnswer(
   } else if (usage) {
     usageError = await recordUsage(services, usage);
   }
-  if (usageError) headers[HUB_HEADERS.usageError] = usageError;
+  // A failed settlement (set by the billing headers) outranks a usage problem: it is the agent's money.
+  if (usageError && !headers[HUB_HEADERS.usageError]) headers[HUB_HEADERS.usageError] = usageError;
   await deliver(res, status, headers, body, services.metrics);
   finish(services, record, Boolean(payment), res.writableFinished ? 'delivered' : 'failed', status);
 }

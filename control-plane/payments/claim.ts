@@ -5,6 +5,7 @@ import { newId } from '../../shared/ids.js';
 import { parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import { readAttempt } from './attempt-rows.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -60,7 +61,16 @@ export async function claimPaidRequest(
   if (spent && spent.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
 
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
-  const verification = await rail.facilitator.verify(input.payload, requirements);
+  const verification = await rail.facilitator.verify(input.payload, requirements).catch((err: unknown) => {
+    // The chain or the facilitator did not answer: not the payer's fault, and the payment is untouched.
+    if (err instanceof FacilitatorUnavailableError) {
+      throw new ApiError(
+        'service_unavailable',
+        'The payment could not be verified: the chain did not answer. Send the same payment again shortly.',
+      );
+    }
+    throw err;
+  });
   if (!verification.isValid) throw failed(verification.reason, identity);
   const payer = verification.payer.toLowerCase();
 

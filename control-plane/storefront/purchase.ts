@@ -1,4 +1,11 @@
-import type { AccountView, ClaimInput, PurchaseOutcome, PurchasePayment } from '../../shared/contract.js';
+import { within } from '../../runtime/within.js';
+import {
+  type AccountView,
+  type ClaimInput,
+  type PurchaseOutcome,
+  type PurchasePayment,
+  SETTLE_ANSWER_WITHIN_MS,
+} from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
@@ -89,11 +96,19 @@ export async function completePurchase(
     return opened(db, { ...attempt, status: 'reserved' }, accessId, null);
   }
 
-  await db.paymentAttempt.update({ where: { id: attempt.id }, data: { status: 'settling', chargedMicros: attempt.amountMicros } });
-  const result = await settleAndRecord(db, rail, attempt);
-  if (result.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
-  const transaction = result.transaction ?? null;
-  if (result.status !== 'settled') {
+  // A purchase charges its whole price: nothing remains, and `credited` is what that is called.
+  await db.paymentAttempt.update({
+    where: { id: attempt.id },
+    data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
+  });
+  // A chain slower than the proxy waits answers settling; the account opens once it settles (`finishPurchases`).
+  const result = await within(
+    settleAndRecord(db, rail, attempt).catch(() => ({ status: 'pending' as const, transaction: undefined })),
+    SETTLE_ANSWER_WITHIN_MS,
+  );
+  if (result?.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
+  const transaction = result?.transaction ?? null;
+  if (result?.status !== 'settled') {
     return { kind: 'settling', payment: paymentView({ ...attempt, status: 'settling', settleTxHash: transaction }) };
   }
   const accessId = await fulfil(db, attempt.id);
@@ -125,7 +140,7 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
     else {
       await db.paymentAttempt.updateMany({
         where: { id: attempt.id, status: 'in_flight' },
-        data: { status: 'settling', chargedMicros: attempt.amountMicros },
+        data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
       });
     }
   }

@@ -118,6 +118,8 @@ for (const provider of testProviders()) {
         payment: { amountUsd: '1.000000', status: 'settled', settleTransactionHash: /^0x[0-9a-f]{64}$/ },
       });
       t.ok(res.headers.get('payment-response'), 'the x402 settlement receipt');
+      const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { accessId: body.account.accessId } });
+      t.match(attempt, { status: 'settled', chargedMicros: 1_000_000n, remainderHandling: 'credited' }, 'nothing remains, as billed');
       t.equal(await tokenBalance(chain, payer.address), before.payer - 1_000_000n);
       t.equal(await tokenBalance(chain, payTo), before.payTo + 1_000_000n);
       creditAccess = body.account.accessId;

@@ -39,5 +39,10 @@ for (const provider of testProviders()) {
     const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=fails' } });
     t.match(attempt, { status: 'failed', settlementReason: 'transaction_reverted', chargedMicros: 0n });
     t.equal(await db.creditEntry.count(), 0, 'nothing credited');
+
+    // A garbled hub-usage too: the failed payment is what the agent must hear of.
+    const garbled = await wrapFetchWithPayment(fetch, client)(url('/garbled?q=fails'));
+    t.equal(garbled.status, 200);
+    t.equal(garbled.headers.get('hub-usage-error'), 'settlement_failed', 'not invalid_usage_header');
   });
 }
