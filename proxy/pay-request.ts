@@ -70,11 +70,13 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
       { auth: authRecipe(origin) },
     );
   }
-  const proof = usableProof(readPaymentProof(req, services.mppSecret));
+  const presented = readPaymentProof(req, services.mppSecret);
 
   const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
-  // Refused, when it must be, before any payment is asked (spec: the seven JWE codes).
+  // Refused, when it must be, before any payment is asked (spec: the seven JWE codes), so before a
+  // stale payment proof is answered with a new challenge too.
   const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, body, services.metrics.inProgress - 1) : undefined;
+  const proof = usableProof(presented);
   return {
     req,
     seller,

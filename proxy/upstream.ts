@@ -56,6 +56,9 @@ export function upstreamTarget(seller: PaySeller, rawUrl: string): { origin: str
  * apart from the request: a retry after a rotation signs with a fresher copy). The signature
  * covers the path exactly as sent (unnormalized) and the SHA-256 of the buffered body.
  */
+/** Request headers that describe an encrypted request's body as sent (the JWE). */
+const SEALED_BODY_FIELDS = ['content-encoding', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
+
 export async function sendSigned(
   pools: UpstreamPools,
   request: OutgoingRequest,
@@ -74,6 +77,8 @@ export async function sendSigned(
     headers['content-type'] = sealed.contentType;
     // The response is encrypted whole: a compressed one would only be larger inside the JWE.
     delete headers['accept-encoding'];
+    // What the agent said of the bytes it sent describes the JWE, not the plaintext the seller gets.
+    for (const field of SEALED_BODY_FIELDS) delete headers[field];
   }
   headers[HUB_HEADERS.signature] = signatureHeader({
     timestamp: nowSeconds(),

@@ -72,3 +72,9 @@ export function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer
     });
   });
 }
+
+/** A response body hub will not read: closed, and the abort error undici raises for it heard and dropped. */
+export function discard(body: Readable): void {
+  body.on('error', () => {});
+  body.destroy();
+}

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { mediaTypeOf } from '../../runtime/media-type.js';
-import { readUpTo } from '../../runtime/read-body.js';
+import { discard, readUpTo } from '../../runtime/read-body.js';
 import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import type { Agreement } from './compact-jwe.js';
@@ -60,6 +60,12 @@ export async function sealResponse(
   maxBytes: number,
 ): Promise<PlainResponse> {
   const headers: IncomingHttpHeaders = { ...response.headers };
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
+    // hub asked for none (no Accept-Encoding upstream); sealed as it is, the agent could not read it.
+    discard(response.body);
+    throw new ApiError('upstream_error', 'The seller’s answer is compressed, which hub does not encrypt: answer without Content-Encoding.');
+  }
   const cty = typeof headers['content-type'] === 'string' ? headers['content-type'] : undefined;
   for (const field of REPRESENTATION_FIELDS) delete headers[field];
 
@@ -71,13 +77,14 @@ export async function sealResponse(
 
   const declared = Number(response.headers['content-length']);
   if (declared > maxBytes) {
-    response.body.destroy();
+    discard(response.body);
     throw tooLarge(maxBytes);
   }
   const { bytes, complete } = await readUpTo(response.body, maxBytes);
   if (!complete) throw tooLarge(maxBytes);
   if (bytes.length === 0) {
-    headers['content-length'] = '0';
+    // A 204 or a 304 carries no Content-Length at all (RFC 9110 §8.6).
+    if (response.statusCode !== 204 && response.statusCode !== 304) headers['content-length'] = '0';
     return { statusCode: response.statusCode, headers, body: bytes };
   }
   const jwe = Buffer.from(await codec.seal(bytes, await reply, cty ? { cty } : {}), 'latin1');

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import type { HubIdentity } from '../../sdk/identity.js';
 import { withHubSignature } from '../../sdk/node.js';
@@ -26,6 +27,7 @@ export type TestUpstream = {
  *   /usage/4xx     400 carrying hub-usage      /usage/unknown-meter
  *   /slow-headers  answers after 1 s          /stall-body  sends half a body, then nothing
  *   /status/<n>    answers n                   /big        200 KB of body
+ *   /empty         200 without a body          /gzip       a gzip-compressed JSON answer
  */
 export async function startTestUpstream(
   t: Tap,
@@ -96,6 +98,11 @@ export async function startTestUpstream(
       }
       if (path.startsWith('/status/'))
         return json(Number(path.slice('/status/'.length)), { status: Number(path.slice('/status/'.length)) });
+      if (path === '/empty') return res.writeHead(200).end();
+      if (path === '/gzip') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        return res.end(gzipSync('{"compressed":true}'));
+      }
       if (path === '/big') {
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         return res.end(Buffer.alloc(200_000, 7));

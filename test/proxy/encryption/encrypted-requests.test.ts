@@ -79,6 +79,9 @@ for (const provider of testProviders()) {
         'content-type': 'application/jose; charset=utf-8',
         'accept-encoding': 'gzip',
         'x-agent-note': 'kept',
+        'content-digest': 'sha-256=:AAAA:',
+        digest: 'SHA-256=AAAA',
+        'content-md5': 'AAAA',
       });
       t.equal(res.status, 200);
       t.equal(res.headers.get('content-type'), 'application/jose');
@@ -97,6 +100,8 @@ for (const provider of testProviders()) {
       t.equal(seen.headers['content-type'], 'application/json', 'with the plaintext’s own type, from cty');
       t.equal(seen.headers['content-length'], String('{"city":"Lisbon"}'.length));
       t.notOk(seen.headers['accept-encoding'], 'the reply is encrypted whole, never compressed inside');
+      for (const field of ['content-digest', 'digest', 'content-md5'])
+        t.notOk(seen.headers[field], `${field} described the JWE, not the plaintext: not forwarded`);
       t.equal(seen.headers['x-agent-note'], 'kept');
       t.match(seen.headers['hub-request-id'], /^hubreq_/);
     });
@@ -150,6 +155,17 @@ for (const provider of testProviders()) {
         t.type(answer.reason, 'string');
       }
       t.equal(upstream.seen.length, before, 'not one reached the seller');
+
+      // A payment proof that would itself be refused (garbled, or an MPP credential of no challenge
+      // here) does not get ahead of them: the JWE is answered first.
+      const unknownKid = await craftJwe(key, { kid: 'hjwk_000000000000000000000000', reply_jwk });
+      for (const [label, header] of [
+        ['a garbled x402 payment', { 'payment-signature': 'not-a-payment' }],
+        ['a garbled MPP credential', { authorization: 'Payment not-a-credential' }],
+      ] as const) {
+        const res = await world.post('/echo', unknownKid, { ...JOSE, ...header });
+        t.same([res.status, ((await res.json()) as { error: string }).error], [400, 'unknown_jwe_kid'], label);
+      }
     });
 
     await t.test('a tampered ciphertext is refused, not forwarded', async (t) => {
@@ -169,6 +185,15 @@ for (const provider of testProviders()) {
       t.same(JSON.parse(new TextDecoder().decode((await decryptReply(await res.text(), replyKey)).plaintext)), { status: 418 });
       const empty = await world.post('/status/204', await encryptRequest(jwks, 'x', { replyKey }));
       t.same([empty.status, await empty.text()], [204, ''], 'an empty body stays empty');
+      t.equal(empty.headers.get('content-length'), null, 'a 204 carries no Content-Length');
+      const compressed = await world.post('/gzip', await encryptRequest(jwks, 'x', { replyKey }));
+      t.match(
+        [compressed.status, await compressed.json()],
+        [502, { error: 'upstream_error', reason: /compressed/ }],
+        'a compressed answer is not sealed unreadable',
+      );
+      const emptyOk = await world.post('/empty', await encryptRequest(jwks, 'x', { replyKey }));
+      t.same([emptyOk.status, emptyOk.headers.get('content-length'), await emptyOk.text()], [200, '0', '']);
       const unknown = await hub.pay('nobody', '/echo', { method: 'POST', headers: JOSE, body: 'x' });
       t.same(await unknown.json(), { error: 'seller_not_found' });
     });
