@@ -10,7 +10,15 @@ import {
 } from '../../shared/payments/x402-wire.js';
 import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
-import { fromSettleResponse, fromVerifyResponse, payerOf, type SettleResult, settleFailure, type VerifyResult } from './results.js';
+import {
+  fromSettleResponse,
+  fromVerifyResponse,
+  payerOf,
+  type SettleFailureReason,
+  type SettleResult,
+  settleFailure,
+  type VerifyResult,
+} from './results.js';
 
 /**
  * A remote facilitator over x402's standard HTTP API (`POST /verify`, `POST /settle`,
@@ -39,6 +47,9 @@ type Reply = { status: number; json: unknown };
 
 /** Error codes of a connection that never opened: the request cannot have been received. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Remote failures that an earlier settlement of the same payment would explain as well. */
+const UNRESOLVABLE = new Set<SettleFailureReason>(['nonce_already_used', 'transaction_reverted']);
 
 export class HttpFacilitator implements Facilitator {
   private readonly base: string;
@@ -74,7 +85,17 @@ export class HttpFacilitator implements Facilitator {
       return { status: 'pending', transaction: undefined, network, message };
     }
     const parsed = settleResponseSchema.safeParse(reply.json);
-    if (parsed.success) return fromSettleResponse(parsed.data, { amount: paymentRequirements.amount, payer: payerOf(paymentPayload) });
+    if (parsed.success) {
+      const result = fromSettleResponse(parsed.data, { amount: paymentRequirements.amount, payer: payerOf(paymentPayload) });
+      // The authorization used (a token's revert says so too): by an earlier settlement of this
+      // very payment whose answer was lost, by someone else submitting the same authorization (the
+      // seller is paid all the same), or canceled by the payer. The facilitator cannot say which,
+      // so it is not a failure.
+      if (result.status === 'failed' && UNRESOLVABLE.has(result.reason)) {
+        return { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
+      }
+      return result;
+    }
     const message = badReply('settle', reply).message;
     if (reply.status >= 400 && reply.status < 500) return settleFailure('facilitator_rejected', { network, message });
     return { status: 'pending', transaction: undefined, network, message };

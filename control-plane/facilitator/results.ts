@@ -60,8 +60,12 @@ export type SettleResult =
    * caller's replay store to say.
    */
   | { status: 'settled'; transaction: Hex; network: Network; payer: string; amount: string; alreadySettled?: true }
-  /** Submitted (or possibly submitted) but unconfirmed. Settle the same payment again to finish it. */
-  | { status: 'pending'; transaction: Hex | undefined; network: Network; payer?: string; message: string }
+  /**
+   * Submitted (or possibly submitted) but unconfirmed. Settle the same payment again to finish it;
+   * unless `unresolvable`: then settling again cannot tell either (only the chain can), and the
+   * settlement is parked as it stands, for whoever can read the chain.
+   */
+  | { status: 'pending'; transaction: Hex | undefined; network: Network; payer?: string; message: string; unresolvable?: true }
   | { status: 'failed'; reason: SettleFailureReason; message: string; network: Network; payer?: string; transaction?: Hex };
 
 export function verifyFailure(reason: VerifyFailureReason, payer?: string, message?: string): VerifyResult & { isValid: false } {

@@ -177,14 +177,36 @@ export async function releaseStrandedCreditCalls(db: Db, olderThanMs = 15 * 60_0
   return released;
 }
 
-/** Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. */
+/**
+ * Attempts whose settlement a rail (one per control-plane) is submitting now: its pending loop does
+ * not start another beside it.
+ */
+const settlingNow = new WeakMap<PaymentRail, Set<string>>();
+const noRail = new Set<string>();
+
+function settlingOn(rail: PaymentRail | undefined): Set<string> {
+  if (!rail) return noRail;
+  let ids = settlingNow.get(rail);
+  if (!ids) {
+    ids = new Set();
+    settlingNow.set(rail, ids);
+  }
+  return ids;
+}
+
+/**
+ * Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. Not
+ * one this process is still settling (a slow chain, a seller settled after its answer), nor one
+ * parked because no facilitator answer can tell its outcome (`settlementReason` set).
+ */
 export async function finishPendingSettlements(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000): Promise<number> {
   const pending = await db.paymentAttempt.findMany({
-    where: { status: 'settling', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    where: { status: 'settling', settlementReason: null, verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
     take: 100,
   });
   let finished = 0;
   for (const attempt of pending) {
+    if (settlingOn(rail).has(attempt.id)) continue;
     // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
     const result = await settleAndRecord(db, rail, attempt).catch(() => undefined);
     if (result?.status === 'settled') finished++;
@@ -214,7 +236,9 @@ type Settleable = {
  * tries again). Every settlement, of a call, a purchase or a captured reservation, ends here.
  */
 export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
-  const result = await submitSettlement(rail, attempt);
+  const here = settlingOn(rail);
+  here.add(attempt.id);
+  const result = await submitSettlement(rail, attempt).finally(() => here.delete(attempt.id));
   const sql = sqlOf(db);
   // Another settlement of the same attempt (the pending loop, another control-plane) may have
   // recorded it settled meanwhile: that record stands.
@@ -224,9 +248,11 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
     return result;
   }
   if (result.status !== 'settled') {
-    if (result.transaction) {
-      await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "settleTxHash" = ${result.transaction}
-        WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
+    // Parked: `settling`, marked with why the outcome cannot be told; the pending loop leaves it.
+    const parked = result.unresolvable ? 'outcome_unknown' : null;
+    if (result.transaction || parked) {
+      await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "settleTxHash" = COALESCE(${result.transaction ?? null}, "settleTxHash"),
+        "settlementReason" = COALESCE(${parked}, "settlementReason") WHERE "id" = ${attempt.id} AND "status" = 'settling'`);
     }
     return result;
   }

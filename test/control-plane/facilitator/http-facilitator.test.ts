@@ -52,6 +52,11 @@ t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and ba
     'x402’s reason, in hub’s words',
   );
   t.match(await facilitator.settle(tampered, requirements), { status: 'failed', reason: 'amount_mismatch' });
+
+  // Settled again (its first answer lost, say): x402's facilitator answers that the nonce is used.
+  // Whether by this payment's own settlement or by the payer elsewhere, it cannot tell: not failed.
+  t.match(await facilitator.settle(payment, requirements), { status: 'pending', unresolvable: true });
+  t.equal(await tokenBalance(chain, payee), before + 4_321n, 'nothing moved again');
 });
 
 t.test('hub’s LocalFacilitator behind HTTP keeps hub’s reasons end to end', async (t) => {

@@ -105,7 +105,7 @@ t.test('a settlement slower than the proxy waits: the answer goes out settling, 
       return inner.settle(p, r);
     },
   });
-  const { chain, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: slowChain });
+  const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: slowChain });
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
   client.setSpendControls({ allowedAssets: true });
@@ -124,6 +124,8 @@ t.test('a settlement slower than the proxy waits: the answer goes out settling, 
   t.equal(slowed, 1);
 
   const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=slow' } });
+  t.equal(await finishPendingSettlements(db, rail, 0), 0, 'the pending loop leaves a settlement this process is still making');
+  t.equal(slowed, 1, 'not submitted a second time');
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
     if ((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status === 'settled') break;
   }
@@ -199,3 +201,36 @@ t.test('two settlements of one payment that disagree: a settled recorded after a
     settlementReason: null,
   });
 });
+
+t.test(
+  'a settlement no facilitator answer can tell (a remote one says the authorization is used): parked settling, left by the loop',
+  async (t) => {
+    let settles = 0;
+    const cannotTell = (inner: Facilitator): Facilitator => ({
+      verify: (p, r) => inner.verify(p, r),
+      supported: () => inner.supported(),
+      settle: async (_p, r) => {
+        settles++;
+        return {
+          status: 'pending',
+          transaction: undefined,
+          network: r.network,
+          message: 'injected: used, by whom unknown',
+          unresolvable: true,
+        };
+      },
+    });
+    const { rail, db, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: cannotTell });
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
+    client.setSpendControls({ allowedAssets: true });
+    const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=parked'));
+    t.equal(res.status, 200);
+    t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settling' });
+    t.equal(res.headers.get('hub-usage-error'), null, 'not a failure: the payer may well have paid');
+    const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=parked' } });
+    t.match(attempt, { status: 'settling', settlementReason: 'outcome_unknown', chargedMicros: 10_000n });
+    t.equal(await finishPendingSettlements(db, rail, 0), 0);
+    t.equal(settles, 1, 'not asked again');
+  },
+);
