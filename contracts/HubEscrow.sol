@@ -14,7 +14,8 @@ import {EIP3009} from "./EIP3009.sol";
  *
  * The operator chooses the split within what the payer authorized, as hub's settler already
  * chooses what to settle; the contract guarantees that an authorization is paid out once, only to
- * the payee and the payer, and never more than it brought in.
+ * the payee and the payer, and never more than its value. That a deposited authorization's value
+ * is here is the operator's check (see `settle`).
  */
 contract HubEscrow {
     using SafeERC20 for IERC20;
@@ -54,8 +55,10 @@ contract HubEscrow {
     /**
      * Takes the authorization and pays it out: `charged` to `payee`, the rest back to the payer.
      * `deposited` is for an authorization someone submitted to the token directly (anyone can):
-     * its value is then already here, and only its payout is left. The operator asks for that
-     * only after finding the deposit on chain; a nonce the payer used elsewhere is refused.
+     * its value is then already here, and only its payout is left. The contract checks only that
+     * the token marks the authorization used, which a payer's cancel or a payment elsewhere also
+     * does; that the value came here is the operator's to check first, and it does (it pays out a
+     * deposit only after finding the token's transfer of this authorization to the escrow).
      */
     function settle(
         address token,
