@@ -1,5 +1,8 @@
 import type { LocalChain } from '../../chain/local-chain.js';
+import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
 import { LocalFacilitator, type LocalFacilitatorConfig } from '../../control-plane/facilitator/local-facilitator.js';
+import type { SettleResult } from '../../control-plane/facilitator/results.js';
+import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -18,4 +21,18 @@ export function localFacilitatorFor(t: Tap, chain: LocalChain, overrides: Partia
   });
   t.teardown(() => facilitator.close());
   return facilitator;
+}
+
+/**
+ * A facilitator wrapper (`startPaidWorld`'s `wrapFacilitator`) that verifies and describes itself
+ * as the real one and settles as `settle` says; `settle` may pass to the real one.
+ */
+export function settlingWith(
+  settle: (payload: PaymentPayload, requirements: PaymentRequirements, real: Facilitator) => Promise<SettleResult>,
+): (real: Facilitator) => Facilitator {
+  return (real) => ({
+    verify: (p, r) => real.verify(p, r),
+    supported: () => real.supported(),
+    settle: (p, r) => settle(p, r, real),
+  });
 }

@@ -1,9 +1,6 @@
 import t from 'tap';
-import type { LocalFacilitatorConfig } from '../../../control-plane/facilitator/local-facilitator.js';
-import { chainReader, startTestChain, tokenBalance } from '../../helpers/chain.js';
-import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
-import { startRpcFaultProxy } from '../../helpers/rpc-fault-proxy.js';
-import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
+import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { startSettlementChain } from '../../helpers/settlement-chain.js';
 
 /**
  * Settling with eth_sendRawTransactionSync (EIP-7966), as the local rail does: the receipt comes
@@ -13,20 +10,11 @@ import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
 t.setTimeout(120_000);
 
-const chain = await startTestChain(t);
-const proxy = await startRpcFaultProxy(t, chain.rpcUrl);
-const payerKey = chain.accounts[2]!.privateKey;
-const payer = chain.accounts[2]!.address;
-const payee = chain.accounts[3]!.address;
-
-function facilitatorVia(rpcUrl: string, extra: Partial<LocalFacilitatorConfig> = {}) {
-  return localFacilitatorFor(t, chain, { rpcUrl, sendSync: true, rpcTimeoutMs: 1_000, receiptTimeoutMs: 2_000, ...extra });
-}
-
-async function newPayment() {
-  const requirements = requirementsFor(chain, payee);
-  return { requirements, payment: await signPayment(chain, payerKey, requirements) };
-}
+const { chain, proxy, payer, payee, facilitatorVia, newPayment } = await startSettlementChain(t, {
+  sendSync: true,
+  rpcTimeoutMs: 1_000,
+  receiptTimeoutMs: 2_000,
+});
 
 const count = (method: string) => proxy.calls.get(method) ?? 0;
 

@@ -1,9 +1,6 @@
 import t from 'tap';
-import type { LocalFacilitatorConfig } from '../../../control-plane/facilitator/local-facilitator.js';
-import { chainReader, startTestChain, tokenBalance } from '../../helpers/chain.js';
-import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
-import { startRpcFaultProxy } from '../../helpers/rpc-fault-proxy.js';
-import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
+import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { startSettlementChain } from '../../helpers/settlement-chain.js';
 
 /**
  * Settlements whose outcome the facilitator cannot see: they are pending with the transaction
@@ -12,22 +9,11 @@ import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
 t.setTimeout(120_000);
 
-const chain = await startTestChain(t);
-const proxy = await startRpcFaultProxy(t, chain.rpcUrl);
-const payerKey = chain.accounts[2]!.privateKey;
-const payer = chain.accounts[2]!.address;
-const payee = chain.accounts[3]!.address;
-
 /** Short timeouts, so a lost answer turns into a pending settlement quickly. */
-function facilitatorVia(rpcUrl: string, extra: Partial<LocalFacilitatorConfig> = {}) {
-  return localFacilitatorFor(t, chain, { rpcUrl, rpcTimeoutMs: 500, receiptTimeoutMs: 1_000, ...extra });
-}
-
-/** A fresh $0.01 payment from the payer to the payee. */
-async function newPayment() {
-  const requirements = requirementsFor(chain, payee);
-  return { requirements, payment: await signPayment(chain, payerKey, requirements) };
-}
+const { chain, proxy, payer, payee, facilitatorVia, newPayment } = await startSettlementChain(t, {
+  rpcTimeoutMs: 500,
+  receiptTimeoutMs: 1_000,
+});
 
 t.beforeEach(() => proxy.faults.clear());
 

@@ -1,12 +1,9 @@
-import { x402Client } from '@x402/core/client';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
-import { privateKeyToAccount } from 'viem/accounts';
 import { type Facilitator, FacilitatorUnavailableError } from '../../../control-plane/facilitator/facilitator.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { x402Fetch } from '../../helpers/x402-agent.js';
 
 /** A chain or facilitator that cannot answer verification: a 503 the payer can retry, never a 402 or a 500. */
 
@@ -33,10 +30,7 @@ for (const provider of testProviders()) {
       if (request.headers.has('payment-signature')) paidRetry = request.clone();
       return fetch(request);
     };
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-    client.setSpendControls({ allowedAssets: true });
-    const res = await wrapFetchWithPayment(capture, client)(url('/search?q=outage'));
+    const res = await x402Fetch(payerKey, capture)(url('/search?q=outage'));
     t.equal(res.status, 503);
     t.match(await res.json(), { error: 'service_unavailable', reason: /could not be verified/ });
     t.ok(paidRetry, 'the paid retry was sent');

@@ -1,36 +1,27 @@
-import { x402Client } from '@x402/core/client';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
-import { privateKeyToAccount } from 'viem/accounts';
-import type { Facilitator } from '../../../control-plane/facilitator/facilitator.js';
 import { localRail } from '../../../control-plane/payments/rail.js';
 import { finishPendingSettlements, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { CONTROL_PLANE_CALL_TIMEOUT_MS, SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { settlingWith } from '../../helpers/local-facilitator.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { x402Fetch } from '../../helpers/x402-agent.js';
 
 /** Answers the first `n` settles "pending" without submitting anything, as a timed-out RPC would. */
 function pendingFirst(n: number) {
   let left = n;
-  return (inner: Facilitator): Facilitator => ({
-    verify: (p, r) => inner.verify(p, r),
-    supported: () => inner.supported(),
-    settle: async (p, r) => {
-      if (left-- > 0) return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: outcome unknown' };
-      return inner.settle(p, r);
-    },
+  return settlingWith(async (p, r, real) => {
+    if (left-- > 0) return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: outcome unknown' };
+    return real.settle(p, r);
   });
 }
 
 t.test('a settlement with an unknown outcome answers settling, is finished later, and charges once', async (t) => {
   const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: pendingFirst(1) });
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-  client.setSpendControls({ allowedAssets: true });
+  const pay = x402Fetch(payerKey);
   const before = await tokenBalance(chain, payTo);
 
-  const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=pending'));
+  const res = await pay(url('/search?q=pending'));
   t.equal(res.status, 200, 'the seller’s response is delivered');
   t.same(
     JSON.parse(res.headers.get('hub-billing') ?? '{}'),
@@ -56,23 +47,17 @@ t.test('a control-plane that dies after broadcasting: its successor finds the tr
   // The settlement reaches the chain, then the process is gone: no answer, nothing recorded.
   let broadcast: () => void = () => {};
   const reachedChain = new Promise<void>((resolve) => (broadcast = resolve));
-  const diesAfterSettling = (inner: Facilitator): Facilitator => ({
-    verify: (p, r) => inner.verify(p, r),
-    supported: () => inner.supported(),
-    settle: async (p, r) => {
-      await inner.settle(p, r);
-      broadcast();
-      return new Promise(() => {});
-    },
+  const diesAfterSettling = settlingWith(async (p, r, real) => {
+    await real.settle(p, r);
+    broadcast();
+    return new Promise(() => {});
   });
   const { chain, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: diesAfterSettling });
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-  client.setSpendControls({ allowedAssets: true });
+  const pay = x402Fetch(payerKey);
   const before = await tokenBalance(chain, payTo);
 
   const agentGivesUp = new AbortController();
-  const call = wrapFetchWithPayment(fetch, client)(url('/search?q=crash'), { signal: agentGivesUp.signal }).catch(() => 'no answer');
+  const call = pay(url('/search?q=crash'), { signal: agentGivesUp.signal }).catch(() => 'no answer');
   await reachedChain;
   agentGivesUp.abort();
   t.equal(await call, 'no answer');
@@ -96,23 +81,17 @@ t.test('a control-plane that dies after broadcasting: its successor finds the tr
 
 t.test('a settlement slower than the proxy waits: the answer goes out settling, and the settlement is recorded behind it', async (t) => {
   let slowed = 0;
-  const slowChain = (inner: Facilitator): Facilitator => ({
-    verify: (p, r) => inner.verify(p, r),
-    supported: () => inner.supported(),
-    settle: async (p, r) => {
-      slowed++;
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_ANSWER_WITHIN_MS + 1_000));
-      return inner.settle(p, r);
-    },
+  const slowChain = settlingWith(async (p, r, real) => {
+    slowed++;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_ANSWER_WITHIN_MS + 1_000));
+    return real.settle(p, r);
   });
   const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: slowChain });
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-  client.setSpendControls({ allowedAssets: true });
+  const pay = x402Fetch(payerKey);
   const before = await tokenBalance(chain, payTo);
 
   const started = Date.now();
-  const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=slow'));
+  const res = await pay(url('/search?q=slow'));
   t.equal(res.status, 200, 'the seller’s answer is delivered');
   t.ok(Date.now() - started < CONTROL_PLANE_CALL_TIMEOUT_MS, 'within the proxy’s wait');
   t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), {
@@ -139,24 +118,18 @@ t.test(
   'a settlement whose answer is lost: the seller’s answer still goes out, marked settling, and the pending loop finishes it',
   async (t) => {
     let failNext = true;
-    const lostAnswer = (inner: Facilitator): Facilitator => ({
-      verify: (p, r) => inner.verify(p, r),
-      supported: () => inner.supported(),
-      settle: async (p, r) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error('injected: the settlement call broke');
-        }
-        return inner.settle(p, r);
-      },
+    const lostAnswer = settlingWith(async (p, r, real) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('injected: the settlement call broke');
+      }
+      return real.settle(p, r);
     });
     const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: lostAnswer });
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-    client.setSpendControls({ allowedAssets: true });
+    const pay = x402Fetch(payerKey);
     const before = await tokenBalance(chain, payTo);
 
-    const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=lost'));
+    const res = await pay(url('/search?q=lost'));
     t.equal(res.status, 200, 'not a 500: the agent paid for this answer');
     t.same(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settling' }, 'the outcome is not known');
     t.equal(res.headers.get('hub-usage-error'), null, 'not a failure that would have the agent pay again');
@@ -172,20 +145,14 @@ t.test(
 
 t.test('two settlements of one payment that disagree: a settled recorded after a failed restores the charge', async (t) => {
   let answer: 'pending' | 'failed' | 'real' = 'pending';
-  const scripted = (inner: Facilitator): Facilitator => ({
-    verify: (p, r) => inner.verify(p, r),
-    supported: () => inner.supported(),
-    settle: async (p, r) => {
-      if (answer === 'pending') return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: unknown' };
-      if (answer === 'failed') return { status: 'failed', reason: 'transaction_reverted', network: r.network, message: 'injected' };
-      return inner.settle(p, r);
-    },
+  const scripted = settlingWith(async (p, r, real) => {
+    if (answer === 'pending') return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: unknown' };
+    if (answer === 'failed') return { status: 'failed', reason: 'transaction_reverted', network: r.network, message: 'injected' };
+    return real.settle(p, r);
   });
   const { rail, db, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: scripted });
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-  client.setSpendControls({ allowedAssets: true });
-  t.equal((await wrapFetchWithPayment(fetch, client)(url('/search?q=race'))).status, 200);
+  const pay = x402Fetch(payerKey);
+  t.equal((await pay(url('/search?q=race'))).status, 200);
   const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=race' } });
   t.equal(attempt.chargedMicros, 10_000n);
 
@@ -206,25 +173,19 @@ t.test(
   'a settlement no facilitator answer can tell (a remote one says the authorization is used): parked settling, left by the loop',
   async (t) => {
     let settles = 0;
-    const cannotTell = (inner: Facilitator): Facilitator => ({
-      verify: (p, r) => inner.verify(p, r),
-      supported: () => inner.supported(),
-      settle: async (_p, r) => {
-        settles++;
-        return {
-          status: 'pending',
-          transaction: undefined,
-          network: r.network,
-          message: 'injected: used, by whom unknown',
-          unresolvable: true,
-        };
-      },
+    const cannotTell = settlingWith(async (_p, r) => {
+      settles++;
+      return {
+        status: 'pending',
+        transaction: undefined,
+        network: r.network,
+        message: 'injected: used, by whom unknown',
+        unresolvable: true,
+      };
     });
     const { rail, db, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: cannotTell });
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: privateKeyToAccount(payerKey) });
-    client.setSpendControls({ allowedAssets: true });
-    const res = await wrapFetchWithPayment(fetch, client)(url('/search?q=parked'));
+    const pay = x402Fetch(payerKey);
+    const res = await pay(url('/search?q=parked'));
     t.equal(res.status, 200);
     t.match(JSON.parse(res.headers.get('hub-billing') ?? '{}'), { status: 'settling' });
     t.equal(res.headers.get('hub-usage-error'), null, 'not a failure: the payer may well have paid');
