@@ -12,6 +12,8 @@ import { describeIssues } from '../shared/validation-message.js';
 import { authRecipe } from './agent-auth.js';
 import type { AgentCaller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
+import { isSealedRequest, openSealedRequest, type SealedRequest } from './encryption/sealed-request.js';
+import { sendSealedJson } from './encryption/sealed-response.js';
 import { challengeResponse } from './payments/challenge.js';
 import { billingHeaders } from './payments/payment.js';
 import { readPaymentProof, usableProof } from './payments/proof.js';
@@ -73,12 +75,14 @@ export async function handleStorefront(
   if (path === AGENT_PATHS.redeem) return redeem(req, res, seller, services, (caller as AgentCaller).agentId);
 
   const target = req.url ?? '/';
-  const body = await readBody(req, MAX_PURCHASE_BODY_BYTES);
-  const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body) };
+  const body = await readStorefrontBody(req, seller, services);
+  // A payment binds to the bytes as sent: an encrypted purchase's paid retry resends the same JWE.
+  const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body.sent) };
   const payment = proof && usableProof(proof);
+  const reply = replier(res, services, body.sealed);
   if (payment?.kind === 'paid') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
-    const amountUsd = amountOf(body, req.headers['content-type']);
+    const amountUsd = amountOf(body.plain, body.contentType);
     const outcome = await services.controlPlane.call('completePurchase', {
       paymentId: payment.paymentId,
       ...bound,
@@ -86,11 +90,11 @@ export async function handleStorefront(
       payload: payment.payload,
       ...(amountUsd === undefined ? {} : { amountUsd }),
     });
-    return answer(res, outcome, origin, payment.protocol);
+    return answer(reply, outcome, origin, payment.protocol);
   }
 
   const agent = caller as AgentCaller;
-  const parsed = extendBody.safeParse(parseJsonBody(body, req.headers['content-type']));
+  const parsed = extendBody.safeParse(parseJsonBody(body.plain, body.contentType));
   if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
   const outcome = await services.controlPlane
     .call('startPurchase', {
@@ -108,17 +112,45 @@ export async function handleStorefront(
     });
   if (outcome.kind === 'challenge') {
     const ids = { requestId: outcome.requestId, agentId: agent.agentId };
-    const { body: challenge, headers } = challengeResponse({ req, body, origin, target }, outcome.challenge, ids, services.mppSecret);
+    const { body: challenge, headers } = challengeResponse(
+      { req, body: body.sent, origin, target },
+      outcome.challenge,
+      ids,
+      services.mppSecret,
+    );
     return sendJson(res, 402, challenge, headers);
   }
-  return answer(res, outcome, origin);
+  return answer(reply, outcome, origin);
+}
+
+/**
+ * A storefront body: the bytes as sent, and the JSON they carry, opened first when they are a
+ * Compact JWE (`application/jose`: refused with the seven JWE codes before anything is bought).
+ */
+async function readStorefrontBody(
+  req: IncomingMessage,
+  seller: PaySeller,
+  services: ProxyServices,
+): Promise<{ sent: Buffer; plain: Buffer; contentType: string | undefined; sealed?: SealedRequest }> {
+  const sent = await readBody(req, MAX_PURCHASE_BODY_BYTES);
+  if (!isSealedRequest(req)) return { sent, plain: sent, contentType: req.headers['content-type'] };
+  const sealed = await openSealedRequest(services.jwe, seller, sent, services.metrics.inProgress - 1);
+  return { sent, plain: sealed.plaintext, contentType: sealed.contentType, sealed };
+}
+
+type Reply = (status: number, body: unknown, headers: Record<string, string>) => Promise<void>;
+
+/** Sends a storefront answer: as JSON, or to an encrypted request encrypted to its reply key. */
+function replier(res: ServerResponse, services: ProxyServices, sealed: SealedRequest | undefined): Reply {
+  if (!sealed) return async (status, body, headers) => sendJson(res, status, body, headers);
+  return (status, body, headers) => sendSealedJson(res, services.jwe, sealed, status, body, headers);
 }
 
 const redeemBody = z.object({ accessId: accessIdParam.optional() }).strict();
 
 async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySeller, services: ProxyServices, agentId: string) {
-  const body = await readBody(req, MAX_PURCHASE_BODY_BYTES);
-  const parsed = redeemBody.safeParse(parseJsonBody(body, req.headers['content-type']));
+  const body = await readStorefrontBody(req, seller, services);
+  const parsed = redeemBody.safeParse(parseJsonBody(body.plain, body.contentType));
   if (!parsed.success) throw new ApiError('invalid_request', describeIssues(parsed.error.issues));
   const accessId = accessIdOf(req.url ?? '/') ?? parsed.data.accessId;
   const key = await services.controlPlane
@@ -129,27 +161,25 @@ async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySell
         res.setHeader('retry-after', String(err.extra.retryAfterSeconds ?? 30));
       throw err;
     });
-  sendJson(res, 200, key, { 'cache-control': 'no-store' });
+  await replier(res, services, body.sealed)(200, key, { 'cache-control': 'no-store' });
 }
 
 /**
  * The answer to a purchase: 201 with the account opened or extended and the payment behind it
  * (with the billing headers of a settled one), or 202 while its settlement is still pending.
  */
-function answer(res: ServerResponse, outcome: PurchaseOutcome, origin: PublicOrigin, protocol?: 'x402' | 'mpp'): void {
+function answer(reply: Reply, outcome: PurchaseOutcome, origin: PublicOrigin, protocol?: 'x402' | 'mpp'): Promise<void> {
   if (outcome.kind === 'challenge') throw new Error('a paid retry is never challenged again');
   if (outcome.kind === 'settling') {
-    sendJson(
-      res,
+    return reply(
       202,
       { status: 'settling', payment: outcome.payment, receiptUrl: `${originUrl(origin)}${AGENT_PATHS.receipt}` },
       { 'cache-control': 'no-store' },
     );
-    return;
   }
+  // Billing headers stay outside the encryption, as on a paid call.
   const headers = { 'cache-control': 'no-store', ...(outcome.settled && protocol ? billingHeaders(outcome.settled, protocol) : {}) };
-  sendJson(
-    res,
+  return reply(
     201,
     { status: outcome.account.provisioningState, account: withLinks(outcome.account, origin), payment: outcome.payment },
     headers,

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { discard, readUpTo } from '../../runtime/read-body.js';
@@ -114,4 +114,21 @@ async function* sealEvents(
 
 function tooLarge(maxBytes: number): ApiError {
   return new ApiError('upstream_error', `The seller’s response is larger than hub encrypts (${maxBytes} bytes).`);
+}
+
+/**
+ * hub's own JSON answer to an encrypted request (the storefront's: an account, a minted key),
+ * encrypted to the request's reply key as a seller's answer is. Errors and challenges stay clear.
+ */
+export async function sendSealedJson(
+  res: ServerResponse,
+  codec: JweCodec,
+  sealed: SealedRequest,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const jwe = await codec.seal(Buffer.from(JSON.stringify(body)), await replyAgreement(codec, sealed), { cty: 'application/json' });
+  res.writeHead(status, { ...headers, 'content-type': JOSE_MEDIA_TYPE, 'content-length': String(Buffer.byteLength(jwe)) });
+  res.end(jwe);
 }

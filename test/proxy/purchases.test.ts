@@ -7,10 +7,12 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
 import { accountWriteBody, parseSnapshot } from '../../control-plane/storefront/account-write.js';
 import { parseAccountWrite } from '../../sdk/account/write-body.js';
+import { createReplyKey, decryptReply, encryptRequest, fetchJwks } from '../../sdk/encryption.js';
 import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { registerAgent } from '../helpers/agents.js';
 import { tokenBalance } from '../helpers/chain.js';
 import { testProviders } from '../helpers/database.js';
+import { addEncryptionKey, craftJwe, jwksListing, retireEncryptionKey } from '../helpers/encryption.js';
 import { managementClient } from '../helpers/management.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
 import { signPayment } from '../helpers/sign-payment.js';
@@ -413,6 +415,38 @@ for (const provider of testProviders()) {
         );
       }
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, key, { stateful: false });
+    });
+
+    await t.test('an encrypted purchase: a JWE body, paid by the unmodified x402 client, the account back encrypted', async (t) => {
+      const kid = await addEncryptionKey(api, key, sellerId);
+      const jwks = await jwksListing(() => fetchJwks(url('/')), [kid]);
+      const replyKey = await createReplyKey();
+      const jose = { authorization: bearer.authorization, 'content-type': 'application/jose' };
+      const refused = await fetch(url('/extend'), {
+        method: 'POST',
+        headers: jose,
+        body: await craftJwe(jwks.keys[0]!, { kid: 'hjwk_000000000000000000000000', reply_jwk: replyKey.publicJwk }),
+      });
+      t.match([refused.status, await refused.json()], [400, { error: 'unknown_jwe_kid' }], 'refused before any challenge');
+
+      const body = await encryptRequest(jwks, JSON.stringify({ planId: credits, amountUsd: '1.00' }), {
+        replyKey,
+        contentType: 'application/json',
+      });
+      const before = await tokenBalance(chain, payTo);
+      const res = await x402Fetch(url('/extend'), { method: 'POST', headers: jose, body });
+      t.equal(res.status, 201);
+      t.equal(res.headers.get('content-type'), 'application/jose');
+      t.ok(res.headers.get('payment-response'), 'the receipt stays outside the encryption');
+      const opened = JSON.parse(new TextDecoder().decode((await decryptReply(await res.text(), replyKey)).plaintext));
+      t.match(opened, {
+        status: 'active',
+        account: { accessId: /^hubacc_/, plan: { id: credits }, balanceUsd: '1.500000' },
+        payment: { amountUsd: '1.000000', status: 'settled' },
+      });
+      t.equal(await tokenBalance(chain, payTo), before + 1_000_000n, 'paid once, for the JWE as sent');
+      await retireEncryptionKey(api, key, sellerId, kid);
+      await jwksListing(() => fetchJwks(url('/')), []);
     });
   });
 }

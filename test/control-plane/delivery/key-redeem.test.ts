@@ -4,9 +4,11 @@ import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
 import { createSellerApp } from '../../../examples/seller/app.js';
 import { closeServer, listen } from '../../../runtime/http-server.js';
+import { createReplyKey, decryptReply, encryptRequest, fetchJwks } from '../../../sdk/encryption.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { testProviders } from '../../helpers/database.js';
+import { addEncryptionKey, craftJwe, jwksListing, retireEncryptionKey } from '../../helpers/encryption.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { signPayment } from '../../helpers/sign-payment.js';
 
@@ -95,6 +97,37 @@ for (const provider of testProviders()) {
       await worker.runOnce();
       t.match(await redeem(), { status: 400, body: { error: 'invalid_request', reason: /hold 2 accounts/ } });
       t.match(await redeem('', { accessId: second }), { status: 200, body: { accessId: second } });
+    });
+
+    await t.test('an encrypted redeem: the key comes back encrypted to the agent’s reply key', async (t) => {
+      const kid = await addEncryptionKey(api, hub.apiKey, sellerId);
+      const jwks = await jwksListing(() => fetchJwks(url('/')), [kid]);
+      const replyKey = await createReplyKey();
+      const sealedRedeem = async (body: string) =>
+        fetch(url('/keys/redeem'), {
+          method: 'POST',
+          headers: { authorization: headers.authorization, 'content-type': 'application/jose' },
+          body,
+        });
+      const res = await sealedRedeem(
+        await encryptRequest(jwks, JSON.stringify({ accessId }), { replyKey, contentType: 'application/json' }),
+      );
+      t.equal(res.status, 200);
+      t.equal(res.headers.get('content-type'), 'application/jose');
+      t.equal(res.headers.get('cache-control'), 'no-store');
+      const text = await res.text();
+      t.notMatch(text, /sk_demo_/, 'the key is not readable on the way');
+      const key = JSON.parse(new TextDecoder().decode((await decryptReply(text, replyKey)).plaintext));
+      t.match(key, { accessId, apiKey: /^sk_demo_/ });
+      const served = await fetch(`${sellerApi}/keyed`, { headers: { authorization: `Bearer ${key.apiKey}` } });
+      t.equal(served.status, 200, 'and it works');
+
+      const refused = await sealedRedeem(
+        await craftJwe(jwks.keys[0]!, { kid: 'hjwk_000000000000000000000000', reply_jwk: replyKey.publicJwk }),
+      );
+      t.match([refused.status, await refused.json()], [400, { error: 'unknown_jwe_kid' }]);
+      await retireEncryptionKey(api, hub.apiKey, sellerId, kid);
+      await jwksListing(() => fetchJwks(url('/')), []);
     });
 
     await t.test('what the seller answers reaches the agent', async (t) => {
