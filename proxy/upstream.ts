@@ -51,14 +51,14 @@ export function upstreamTarget(seller: PaySeller, rawUrl: string): { origin: str
   return { origin, path: `${basePath}${rawUrl.startsWith('/') ? rawUrl : `/${rawUrl}`}` };
 }
 
+/** Request headers that describe an encrypted request's body as sent (the JWE). */
+const SEALED_BODY_FIELDS = ['content-encoding', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
+
 /**
  * Sends one signed request upstream with the seller's newest active secret (the seller is passed
  * apart from the request: a retry after a rotation signs with a fresher copy). The signature
  * covers the path exactly as sent (unnormalized) and the SHA-256 of the buffered body.
  */
-/** Request headers that describe an encrypted request's body as sent (the JWE). */
-const SEALED_BODY_FIELDS = ['content-encoding', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
-
 export async function sendSigned(
   pools: UpstreamPools,
   request: OutgoingRequest,
