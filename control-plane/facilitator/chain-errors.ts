@@ -8,7 +8,7 @@ import type { SettleFailureReason } from './results.js';
 
 /** True when the node itself answered with a JSON-RPC error; false for timeouts and network failures. */
 export function nodeAnswered(err: unknown): boolean {
-  return err instanceof BaseError && err.walk((e) => e instanceof RpcRequestError) instanceof RpcRequestError;
+  return rpcErrorCode(err) !== undefined;
 }
 
 /** The code of the JSON-RPC error the node answered with, if it answered with one. */
@@ -16,6 +16,13 @@ export function rpcErrorCode(err: unknown): number | undefined {
   if (!(err instanceof BaseError)) return undefined;
   const answered = err.walk((e) => e instanceof RpcRequestError);
   return answered instanceof RpcRequestError ? answered.code : undefined;
+}
+
+/** The first line of an error, viem's short message when it has one: for logs and results. */
+export function shortMessage(err: unknown): string {
+  if (err instanceof Error)
+    return ('shortMessage' in err && typeof err.shortMessage === 'string' ? err.shortMessage : err.message).split('\n')[0]!;
+  return String(err);
 }
 
 /** True when a contract read got an answer that was not a result: a revert, or no code at the address. */

@@ -2,7 +2,7 @@ import { type Address, createPublicClient, createWalletClient, type Hex, type Tr
 import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
-import { contractAnsweredWithout } from './chain-errors.js';
+import { contractAnsweredWithout, shortMessage } from './chain-errors.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -308,7 +308,7 @@ export class LocalFacilitator implements Facilitator {
         }
       } catch (err) {
         // Unsearched, the chain may hold the settlement this failure would hide: not known yet.
-        return this.pendingResult(call, transaction, `the chain could not be searched for an earlier settlement: ${errorLine(err)}`);
+        return this.pendingResult(call, transaction, `the chain could not be searched for an earlier settlement: ${shortMessage(err)}`);
       }
     }
     return settleFailure(reason, { network: this.network, payer: call.authorization.from, transaction, message });
@@ -377,12 +377,8 @@ export class LocalFacilitator implements Facilitator {
   }
 }
 
-function errorLine(err: unknown): string {
-  return err instanceof Error ? err.message.split('\n')[0]! : String(err);
-}
-
 function unavailable(err: unknown): FacilitatorUnavailableError {
-  const message = errorLine(err);
+  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
   const kind = err instanceof Error && /timed? ?out/i.test(err.message) ? 'timeout' : 'network';
   return new FacilitatorUnavailableError(kind, `chain RPC: ${message}`, undefined, { cause: err });
 }

@@ -11,7 +11,7 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { nodeAnswered, revertReason, rpcErrorCode } from './chain-errors.js';
+import { nodeAnswered, revertReason, rpcErrorCode, shortMessage } from './chain-errors.js';
 import { type EscrowSplit, escrowAbi } from './escrow.js';
 import type { SettleFailureReason } from './results.js';
 import type { SettlerState } from './settler-state.js';
@@ -268,10 +268,4 @@ export async function findSettledTransfer(clients: SettlerClients, call: Transfe
     if (call.split ? receipt.status === 'success' : receiptMovedFunds(receipt, call)) return receipt.transactionHash;
   }
   return undefined;
-}
-
-function shortMessage(err: unknown): string {
-  if (err instanceof Error)
-    return ('shortMessage' in err && typeof err.shortMessage === 'string' ? err.shortMessage : err.message).split('\n')[0]!;
-  return String(err);
 }
