@@ -74,17 +74,12 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     billing: billingSummary('settling', authorized, charged, remainderHandling, null),
     receipt: null,
   };
-  const settlement = settleAndRecord(db, rail, settling);
   if (seller?.settlement === 'after_response') {
-    settleBehindTheAnswer(settlement);
+    settleBehindTheAnswer(settleAndRecord(db, rail, settling));
     return stillSettling;
   }
-  // A chain (or facilitator) slower than the proxy waits must not cost the agent its answer.
-  const result = await within(settlement, SETTLE_ANSWER_WITHIN_MS);
-  if (!result) {
-    settleBehindTheAnswer(settlement);
-    return stillSettling;
-  }
+  const result = await settleInTime(db, rail, settling);
+  if (!result) return stillSettling;
   if (result.status === 'failed') return { kind: 'failed', settlementReason: result.reason, adjusted };
   const settled = result.status === 'settled';
   return {
@@ -94,6 +89,18 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
     // The payer as hub recorded it (lowercased), not as the facilitator spelled it.
     receipt: { ...toSettleResponse(result), ...(attempt.payer ? { payer: attempt.payer } : {}) },
   };
+}
+
+/**
+ * `settleAndRecord`, waited for at most `SETTLE_ANSWER_WITHIN_MS`: a chain (or facilitator) slower
+ * than the proxy waits must not cost the agent its answer. Undefined past that; the settlement
+ * goes on behind the answer.
+ */
+export async function settleInTime(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
+  const settlement = settleAndRecord(db, rail, attempt);
+  const result = await within(settlement, SETTLE_ANSWER_WITHIN_MS);
+  if (!result) settleBehindTheAnswer(settlement);
+  return result;
 }
 
 /** Settlements that go on after their answer went out, until they are recorded. */

@@ -1,11 +1,4 @@
-import { within } from '../../runtime/within.js';
-import {
-  type AccountView,
-  type ClaimInput,
-  type PurchaseOutcome,
-  type PurchasePayment,
-  SETTLE_ANSWER_WITHIN_MS,
-} from '../../shared/contract.js';
+import type { AccountView, ClaimInput, PurchaseOutcome, PurchasePayment } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
@@ -15,7 +8,7 @@ import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import { creditBalance } from '../payments/credit.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { billingSummary, settleAndRecord } from '../payments/settle.js';
+import { billingSummary, settleInTime } from '../payments/settle.js';
 import { applyPurchase } from './account-changes.js';
 import { accountViews } from './account-view.js';
 import { freeTaker, takeFreePlan } from './free-plans.js';
@@ -102,10 +95,8 @@ export async function completePurchase(
     data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
   });
   // A chain slower than the proxy waits answers settling; the account opens once it settles (`finishPurchases`).
-  const result = await within(
-    settleAndRecord(db, rail, attempt).catch(() => ({ status: 'pending' as const, transaction: undefined })),
-    SETTLE_ANSWER_WITHIN_MS,
-  );
+  // One that throws is left `settling` too: the pending loop settles it again.
+  const result = await settleInTime(db, rail, attempt).catch(() => undefined);
   if (result?.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
   const transaction = result?.transaction ?? null;
   if (result?.status !== 'settled') {
