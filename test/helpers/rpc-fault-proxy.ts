@@ -24,7 +24,7 @@ export async function startRpcFaultProxy(t: Tap, upstream: string): Promise<RpcF
   const forward = async (body: unknown) =>
     (await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
 
-  /** The answer to one call, or undefined for none. */
+  /** The answer to one call: the node's, or the one its fault makes up. */
   const answer = async (call: Call): Promise<unknown> => {
     const fault = faults.get(call.method);
     if (fault === 'unknown') return { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } };
