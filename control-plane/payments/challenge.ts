@@ -153,7 +153,8 @@ type AttemptFields = {
  * ceiling, to the rail's escrow, which pays the seller's wallet what was used), open for the
  * rail's timeout: the statements that record and count it (for the caller's transaction) and the
  * challenge that shows it to the agent. 503 when the hub takes no payments, the seller has no
- * wallet, or a ceiling must be paid on a rail without an escrow (`capped_pricing_unavailable`).
+ * wallet (unless credit pays), or a ceiling must be paid on a rail without an escrow
+ * (`capped_pricing_unavailable`).
  * `seller` is the attempt's, when the caller read it already.
  */
 export async function newAttempt(
@@ -165,9 +166,11 @@ export async function newAttempt(
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   const seller =
     read ?? (await db.seller.findUniqueOrThrow({ where: { id: fields.sellerId }, select: { organizationId: true, payToAddress: true } }));
-  if (!seller.payToAddress) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
+  // Credit moves nothing on chain (the seller was paid when it was credited): it needs no wallet.
+  const fromCredit = fields.protocol === 'credit';
+  if (!seller.payToAddress && !fromCredit) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
   // Credit pays a ceiling as it pays anything (drawn whole, the unused part given back): no escrow.
-  const escrowed = ceiling === true && fields.protocol !== 'credit';
+  const escrowed = ceiling === true && !fromCredit;
   if (escrowed && !rail.escrow) throw new ApiError('capped_pricing_unavailable');
   const payTo = escrowed ? rail.escrow!.address : seller.payToAddress;
   const id = newId('paymentAttempt');
@@ -179,7 +182,7 @@ export async function newAttempt(
     ...fields,
     id,
     organizationId: seller.organizationId,
-    rail: fields.protocol === 'credit' ? 'credit' : rail.name,
+    rail: fromCredit ? 'credit' : rail.name,
     network: rail.network,
     asset: rail.token.address,
     payTo,
@@ -200,17 +203,20 @@ export async function newAttempt(
       const create = insertInto('PaymentAttempt', data);
       return priced ? [create, ...alongside, countAttempt(fields.sellerId, createdAt)] : [create, ...alongside];
     },
-    challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => ({
-      paymentId: id,
-      amountMicros: fields.amountMicros.toString(),
-      amountUsd: formatUsd(fields.amountMicros),
-      payTo,
-      token: { address: rail.token.address, decimals: rail.token.decimals, name: rail.token.name, version: rail.token.version },
-      ...shown,
-      rail: rail.name,
-      network: rail.network,
-      requirements: attemptRequirements(rail, { id, amountMicros: fields.amountMicros, payTo }),
-      expiresAt: expiresAt.toISOString(),
-    }),
+    challenge: (shown: Pick<IssuedChallenge, 'serviceSlug' | 'usage' | 'plan'>): IssuedChallenge => {
+      if (!payTo) throw new Error('A call paid from credit is not challenged.');
+      return {
+        paymentId: id,
+        amountMicros: fields.amountMicros.toString(),
+        amountUsd: formatUsd(fields.amountMicros),
+        payTo,
+        token: { address: rail.token.address, decimals: rail.token.decimals, name: rail.token.name, version: rail.token.version },
+        ...shown,
+        rail: rail.name,
+        network: rail.network,
+        requirements: attemptRequirements(rail, { id, amountMicros: fields.amountMicros, payTo }),
+        expiresAt: expiresAt.toISOString(),
+      };
+    },
   };
 }

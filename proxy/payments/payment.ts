@@ -90,7 +90,7 @@ export class Payment {
 
 /**
  * Headers of a paid response (spec: Response to the agent): `hub-billing`, the receipt (x402's
- * `payment-response`, or MPP's `payment-receipt` once settled), `hub-usage-adjusted` when a quantity
+ * `payment-response` or MPP's `payment-receipt`, once settled), `hub-usage-adjusted` when a quantity
  * was clipped, `hub-usage-error` when the settlement failed after delivery. Identity-only and
  * released requests carry none.
  */
@@ -109,13 +109,11 @@ export function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol
       ? billing
       : { status: 'settling', remainderHandling: billing.remainderHandling, settleTransactionHash: billing.settleTransactionHash },
   );
-  // A receipt only for a payment that moved on chain: a charge of zero settles nothing.
+  // A receipt says the payment moved on chain: none for a charge of zero (nothing settles), and none
+  // while settling (the transaction, if sent, is in hub-billing), in either protocol.
   const transaction = outcome.receipt?.transaction;
-  if (!transaction) return headers;
-  if (protocol === 'mpp') {
-    if (billing.status === 'settled') headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(transaction);
-  } else {
-    headers[X402_HEADERS.response] = encodeHeaderJson(outcome.receipt);
-  }
+  if (!transaction || billing.status !== 'settled') return headers;
+  if (protocol === 'mpp') headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(transaction);
+  else headers[X402_HEADERS.response] = encodeHeaderJson(outcome.receipt);
   return headers;
 }

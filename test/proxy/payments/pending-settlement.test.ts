@@ -43,6 +43,30 @@ t.test('a settlement with an unknown outcome answers settling, is finished later
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never charged twice');
 });
 
+t.test('a broadcast whose receipt is not seen yet: settling with its hash, and no receipt until it settles', async (t) => {
+  let unseen = true;
+  const receiptUnseen = settlingWith(async (p, r, real) => {
+    const result = await real.settle(p, r);
+    if (!unseen || result.status !== 'settled') return result;
+    unseen = false;
+    return { status: 'pending', transaction: result.transaction, network: r.network, message: 'injected: no receipt yet' };
+  });
+  const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: receiptUnseen });
+  const pay = x402Fetch(payerKey);
+  const before = await tokenBalance(chain, payTo);
+
+  const res = await pay(url('/search?q=unseen'));
+  t.equal(res.status, 200);
+  const billing = JSON.parse(res.headers.get('hub-billing') ?? '{}');
+  t.match(billing, { status: 'settling', settleTransactionHash: /^0x[0-9a-f]{64}$/ }, 'the transaction the agent can follow');
+  t.equal(res.headers.get('payment-response'), null, 'a receipt says settled: none while settling, as with MPP');
+
+  t.equal(await finishPendingSettlements(db, rail, 0), 1);
+  const settled = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=unseen' } });
+  t.match(settled, { status: 'settled', settleTxHash: billing.settleTransactionHash });
+  t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
+});
+
 t.test('a control-plane that dies after broadcasting: its successor finds the transfer on chain, records it, sends nothing', async (t) => {
   // The settlement reaches the chain, then the process is gone: no answer, nothing recorded.
   let broadcast: () => void = () => {};

@@ -586,6 +586,19 @@ for (const provider of testProviders()) {
       t.equal(await releaseStrandedCreditCalls(db, -1), 1, 'released once it cannot be');
       t.equal(await releaseStrandedCreditCalls(db, -1), 0, 'and only once');
       t.equal((await receipt()).creditUsd, '0.010000', 'the draw came back');
+
+      // Credit was paid to the seller when it was credited: spending it needs no payout wallet.
+      const wallet = async (payToAddress: string | null) =>
+        t.equal((await api.patch(`/v1/sellers/${drawn.sellerId}`, hub.apiKey, { payToAddress })).status, 200);
+      await wallet(null);
+      const noWallet = await fetch(url('/search?q=no-wallet'), asAgent);
+      t.equal(noWallet.status, 200, 'a call credit covers is served without a wallet');
+      t.match(billingOf(noWallet), { status: 'settled', chargedUsd: '0.010000', paidFrom: 'credit' });
+      t.equal((await receipt()).creditUsd, '0.000000', 'drawn from the credit');
+      const unpaid = await fetch(url('/search?q=no-wallet-2'), asAgent);
+      t.equal(unpaid.status, 503, 'one credit does not cover needs a wallet to be paid to');
+      t.match(await unpaid.json(), { error: 'service_unavailable' });
+      await wallet(payTo);
     });
 
     await t.test('an identity proof that does not verify is identity_invalid', async (t) => {
