@@ -8,6 +8,7 @@ import {
   supportedResponseSchema,
   verifyResponseSchema,
 } from '../../shared/payments/x402-wire.js';
+import type { ChainWitness } from './chain-witness.js';
 import type { Facilitator } from './facilitator.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 import {
@@ -41,6 +42,8 @@ export type HttpFacilitatorConfig = {
   headers?: (operation: 'verify' | 'settle' | 'supported') => Record<string, string> | Promise<Record<string, string>>;
   /** Default: an agent of its own, closed by `close()`. */
   dispatcher?: Dispatcher;
+  /** Reads the chain for the answers the facilitator's cannot settle (`ChainWitness`); closed by `close()`. */
+  witness?: ChainWitness;
 };
 
 type Reply = { status: number; json: unknown };
@@ -50,6 +53,11 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 
 /** Remote failures that an earlier settlement of the same payment would explain as well. */
 const UNRESOLVABLE = new Set<SettleFailureReason>(['nonce_already_used', 'transaction_reverted']);
+/**
+ * Remote failures the chain decides, when hub can read it: those, and a lapsed authorization,
+ * which an earlier settle whose answer was lost may have moved before it lapsed.
+ */
+const WITNESSED = new Set<SettleFailureReason>([...UNRESOLVABLE, 'authorization_expired']);
 
 export class HttpFacilitator implements Facilitator {
   private readonly base: string;
@@ -91,6 +99,11 @@ export class HttpFacilitator implements Facilitator {
       // very payment whose answer was lost, by someone else submitting the same authorization (the
       // seller is paid all the same), or canceled by the payer. The facilitator cannot say which,
       // so it is not a failure.
+      const { witness } = this.config;
+      if (result.status === 'failed' && witness && WITNESSED.has(result.reason)) {
+        const seen = await witness.outcomeOf(paymentPayload, paymentRequirements).catch(() => undefined);
+        return seen ?? { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
+      }
       if (result.status === 'failed' && UNRESOLVABLE.has(result.reason)) {
         return { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
       }
@@ -112,6 +125,7 @@ export class HttpFacilitator implements Facilitator {
 
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
+    await this.config.witness?.close();
   }
 
   /** One request under one deadline covering connect, headers and body. Non-JSON bodies come back as their text. */

@@ -212,7 +212,7 @@ export async function confirmTransfer(clients: SettlerClients, transaction: Hex,
  * True when a mined receipt settled the call: moved exactly `value` from `from` to `to` in `token`
  * or, through the escrow, paid this authorization out with the split asked for.
  */
-export function receiptMovedFunds(receipt: TransactionReceipt, call: TransferCall): boolean {
+export function receiptMovedFunds(receipt: TransactionReceipt, call: Pick<TransferCall, 'token' | 'authorization' | 'split'>): boolean {
   if (receipt.status !== 'success') return false;
   const { token, authorization, split } = call;
   if (split) {
@@ -243,8 +243,13 @@ export function receiptMovedFunds(receipt: TransactionReceipt, call: TransferCal
  * the escrow, its payout. Makes settling the same payment twice answer the first settlement
  * instead of "nonce already used". Throws when the chain cannot be read.
  */
-export async function findSettledTransfer(clients: SettlerClients, call: TransferCall, lookbackBlocks: bigint): Promise<Hex | undefined> {
-  const head = await clients.reader.getBlockNumber();
+export async function findSettledTransfer(
+  clients: Pick<SettlerClients, 'reader'>,
+  call: Pick<TransferCall, 'token' | 'authorization' | 'split'>,
+  lookbackBlocks: bigint,
+  head?: bigint,
+): Promise<Hex | undefined> {
+  head ??= await clients.reader.getBlockNumber();
   const range = { fromBlock: head > lookbackBlocks ? head - lookbackBlocks : 0n, toBlock: head };
   const { token, authorization } = call;
   const logs = call.split

@@ -3,6 +3,7 @@ import type { Hex } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import type { HubConfig } from '../../shared/config.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import { ChainWitness } from '../facilitator/chain-witness.js';
 import type { EscrowPayout } from '../facilitator/escrow.js';
 import type { Facilitator } from '../facilitator/facilitator.js';
 import { HttpFacilitator } from '../facilitator/http-facilitator.js';
@@ -29,12 +30,18 @@ export type PaymentRail = {
   };
   /** How long a signed authorization may take to arrive, and how long a challenge stays open. */
   maxTimeoutSeconds: number;
+  /**
+   * The rail reads the chain, which can tell what became of a settlement no facilitator answer
+   * could (`outcome_unknown`): the pending loop looks at those again.
+   */
+  readsChain: boolean;
 };
 
 export const CHALLENGE_LIFETIME_SECONDS = 300;
 
 /**
- * Finds the rail: a remote facilitator when HUB_FACILITATOR_URL is set (production), otherwise
+ * Finds the rail: a remote facilitator when HUB_FACILITATOR_URL is set (production; with
+ * HUB_PAYMENT_RPC_URL, hub reads the chain for what its answers leave open), otherwise
  * the local chain described by `hub chain up` in `HUB_CHAIN_FILE` (development), with
  * hub's in-process facilitator settling from the chain's settler key. No rail: priced challenges
  * answer 503 until one is configured; identity challenges still work.
@@ -45,6 +52,11 @@ export async function resolvePaymentRail(
 ): Promise<PaymentRail | undefined> {
   if (env.HUB_FACILITATOR_URL) {
     const network = required(env, 'HUB_PAYMENT_NETWORK') as `${string}:${string}`;
+    const rpcUrl = env.HUB_PAYMENT_RPC_URL;
+    const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
+    if (rpcUrl && !Number.isSafeInteger(chainId))
+      throw new Error('HUB_PAYMENT_RPC_URL needs an EVM HUB_PAYMENT_NETWORK (eip155:<chain id>)');
+    const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
     return {
       name: env.HUB_PAYMENT_RAIL ?? 'usdc',
       network,
@@ -55,8 +67,9 @@ export async function resolvePaymentRail(
         decimals: Number(env.HUB_PAYMENT_TOKEN_DECIMALS ?? 6),
         symbol: env.HUB_PAYMENT_TOKEN_SYMBOL ?? 'USDC',
       },
-      facilitator: new HttpFacilitator({ url: env.HUB_FACILITATOR_URL }),
+      facilitator: new HttpFacilitator({ url: env.HUB_FACILITATOR_URL, ...(witness ? { witness } : {}) }),
       maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
+      readsChain: witness !== undefined,
     };
   }
   if (!existsSync(config.chainFile)) return undefined;
@@ -90,6 +103,7 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
         }
       : {}),
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
+    readsChain: true,
   };
 }
 

@@ -201,16 +201,35 @@ function settlingOn(rail: PaymentRail | undefined): Set<string> {
   return ids;
 }
 
+/** How long a parked settlement is looked at again on a rail that reads the chain. */
+const PARKED_LOOKED_AT_MS = 24 * 60 * 60_000;
+
 /**
  * Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. Not
  * one this process is still settling (a slow chain, a seller settled after its answer), nor one
- * parked because no facilitator answer can tell its outcome (`settlementReason` set).
+ * parked because no facilitator answer could tell its outcome (`settlementReason` set), unless the
+ * rail reads the chain, which can (for a day: a settlement the chain could not tell of by then is
+ * left to whoever operates the deployment).
  */
 export async function finishPendingSettlements(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000): Promise<number> {
+  const now = Date.now();
   const pending = await db.paymentAttempt.findMany({
-    where: { status: 'settling', settlementReason: null, verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    where: { status: 'settling', settlementReason: null, verifiedAt: { lt: new Date(now - olderThanMs) } },
     take: 100,
   });
+  // Asked apart, so parked ones the chain cannot tell of yet never crowd out the rest.
+  if (rail?.readsChain) {
+    pending.push(
+      ...(await db.paymentAttempt.findMany({
+        where: {
+          status: 'settling',
+          settlementReason: 'outcome_unknown',
+          verifiedAt: { lt: new Date(now - olderThanMs), gt: new Date(now - PARKED_LOOKED_AT_MS) },
+        },
+        take: 100,
+      })),
+    );
+  }
   let finished = 0;
   for (const attempt of pending) {
     if (settlingOn(rail).has(attempt.id)) continue;

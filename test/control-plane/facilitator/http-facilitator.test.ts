@@ -1,11 +1,14 @@
 import t from 'tap';
+import { type Hex, parseAbi } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { ChainWitness } from '../../../control-plane/facilitator/chain-witness.js';
 import { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { toSettleResponse, toVerifyResponse } from '../../../control-plane/facilitator/results.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { startTestChain, tokenBalance } from '../../helpers/chain.js';
+import { chainReader, chainWallet, startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { type Answer, type Route, startFacilitatorServer, x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
 import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
-import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
+import { domainOf, requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
 /** HttpFacilitator against real facilitator servers on loopback, then against scripted faults. */
 
@@ -23,6 +26,9 @@ function client(url: string, options: Partial<ConstructorParameters<typeof HttpF
 }
 
 type Body = { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
+
+/** EIP-3009's cancel, which hub never calls: a payer withdrawing an authorization it signed. */
+const cancelAbi = parseAbi(['function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)']);
 
 t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and balances move', async (t) => {
   const official = x402ReferenceFacilitator(chain);
@@ -57,6 +63,74 @@ t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and ba
   // Whether by this payment's own settlement or by the payer elsewhere, it cannot tell: not failed.
   t.match(await facilitator.settle(payment, requirements), { status: 'pending', unresolvable: true });
   t.equal(await tokenBalance(chain, payee), before + 4_321n, 'nothing moved again');
+});
+
+t.test('with the chain to read, what x402’s facilitator cannot tell is settled or failed as the chain shows', async (t) => {
+  const official = x402ReferenceFacilitator(chain);
+  const url = await startFacilitatorServer(t, async (route, body) => {
+    if (route === 'supported') return { status: 200, body: official.getSupported() };
+    const { paymentPayload, paymentRequirements } = body as Body;
+    if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload as never, paymentRequirements as never) };
+    return { status: 200, body: await official.settle(paymentPayload as never, paymentRequirements as never) };
+  });
+  const witnessed = client(url, { witness: new ChainWitness({ rpcUrl: chain.rpcUrl, chainId: chain.chainId }) });
+  const blind = client(url, { witness: new ChainWitness({ rpcUrl: 'http://127.0.0.1:9/', chainId: chain.chainId, timeoutMs: 500 }) });
+  const requirements = requirementsFor(chain, payee, { amount: '1000' });
+  const now = BigInt(Math.floor(Date.now() / 1000));
+
+  // Settled once (its answer lost, say), then again: the chain names the first settlement.
+  const payment = await signPayment(chain, payerKey, requirements);
+  const first = await witnessed.settle(payment, requirements);
+  t.match(first, { status: 'settled', transaction: /^0x[0-9a-f]{64}$/ });
+  const before = await tokenBalance(chain, payee);
+  t.match(
+    await witnessed.settle(payment, requirements),
+    { status: 'settled', transaction: (first as { transaction: string }).transaction, alreadySettled: true, amount: '1000', payer },
+    'the first settlement, found on chain',
+  );
+  t.match(await blind.settle(payment, requirements), { status: 'pending', unresolvable: true }, 'a chain it cannot read tells nothing');
+  t.equal(await tokenBalance(chain, payee), before, 'nothing moved again');
+
+  // Settled, and asked again once it has lapsed: x402 says "expired", the chain says paid.
+  const shortLived = await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now + 8n } });
+  const paid = await witnessed.settle(shortLived, requirements);
+  t.match(paid, { status: 'settled' });
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  t.match(
+    await witnessed.settle(shortLived, requirements),
+    { status: 'settled', transaction: (paid as { transaction: string }).transaction, alreadySettled: true },
+    'lapsed since, but paid before it lapsed',
+  );
+
+  // The payer cancels an authorization before it is settled: used, by no transfer. Nothing moves.
+  const canceled = await signPayment(chain, payerKey, requirements);
+  const { nonce } = (canceled.payload as { authorization: { nonce: Hex } }).authorization;
+  const account = privateKeyToAccount(payerKey);
+  const cancelSignature = await account.signTypedData({
+    domain: domainOf(chain),
+    types: {
+      CancelAuthorization: [
+        { name: 'authorizer', type: 'address' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'CancelAuthorization',
+    message: { authorizer: account.address, nonce },
+  });
+  const hash = await chainWallet(chain, payerKey).writeContract({
+    address: chain.token.address,
+    abi: cancelAbi,
+    functionName: 'cancelAuthorization',
+    args: [account.address, nonce, cancelSignature],
+  });
+  await chainReader(chain).waitForTransactionReceipt({ hash, pollingInterval: 25 });
+  t.match(await witnessed.settle(canceled, requirements), { status: 'failed', reason: 'nonce_already_used', payer });
+  t.equal(await tokenBalance(chain, payee), before + 1_000n, 'only the short-lived one moved');
+
+  // Never settled and lapsed an hour ago: nothing can move it.
+  const lapsed = await signPayment(chain, payerKey, requirements, { authorization: { validBefore: now - 3_600n } });
+  t.match(await witnessed.settle(lapsed, requirements), { status: 'failed', reason: 'authorization_expired' });
+  t.match(await blind.settle(lapsed, requirements), { status: 'pending', unresolvable: true }, 'unread, a lapse may hide a payment');
 });
 
 t.test('hub’s LocalFacilitator behind HTTP keeps hub’s reasons end to end', async (t) => {

@@ -44,6 +44,7 @@ t.test(
       token: { address: '0x00000000000000000000000000000000000000cc', name: 'USD Coin', version: '2', decimals: 6, symbol: 'USDC' },
       facilitator: undefined as never,
       maxTimeoutSeconds: 300,
+      readsChain: false,
     } satisfies PaymentRail;
 
     const waitingOnLocks = async () => {
