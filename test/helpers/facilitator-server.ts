@@ -92,3 +92,14 @@ export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount:
   const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }
+
+/** x402's own facilitator (`x402ReferenceFacilitator`) behind the standard HTTP API, at the URL returned. */
+export function startX402FacilitatorServer(t: Tap, chain: ChainDeployment): Promise<string> {
+  const official = x402ReferenceFacilitator(chain);
+  return startFacilitatorServer(t, async (route, body) => {
+    if (route === 'supported') return { status: 200, body: official.getSupported() };
+    const { paymentPayload, paymentRequirements } = body as { paymentPayload: never; paymentRequirements: never };
+    if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload, paymentRequirements) };
+    return { status: 200, body: await official.settle(paymentPayload, paymentRequirements) };
+  });
+}

@@ -6,7 +6,7 @@ import { HttpFacilitator } from '../../../control-plane/facilitator/http-facilit
 import { toSettleResponse, toVerifyResponse } from '../../../control-plane/facilitator/results.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, chainWallet, startTestChain, tokenBalance } from '../../helpers/chain.js';
-import { type Answer, type Route, startFacilitatorServer, x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
+import { type Answer, type Route, startFacilitatorServer, startX402FacilitatorServer } from '../../helpers/facilitator-server.js';
 import { localFacilitatorFor } from '../../helpers/local-facilitator.js';
 import { domainOf, requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
@@ -31,13 +31,7 @@ type Body = { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequir
 const cancelAbi = parseAbi(['function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)']);
 
 t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and balances move', async (t) => {
-  const official = x402ReferenceFacilitator(chain);
-  const url = await startFacilitatorServer(t, async (route, body) => {
-    if (route === 'supported') return { status: 200, body: official.getSupported() };
-    const { paymentPayload, paymentRequirements } = body as Body;
-    if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload as never, paymentRequirements as never) };
-    return { status: 200, body: await official.settle(paymentPayload as never, paymentRequirements as never) };
-  });
+  const url = await startX402FacilitatorServer(t, chain);
   const facilitator = client(url);
 
   const supported = await facilitator.supported();
@@ -66,13 +60,7 @@ t.test('over HTTP to x402’s own facilitator: supported, verify, settle, and ba
 });
 
 t.test('with the chain to read, what x402’s facilitator cannot tell is settled or failed as the chain shows', async (t) => {
-  const official = x402ReferenceFacilitator(chain);
-  const url = await startFacilitatorServer(t, async (route, body) => {
-    if (route === 'supported') return { status: 200, body: official.getSupported() };
-    const { paymentPayload, paymentRequirements } = body as Body;
-    if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload as never, paymentRequirements as never) };
-    return { status: 200, body: await official.settle(paymentPayload as never, paymentRequirements as never) };
-  });
+  const url = await startX402FacilitatorServer(t, chain);
   const witnessed = client(url, { witness: new ChainWitness({ rpcUrl: chain.rpcUrl, chainId: chain.chainId }) });
   const blind = client(url, { witness: new ChainWitness({ rpcUrl: 'http://127.0.0.1:9/', chainId: chain.chainId, timeoutMs: 500 }) });
   const requirements = requirementsFor(chain, payee, { amount: '1000' });

@@ -2,9 +2,8 @@ import t from 'tap';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { resolvePaymentRail } from '../../../control-plane/payments/rail.js';
 import type { HubConfig } from '../../../shared/config.js';
-import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { startTestChain } from '../../helpers/chain.js';
-import { startFacilitatorServer, x402ReferenceFacilitator } from '../../helpers/facilitator-server.js';
+import { startX402FacilitatorServer } from '../../helpers/facilitator-server.js';
 import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 
 /** The remote rail as the environment configures it, against x402's own facilitator on a local chain. */
@@ -12,14 +11,7 @@ import { requirementsFor, signPayment } from '../../helpers/sign-payment.js';
 t.setTimeout(60_000);
 
 const chain = await startTestChain(t);
-const official = x402ReferenceFacilitator(chain);
-type Body = { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
-const facilitatorUrl = await startFacilitatorServer(t, async (route, body) => {
-  if (route === 'supported') return { status: 200, body: official.getSupported() };
-  const { paymentPayload, paymentRequirements } = body as Body;
-  if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload as never, paymentRequirements as never) };
-  return { status: 200, body: await official.settle(paymentPayload as never, paymentRequirements as never) };
-});
+const facilitatorUrl = await startX402FacilitatorServer(t, chain);
 const remote = {
   HUB_FACILITATOR_URL: facilitatorUrl,
   HUB_PAYMENT_NETWORK: chain.network,
