@@ -54,6 +54,7 @@ export async function resolvePaymentRail(
     const network = required(env, 'HUB_PAYMENT_NETWORK') as `${string}:${string}`;
     const rpcUrl = env.HUB_PAYMENT_RPC_URL;
     const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
+    if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new Error('HUB_PAYMENT_RPC_URL must be an http(s) URL');
     if (rpcUrl && !Number.isSafeInteger(chainId))
       throw new Error('HUB_PAYMENT_RPC_URL needs an EVM HUB_PAYMENT_NETWORK (eip155:<chain id>)');
     const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;

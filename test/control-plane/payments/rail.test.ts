@@ -47,9 +47,10 @@ t.test('HUB_PAYMENT_RPC_URL lets the remote rail read the chain for what its fac
   });
 });
 
-t.test('an RPC URL needs an EVM network to read', async (t) => {
+t.test('an RPC URL must be one, on an EVM network', async (t) => {
   await t.rejects(
     resolvePaymentRail(config, { ...remote, HUB_PAYMENT_NETWORK: 'solana:mainnet', HUB_PAYMENT_RPC_URL: chain.rpcUrl }),
     /HUB_PAYMENT_RPC_URL needs an EVM HUB_PAYMENT_NETWORK/,
   );
+  await t.rejects(resolvePaymentRail(config, { ...remote, HUB_PAYMENT_RPC_URL: 'localhost:8545' }), /must be an http\(s\) URL/);
 });
