@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import {
   type FacilitatorRequest,
+  type Network,
   type PaymentPayload,
   type PaymentRequirements,
   type SupportedResponse,
@@ -59,6 +60,11 @@ const UNRESOLVABLE = new Set<SettleFailureReason>(['nonce_already_used', 'transa
  */
 const WITNESSED = new Set<SettleFailureReason>([...UNRESOLVABLE, 'authorization_expired']);
 
+/** A failure the facilitator's answer cannot settle: pending, and left to what can read the chain. */
+function parked(result: SettleResult & { status: 'failed' }, network: Network): SettleResult {
+  return { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
+}
+
 export class HttpFacilitator implements Facilitator {
   private readonly base: string;
   private readonly dispatcher: Dispatcher;
@@ -95,19 +101,16 @@ export class HttpFacilitator implements Facilitator {
     const parsed = settleResponseSchema.safeParse(reply.json);
     if (parsed.success) {
       const result = fromSettleResponse(parsed.data, { amount: paymentRequirements.amount, payer: payerOf(paymentPayload) });
+      if (result.status !== 'failed') return result;
       // The authorization used (a token's revert says so too): by an earlier settlement of this
       // very payment whose answer was lost, by someone else submitting the same authorization (the
       // seller is paid all the same), or canceled by the payer. The facilitator cannot say which,
-      // so it is not a failure.
+      // so it is not a failure: the chain says, when hub can read it; otherwise it is parked.
       const { witness } = this.config;
-      if (result.status === 'failed' && witness && WITNESSED.has(result.reason)) {
-        const seen = await witness.outcomeOf(paymentPayload, paymentRequirements).catch(() => undefined);
-        return seen ?? { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
+      if (witness && WITNESSED.has(result.reason)) {
+        return (await witness.outcomeOf(paymentPayload, paymentRequirements).catch(() => undefined)) ?? parked(result, network);
       }
-      if (result.status === 'failed' && UNRESOLVABLE.has(result.reason)) {
-        return { status: 'pending', transaction: result.transaction, network, message: result.message, unresolvable: true };
-      }
-      return result;
+      return UNRESOLVABLE.has(result.reason) ? parked(result, network) : result;
     }
     const message = badReply('settle', reply).message;
     if (reply.status >= 400 && reply.status < 500) return settleFailure('facilitator_rejected', { network, message });

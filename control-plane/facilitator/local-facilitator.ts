@@ -378,7 +378,7 @@ export class LocalFacilitator implements Facilitator {
 }
 
 function unavailable(err: unknown): FacilitatorUnavailableError {
-  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  const message = shortMessage(err);
   const kind = err instanceof Error && /timed? ?out/i.test(err.message) ? 'timeout' : 'network';
   return new FacilitatorUnavailableError(kind, `chain RPC: ${message}`, undefined, { cause: err });
 }
