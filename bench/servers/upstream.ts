@@ -1,4 +1,5 @@
-// The benchmark's seller API: answers every request with the same 1 KB JSON body.
+// The benchmark's seller API: answers every request with the same 1 KB JSON body, at once, or
+// after a millisecond under /slow/ (an API that does some work).
 import { createServer } from 'node:http';
 
 const port = Number(process.argv[2]);
@@ -8,6 +9,10 @@ const body = Buffer.from(
 
 createServer((req, res) => {
   req.resume();
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-  res.end(body);
+  const answer = () => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  };
+  if (req.url?.startsWith('/slow/')) setTimeout(answer, 1);
+  else answer();
 }).listen(port, '127.0.0.1');
