@@ -1,5 +1,5 @@
 import { CompactEncrypt, type CryptoKey, compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, type Jwks, REPLY_JWK_PARAM } from '../shared/encryption/suite.js';
+import { hasPrivateMember, JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, type Jwks, REPLY_JWK_PARAM } from '../shared/encryption/suite.js';
 
 /**
  * The agent's side of hub's end-to-end encrypted requests, on the `jose` library: fetch a seller's
@@ -38,8 +38,15 @@ export type EncryptOptions = {
   kid?: string;
 };
 
-/** A request body encrypted to the seller: send it with `Content-Type: application/jose`. */
+/**
+ * A request body encrypted to the seller: send it with `Content-Type: application/jose`. Throws
+ * when the reply key's public JWK carries a private member: the header it would travel in is
+ * readable by anyone on the way.
+ */
 export async function encryptRequest(jwks: Jwks, plaintext: string | Uint8Array, options: EncryptOptions): Promise<string> {
+  if (hasPrivateMember(options.replyKey.publicJwk)) {
+    throw new Error('the reply key’s publicJwk carries private key material: send only kty, crv, x and y (createReplyKey makes one)');
+  }
   const jwk = options.kid ? jwks.keys.find((key) => key.kid === options.kid) : jwks.keys[0];
   if (!jwk) throw new Error(options.kid ? `the JWKS has no key ${options.kid}` : 'the seller publishes no encryption key');
   const recipient = await importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }, JWE_SUITE.alg);

@@ -117,6 +117,19 @@ function optionalBytes(value: unknown): Buffer {
 }
 
 /**
+ * The parts of `jwe` its decryption reads, and nothing else: the header's ephemeral point and
+ * party infos (the suite checked already). What goes to a worker thread is copied there, and an agent's header may hold any
+ * JSON, nested deeper than a copy can go.
+ */
+export function decryptionParts(jwe: CompactJwe): CompactJwe {
+  const { epk, apu, apv } = jwe.header as { epk: EcPublicJwk; apu?: unknown; apv?: unknown };
+  const header: Record<string, unknown> = { epk: { x: epk.x, y: epk.y } };
+  if (typeof apu === 'string') header.apu = apu;
+  if (typeof apv === 'string') header.apv = apv;
+  return { ...jwe, header };
+}
+
+/**
  * The plaintext of a JWE encrypted to `privateKey`; throws when it does not decrypt (tampered, or
  * encrypted to another key). The header's suite is the caller's to have checked.
  */

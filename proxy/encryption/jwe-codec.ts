@@ -6,6 +6,7 @@ import {
   agreeWith,
   type CompactJwe,
   decryptCompactJwe,
+  decryptionParts,
   type EcPrivateJwk,
   encryptCompactJwe,
   recipientOf,
@@ -112,7 +113,8 @@ function createJwePool(threads: number): JweCodec {
   return {
     name: `pool(${threads})`,
     async open(jwe, key) {
-      const plaintext = (await pool.run({ kind: 'open', jwe, key } satisfies OpenTask)) as Uint8Array | undefined;
+      const task = { kind: 'open', jwe: decryptionParts(jwe), key } satisfies OpenTask;
+      const plaintext = (await pool.run(task)) as Uint8Array | undefined;
       // A worker's Buffer arrives as a plain Uint8Array over the same memory.
       return plaintext && Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
     },

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import type { PaySeller } from '../../shared/contract.js';
-import { JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
+import { hasPrivateMember, JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
 import { sha256Hex } from '../../shared/signature.js';
 import { type Agreement, type CompactJwe, type EcPublicJwk, parseCompactJwe, publicPoint } from './compact-jwe.js';
@@ -28,11 +28,14 @@ export type SealedRequest = {
   firstReply: Promise<Agreement> | undefined;
 };
 
-/** Private members of any JWK type (RFC 7518 §6): a reply key that has one was sent by mistake. */
-const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'];
+/** A P-256 coordinate in base64url: 32 bytes, 43 characters. */
 const COORDINATE = /^[A-Za-z0-9_-]{43}$/;
+/**
+ * RFC 9110 §8.3.1: type "/" subtype *( OWS ";" OWS parameter ), a parameter's value a token or a
+ * quoted string of visible ASCII and spaces (no escapes). Nothing a header field cannot carry.
+ */
 const MEDIA_TYPE =
-  /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[^"\\\r\n]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
+  /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+([ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[\t \x21\x23-\x5b\x5d-\x7e]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
 export function isSealedRequest(req: IncomingMessage): boolean {
   return mediaTypeOf(req.headers['content-type']) === JOSE_MEDIA_TYPE;
@@ -82,7 +85,7 @@ export async function openSealedRequest(
   return { kid, replyPoint, plaintext, plaintextDigest: sha256Hex(plaintext), contentType, firstReply };
 }
 
-/** ECDH-ES with A256GCM on a P-256 ephemeral key, no compression, no critical extensions. */
+/** ECDH-ES with A256GCM on a P-256 ephemeral key (two 32-byte coordinates), no compression, no critical extensions. */
 function assertSuite(jwe: CompactJwe): void {
   const { alg, enc, epk, zip, crit } = jwe.header;
   const ephemeral = epk as Partial<EcPublicJwk> | undefined;
@@ -95,13 +98,19 @@ function assertSuite(jwe: CompactJwe): void {
     typeof ephemeral === 'object' &&
     ephemeral !== null &&
     ephemeral.kty === JWE_SUITE.kty &&
-    ephemeral.crv === JWE_SUITE.crv;
+    ephemeral.crv === JWE_SUITE.crv &&
+    isCoordinate(ephemeral.x) &&
+    isCoordinate(ephemeral.y);
   if (!inSuite) {
     throw new ApiError(
       'unsupported_jwe_suite',
-      `Encrypt with alg ${JWE_SUITE.alg}, enc ${JWE_SUITE.enc} and a P-256 ephemeral key, without zip or crit.`,
+      `Encrypt with alg ${JWE_SUITE.alg}, enc ${JWE_SUITE.enc} and a P-256 ephemeral key (epk with base64url x and y of 32 bytes), without zip or crit.`,
     );
   }
+}
+
+function isCoordinate(value: unknown): value is string {
+  return typeof value === 'string' && COORDINATE.test(value);
 }
 
 /** The agent's public reply key from the protected header; refused with private parts, or unless a P-256 point. */
@@ -113,14 +122,14 @@ function readReplyKey(value: unknown): Buffer {
     );
   }
   const jwk = value as Record<string, unknown>;
-  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
+  if (hasPrivateMember(jwk)) {
     throw new ApiError(
       'private_reply_jwk',
       'The reply JWK carries private key material: send only kty, crv, x and y, and make a new key pair.',
     );
   }
   const { kty, crv, x, y } = jwk;
-  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string' || !COORDINATE.test(x) || !COORDINATE.test(y)) {
+  if (kty !== 'EC' || crv !== 'P-256' || !isCoordinate(x) || !isCoordinate(y)) {
     throw new ApiError('invalid_reply_jwk', 'The reply JWK must be a public P-256 key: kty "EC", crv "P-256", and base64url x and y.');
   }
   try {
@@ -130,11 +139,14 @@ function readReplyKey(value: unknown): Buffer {
   }
 }
 
-/** `cty` as a media type (RFC 7515 §4.1.10: a type without a slash means `application/<type>`). */
+/**
+ * `cty` as a media type (RFC 7515 §4.1.10: a type without a slash means `application/<type>`);
+ * `application/octet-stream` when the header has none.
+ */
 function contentTypeOf(cty: unknown): string {
-  if (typeof cty !== 'string' || !cty) return 'application/octet-stream';
-  const type = cty.includes('/') ? cty : `application/${cty}`;
-  if (type.length > 256 || !MEDIA_TYPE.test(type)) {
+  if (cty === undefined) return 'application/octet-stream';
+  const type = typeof cty === 'string' && !cty.includes('/') ? `application/${cty}` : cty;
+  if (typeof type !== 'string' || type.length > 256 || !MEDIA_TYPE.test(type)) {
     throw new ApiError('invalid_compact_jwe', 'The protected header’s cty is not a media type.');
   }
   return type;

@@ -18,6 +18,16 @@ export const JWKS_PATH = '/.well-known/jwks.json';
  */
 export const REPLY_JWK_PARAM = 'reply_jwk';
 
+/**
+ * The private members of any JWK type (RFC 7518 §6): a reply key with one was sent by mistake,
+ * and the protected header it travels in is encoded, not encrypted.
+ */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'] as const;
+
+export function hasPrivateMember(jwk: object): boolean {
+  return PRIVATE_JWK_MEMBERS.some((member) => member in jwk);
+}
+
 /** A public key as the JWKS publishes it. */
 export type PublicEncryptionJwk = {
   kty: 'EC';

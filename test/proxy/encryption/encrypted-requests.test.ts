@@ -13,6 +13,14 @@ import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 const JOSE = { 'content-type': 'application/jose' };
 
+/** `jwe` with its ephemeral key's members replaced (the tag no longer matches, which is checked later). */
+function withEpk(jwe: string, members: Record<string, unknown>): string {
+  const [h, ...rest] = jwe.split('.');
+  const header = JSON.parse(Buffer.from(h!, 'base64url').toString());
+  header.epk = { ...header.epk, ...members };
+  return [Buffer.from(JSON.stringify(header)).toString('base64url'), ...rest].join('.');
+}
+
 function encryptingWorld(hub: TestHub, sellerId: string) {
   const api = managementClient(hub.cp.url);
   const jwks = async (): Promise<Jwks> => (await hub.pay('acme', '/.well-known/jwks.json')).json() as Promise<Jwks>;
@@ -111,11 +119,22 @@ for (const provider of testProviders()) {
       t.equal(upstream.seen.at(-1)!.headers['content-type'], 'application/octet-stream');
       await world.post('/echo', await craftJwe(key, { kid, cty: 'json', reply_jwk: replyKey.publicJwk }));
       t.equal(upstream.seen.at(-1)!.headers['content-type'], 'application/json');
-      const bad = await world.post(
-        '/echo',
-        await craftJwe(key, { kid, cty: 'text/plain\r\nx-injected: 1', reply_jwk: replyKey.publicJwk }),
-      );
-      t.match([bad.status, await bad.json()], [400, { error: 'invalid_compact_jwe', reason: /cty/ }], 'a cty that is no media type');
+      await world.post('/echo', await craftJwe(key, { kid, cty: 'text/plain; charset="utf-8"', reply_jwk: replyKey.publicJwk }));
+      t.equal(upstream.seen.at(-1)!.headers['content-type'], 'text/plain; charset="utf-8"', 'a quoted parameter');
+      const before = upstream.seen.length;
+      for (const [cty, label] of [
+        ['text/plain\r\nx-injected: 1', 'a header injected'],
+        ['text/plain\n;a=b', 'a line feed before ";" (spaces and tabs only)'],
+        ['text/plain;a="\u0000"', 'a NUL in a quoted value (visible ASCII only)'],
+        ['text/plain;a="\u2028"', 'a line separator in a quoted value'],
+        ['', 'empty'],
+        [5, 'a number'],
+        [['text/plain'], 'an array'],
+      ]) {
+        const bad = await world.post('/echo', await craftJwe(key, { kid, cty, reply_jwk: replyKey.publicJwk }));
+        t.match([bad.status, await bad.json()], [400, { error: 'invalid_compact_jwe', reason: /cty/ }], `cty: ${label}`);
+      }
+      t.equal(upstream.seen.length, before, 'no cty that is not a media type reaches the seller');
     });
 
     await t.test('each refusal, in the spec’s order, before anything is forwarded', async (t) => {
@@ -146,6 +165,11 @@ for (const provider of testProviders()) {
         ['a P-384 reply key', await craftJwe(key, { kid, reply_jwk: { ...reply_jwk, crv: 'P-384' } }), 'invalid_reply_jwk'],
         ['a reply key off the curve', await craftJwe(key, { kid, reply_jwk: { ...reply_jwk, y: reply_jwk.x } }), 'invalid_reply_jwk'],
         ['a reply key as a string', await craftJwe(key, { kid, reply_jwk: JSON.stringify(reply_jwk) }), 'invalid_reply_jwk'],
+        // Coordinates are base64url strings: an object with a length would have Buffer.from fill
+        // that many bytes, an array of numbers would pass as bytes.
+        ['an epk x that claims a length', withEpk(good, { x: { length: 20_000_000 } }), 'unsupported_jwe_suite'],
+        ['an epk y of 32 numbers', withEpk(good, { y: Array.from({ length: 32 }, () => 7) }), 'unsupported_jwe_suite'],
+        ['an epk x of 31 bytes', withEpk(good, { x: Buffer.alloc(31, 1).toString('base64url') }), 'unsupported_jwe_suite'],
       ];
       const before = upstream.seen.length;
       for (const [label, body, code] of cases) {
@@ -334,6 +358,32 @@ t.test('on worker threads, with a response limit', async (t) => {
     'twenty concurrent calls, each answered to its own body',
   );
 
+  // An agent's header may hold any JSON, nested deeper than a copy to a worker can go (written
+  // here as text: JSON.stringify cannot either). What goes to the worker is only what decryption
+  // reads, so such a header is answered as inline: refused, since its tag no longer matches.
+  const [h, ...rest] = (await encryptRequest(jwks, 'x', { replyKey })).split('.');
+  const header = Buffer.from(h!, 'base64url').toString();
+  const deep = `${header.slice(0, -1)},"pad":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+  const nested = await world.post('/echo/deep', [Buffer.from(deep).toString('base64url'), ...rest].join('.'));
+  t.match(
+    [nested.status, await nested.json()],
+    [400, { error: 'invalid_compact_jwe', reason: /does not decrypt/ }],
+    'a header nested 20,000 deep',
+  );
+
   const big = await world.post('/big', await encryptRequest(jwks, 'x', { replyKey }));
   t.match([big.status, await big.json()], [502, { error: 'upstream_error', reason: /larger than hub encrypts \(100000 bytes\)/ }]);
+});
+
+t.test('the SDK will not put a private reply key in a header anyone on the way can read', async (t) => {
+  const replyKey = await createReplyKey();
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwks: Jwks = {
+    keys: [{ kty: 'EC', crv: 'P-256', x: replyKey.publicJwk.x!, y: replyKey.publicJwk.y!, kid: 'hjwk_x', use: 'enc', alg: 'ECDH-ES' }],
+  };
+  await t.rejects(
+    encryptRequest(jwks, 'x', { replyKey: { ...replyKey, publicJwk: privateKey.export({ format: 'jwk' }) } }),
+    /private key material/,
+  );
+  t.type(await encryptRequest(jwks, 'x', { replyKey }), 'string', 'a public one is sent');
 });
