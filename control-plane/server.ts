@@ -2,11 +2,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createHttpServer } from '../runtime/http-server.js';
+import { MAX_BODY_BYTES } from '../runtime/json-body.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { createDirectCalls } from './internal/direct-calls.js';
+import { MAX_INTERNAL_BODY_BYTES, presentsInternalToken } from './internal/internal-token.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 import { appRouter } from './router.js';
@@ -42,6 +44,11 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
         router: appRouter,
         createContext: (): RequestContext => ({ ...services, req, res }),
         onError: logFailure,
+        // As on /v1, but for the proxy's batches of records. hub's clients send one call at a
+        // time; a batch of many would multiply a request's cost (a sign-in's scrypt) past what
+        // any per-request limit sees.
+        maxBodySize: presentsInternalToken(req, services.internalToken) ? MAX_INTERNAL_BODY_BYTES : MAX_BODY_BYTES,
+        maxBatchSize: 1,
       });
     }
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.

@@ -34,28 +34,28 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw ApiError.validation('The request body must be a JSON object');
-  const refusal = unacceptable(parsed);
+  const refusal = unfitJson(parsed, 'The request body');
   if (refusal) throw ApiError.validation(refusal);
   return parsed as Record<string, unknown>;
 }
 
 /**
- * What makes a parsed body unfit to pass on, walked without recursion: nesting beyond
- * MAX_JSON_DEPTH, and NUL characters, which PostgreSQL cannot store in text (SQLite can), so
- * they are refused the same on both.
+ * What makes parsed JSON (`subject`, for the message) unfit to pass on, walked without recursion:
+ * nesting beyond MAX_JSON_DEPTH, and NUL characters, which PostgreSQL cannot store in text
+ * (SQLite can), so they are refused the same on both.
  */
-function unacceptable(body: object): string | undefined {
-  const pending: [unknown, number][] = [[body, 1]];
+export function unfitJson(json: unknown, subject: string): string | undefined {
+  const pending: [unknown, number][] = [[json, 1]];
   while (pending.length) {
     const [value, depth] = pending.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return 'The request body must not contain NUL characters';
+      if (value.includes('\u0000')) return `${subject} must not contain NUL characters`;
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_JSON_DEPTH) return `The request body nests deeper than ${MAX_JSON_DEPTH} levels`;
+    if (depth > MAX_JSON_DEPTH) return `${subject} nests deeper than ${MAX_JSON_DEPTH} levels`;
     for (const [key, child] of Object.entries(value)) {
-      if (key.includes('\u0000')) return 'The request body must not contain NUL characters';
+      if (key.includes('\u0000')) return `${subject} must not contain NUL characters`;
       pending.push([child, depth + 1]);
     }
   }

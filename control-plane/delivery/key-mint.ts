@@ -59,7 +59,8 @@ export async function redeemKey(
   if (result.kind === 'unreachable') throw new ApiError('key_mint_failed', `The seller did not answer: ${result.reason}.`);
   let reply: Record<string, unknown> = {};
   try {
-    reply = JSON.parse(result.text) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(result.text);
+    if (typeof parsed === 'object' && parsed !== null) reply = parsed as Record<string, unknown>;
   } catch {
     // An unreadable reply is judged by its status alone.
   }

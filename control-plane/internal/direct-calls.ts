@@ -2,10 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
-import { bearerToken } from '../../shared/bearer.js';
-import { safeEqual } from '../../shared/tokens.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { appRouter } from '../router.js';
+import { presentsInternalToken } from './internal-token.js';
 
 /**
  * The proxy's calls on every paid request (the challenge, the claim, the settlement) and on every
@@ -41,7 +40,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
       search === '?batch=1' &&
       DIRECT.has(procedure) &&
       mediaTypeOf(req.headers['content-type']) === 'application/json' &&
-      hasToken(req, services.internalToken),
+      presentsInternalToken(req, services.internalToken),
 
     async handle(req, res, procedure) {
       const ctx: RequestContext = { ...services, req, res };
@@ -93,9 +92,4 @@ async function batchInputs(req: IncomingMessage): Promise<Record<string, unknown
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs))
     throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
   return inputs as Record<string, unknown>;
-}
-
-function hasToken(req: IncomingMessage, internalToken: string): boolean {
-  const token = bearerToken(req.headers.authorization);
-  return token !== undefined && safeEqual(token, internalToken);
 }

@@ -31,8 +31,9 @@ export async function claimPaidRequest(
     new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
   // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
-  const nonce = String(authorization?.nonce ?? '').toLowerCase();
-  const claimedPayer = String(authorization?.from ?? '').toLowerCase();
+  // Only strings: String() of an object whose toString is not a function throws.
+  const nonce = textOf(authorization?.nonce).toLowerCase();
+  const claimedPayer = textOf(authorization?.from).toLowerCase();
   const sql = sqlOf(db);
   const [attempt, spent] = await Promise.all([
     readAttempt(sql, input.paymentId),
@@ -124,4 +125,8 @@ function boughtCredit(purchaseJson: string | null): bigint {
 function retriedCredit(amountUsd: string | undefined): bigint {
   const parsed = parseUsd(amountUsd ?? '0');
   return parsed.ok ? parsed.micros : -1n;
+}
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }

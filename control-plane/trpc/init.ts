@@ -1,9 +1,8 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { bearerToken } from '../../shared/bearer.js';
 import { ApiError, type ErrorCode, INTERNAL_ERROR_MESSAGE } from '../../shared/errors.js';
-import { safeEqual } from '../../shared/tokens.js';
 import type { RequestContext } from '../context.js';
+import { presentsInternalToken } from '../internal/internal-token.js';
 import { apiErrorOf, trpcErrorFrom } from './api-errors.js';
 
 /** Route metadata beyond trpc-to-openapi's: what the REST binding and the OpenAPI document need. */
@@ -46,8 +45,7 @@ export const apiProcedure = t.procedure.use(async ({ next }) => {
 
 /** Procedures only hub's own proxy may call: it presents the internal token. */
 export const internalProcedure = apiProcedure.use(({ ctx, next }) => {
-  const token = bearerToken(ctx.req.headers.authorization);
-  if (!token || !safeEqual(token, ctx.internalToken)) {
+  if (!presentsInternalToken(ctx.req, ctx.internalToken)) {
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'internal API token required' });
   }
   return next();

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { unfitJson } from '../../runtime/json-body.js';
 import type { PaymentProtocol } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { type PaymentPayload, paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
@@ -55,6 +56,9 @@ function readX402Payment(raw: string | string[]): PaymentProof {
   } catch {
     return { kind: 'malformed', why: 'the payment header is not base64-encoded JSON' };
   }
+  // It goes on to the control-plane (and a facilitator) as JSON, and is stored.
+  const unfit = unfitJson(json, 'it');
+  if (unfit) return { kind: 'malformed', why: unfit };
   const parsed = paymentPayloadSchema.safeParse(json);
   if (!parsed.success) return { kind: 'malformed', why: 'the payment header is not an x402 v2 payment payload' };
   const paymentId = parsed.data.accepted.extra.paymentId;

@@ -154,6 +154,8 @@ for (const provider of testProviders()) {
         [{ status: 404, body: '{"unknown":true}' }, 502, { error: 'key_mint_failed', reason: /does not know this account/ }],
         [{ status: 503, body: '{"error":"service_unavailable"}' }, 502, { error: 'key_mint_failed', reason: /answered 503/ }],
         [{ status: 200, body: 'not json' }, 502, { error: 'key_mint_failed' }],
+        [{ status: 200, body: 'null' }, 502, { error: 'key_mint_failed', reason: /answered 200/ }],
+        [{ status: 200, body: '"sk_live"' }, 502, { error: 'key_mint_failed', reason: /answered 200/ }],
         // Past the seller's 7 s budget: the real one, since the mint is the agent's own request.
         [
           { status: 200, body: '{"apiKey":"too_late"}', delayMs: 7_300 },

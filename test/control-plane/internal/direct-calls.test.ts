@@ -5,11 +5,12 @@ import { startTestControlPlane } from '../../helpers/control-plane.js';
 
 // The proxy's per-request calls are answered straight from node:http (control-plane/internal/
 // direct-calls.ts) in tRPC's wire format: every answer, success or refusal, must be the one tRPC
-// gives. A batch of two goes through tRPC itself, so its answers are the reference.
+// gives. The same call with one more query parameter goes through tRPC itself, so its answers
+// are the reference.
 t.test('a direct call answers exactly as tRPC does', async (t) => {
   const cp = await startTestControlPlane(t, 'sqlite');
-  const post = async (path: string, body: string, token = cp.internalToken) => {
-    const res = await request(`${cp.url}/trpc/${path}?batch=1`, {
+  const post = async (path: string, body: string, token = cp.internalToken, query = '?batch=1') => {
+    const res = await request(`${cp.url}/trpc/${path}${query}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body,
@@ -18,10 +19,10 @@ t.test('a direct call answers exactly as tRPC does', async (t) => {
   };
   const compare = async (t: Tap, name: string, input: unknown, expectedStatus: number) => {
     const direct = await post(`internal.${name}`, JSON.stringify({ 0: input }));
-    const viaTrpc = await post(`internal.${name},internal.${name}`, JSON.stringify({ 0: input, 1: input }));
+    const viaTrpc = await post(`internal.${name}`, JSON.stringify({ 0: input }), cp.internalToken, '?batch=1&through=trpc');
     t.equal(direct.status, expectedStatus);
-    t.equal(viaTrpc.status, expectedStatus, 'tRPC answers the batch of two with the same status');
-    t.same(direct.body, [viaTrpc.body[0]]);
+    t.equal(viaTrpc.status, expectedStatus, 'tRPC answers with the same status');
+    t.same(direct.body, viaTrpc.body);
     t.equal(direct.headers['content-type'], viaTrpc.headers['content-type']);
     t.equal(direct.headers.vary, viaTrpc.headers.vary);
     return direct.body[0] as Record<string, unknown>;
@@ -62,4 +63,31 @@ t.test('a direct call answers exactly as tRPC does', async (t) => {
     const refused = await post('internal.settlePaidRequest', JSON.stringify({ 0: {} }), 'wrong');
     t.equal(refused.status, 401);
   });
+});
+
+t.test('/trpc bounds what one request costs', async (t) => {
+  const cp = await startTestControlPlane(t, 'sqlite');
+  const post = async (path: string, body: string, token?: string) => {
+    const res = await request(`${cp.url}/trpc/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
+    await res.body.dump();
+    return res.statusCode;
+  };
+  const credentials = { email: 'nobody@example.com', password: 'wrong password' };
+  t.equal(await post('auth.signIn?batch=1', JSON.stringify({ 0: credentials })), 401, 'one sign-in');
+  t.equal(
+    await post('auth.signIn,auth.signIn,auth.signIn?batch=1', JSON.stringify({ 0: credentials, 1: credentials, 2: credentials })),
+    400,
+    'a batch of sign-ins, each a scrypt, is refused: one call per request',
+  );
+  // 2 MB: past the management API's limit, within what the proxy's record batches may reach.
+  const record = { id: `hubreq_${'a'.repeat(24)}`, sellerId: 's', method: 'GET', path: `/${'p'.repeat(2_000)}` };
+  const big = JSON.stringify({ 0: { created: Array.from({ length: 1_001 }, () => record), completed: [] } });
+  t.ok(big.length > 2_000_000);
+  t.equal(await post('auth.signIn?batch=1', big), 413, 'a body over 1 MB without the internal token');
+  t.equal(await post('internal.recordRequests?batch=1', big), 401, 'an internal procedure without it: refused before the body is read');
+  t.equal(await post('internal.recordRequests?batch=1', big, cp.internalToken), 400, 'read whole with it (and refused: 1,001 records)');
 });

@@ -376,6 +376,42 @@ for (const provider of testProviders()) {
       });
       t.equal(unknown.status, 402);
       t.match(await unknown.json(), { reason: 'settlement_failed', settlementReason: 'unknown_payment' });
+
+      const accepted = {
+        scheme: 'exact',
+        network: chain.network,
+        asset: chain.token.address,
+        amount: '1',
+        payTo,
+        maxTimeoutSeconds: 60,
+        extra: { paymentId: `apay_${'z'.repeat(24)}` },
+      };
+      // Fields the schema leaves open are read as strings only: String() of an object whose
+      // toString is no function throws.
+      const hostile = await fetch(url('/search'), {
+        headers: {
+          'payment-signature': b64json({
+            x402Version: 2,
+            accepted,
+            payload: { authorization: { nonce: { toString: 1 }, from: { valueOf: 1, toString: 1 } } },
+          }),
+        },
+      });
+      t.match([hostile.status, await hostile.json()], [402, { reason: 'settlement_failed', settlementReason: 'unknown_payment' }]);
+      // Nested deeper than the JSON it is passed on as can go (about 4,100 levels on Node 20),
+      // within the header's size limit; or holding a NUL, which PostgreSQL cannot store.
+      const deep = JSON.stringify({ x402Version: 2, accepted, payload: {} }).replace(
+        /}$/,
+        `,"x":${'['.repeat(4_500)}${']'.repeat(4_500)}}`,
+      );
+      const withNul = b64json({ x402Version: 2, accepted, payload: { note: 'a\u0000b' } });
+      for (const [header, why] of [
+        [Buffer.from(deep).toString('base64'), /nests deeper than 32 levels/],
+        [withNul, /NUL/],
+      ] as const) {
+        const res = await fetch(url('/search'), { headers: { 'payment-signature': header } });
+        t.match([res.status, await res.json()], [400, { error: 'invalid_request', reason: why }]);
+      }
     });
 
     await t.test('an upstream 500 after payment charges nothing', async (t) => {
