@@ -74,10 +74,20 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
 
 /**
  * Cost of `quantity` units at `priceMicros` per `unitSize` units: quantity is first rounded up to
- * whole unit blocks (3 calls at $0.01 per 10 calls cost $0.01), then priced.
+ * whole unit blocks (3 calls at $0.01 per 10 calls cost $0.01), then priced; at most MAX_MICROS.
  */
 export function costOf(quantity: bigint, priceMicros: bigint, unitSize: bigint): bigint {
-  return ceilDiv(quantity, unitSize) * priceMicros;
+  return minMicros(ceilDiv(quantity, unitSize) * priceMicros, MAX_MICROS);
+}
+
+/**
+ * The sum of costs, at most MAX_MICROS: a cost beyond the largest amount hub represents (and a
+ * 64-bit column stores) counts as that amount. No credit or authorization comes near it.
+ */
+export function sumMicros(values: Iterable<bigint>): bigint {
+  let sum = 0n;
+  for (const value of values) sum += value;
+  return minMicros(sum, MAX_MICROS);
 }
 
 /** micro-USD to a token's atomic units (USDC has 6 decimals, so it is the identity there). */

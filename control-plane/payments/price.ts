@@ -1,4 +1,5 @@
 import { ApiError } from '../../shared/errors.js';
+import { sumMicros } from '../../shared/money.js';
 import { costItem } from '../usage/pricing.js';
 import type { PaymentSeller } from './payment-seller.js';
 
@@ -54,7 +55,7 @@ export async function priceUsage(
     service,
     plan: shown,
     items,
-    amountMicros: items.reduce((sum, i) => sum + i.costMicros, 0n),
+    amountMicros: sumMicros(items.map((i) => i.costMicros)),
     ceiling,
   };
 }

@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
+import { sumMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
 import { accessState, type Draw, type DrawItem } from './allowance.js';
@@ -72,7 +73,7 @@ async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Dat
         : draw.kind === 'free'
           ? await drawFromFreePool(tx, draw, now)
           : bill(draw.items).items;
-    const priced = { items, costMicros: items.reduce((sum, item) => sum + item.costMicros, 0n) };
+    const priced = { items, costMicros: sumMicros(items.map((item) => item.costMicros)) };
     const id = newId('usageEvent');
     await insertEvents(tx, [eventRow(id, draw, priced, event, now)]);
     if (items.length) await insertItems(tx, itemRows(id, priced));

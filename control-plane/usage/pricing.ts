@@ -1,4 +1,4 @@
-import { costOf } from '../../shared/money.js';
+import { costOf, sumMicros } from '../../shared/money.js';
 
 /**
  * The cost rules of usage (docs/decisions.md › Usage), as pure arithmetic on micro-USD:
@@ -25,13 +25,8 @@ export function costItem(quantity: bigint, terms: PriceTerms, includedUsed: bigi
 export type Bill<Item> = { items: (Item & ItemCost)[]; costMicros: bigint };
 
 export function bill<Item extends { quantity: bigint; terms: PriceTerms; includedUsed: bigint }>(items: readonly Item[]): Bill<Item> {
-  let costMicros = 0n;
-  const priced = items.map((item) => {
-    const cost = costItem(item.quantity, item.terms, item.includedUsed);
-    costMicros += cost.costMicros;
-    return { ...item, ...cost };
-  });
-  return { items: priced, costMicros };
+  const priced = items.map((item) => ({ ...item, ...costItem(item.quantity, item.terms, item.includedUsed) }));
+  return { items: priced, costMicros: sumMicros(priced.map((item) => item.costMicros)) };
 }
 
 /**

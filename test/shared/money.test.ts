@@ -8,6 +8,7 @@ import {
   microsToTokenUnits,
   mulDivCeil,
   parseUsd,
+  sumMicros,
   tokenUnitsToMicros,
   usdToMicros,
 } from '../../shared/money.js';
@@ -67,6 +68,10 @@ t.test('costs round up to whole unit blocks and never go below the exact price (
       },
     ),
   );
+  t.equal(costOf(2_147_483_647n, MAX_MICROS, 1n), MAX_MICROS, 'at most the largest amount hub represents');
+  t.equal(sumMicros([MAX_MICROS, MAX_MICROS, 1n]), MAX_MICROS);
+  t.equal(sumMicros([1n, 2n]), 3n);
+  t.equal(sumMicros([]), 0n);
   t.equal(mulDivCeil(7n, 3n, 2n), 11n);
   t.throws(() => mulDivCeil(1n, 1n, 0n));
 });

@@ -269,5 +269,23 @@ for (const [provider, binding] of bindingsAndProviders()) {
       t.equal(await w.db.usageEvent.count({ where: { requestId: zcRequestId } }), 0);
       t.equal((await w.report(valid)).status, 200, 'the key was not used up by the malformed attempts');
     });
+
+    await t.test('a paid request reported past any amount hub represents counts that amount, never overflows', async (t) => {
+      // $5,000 a token on pay as you go (whole cents): 2,147,483,647 of them cost past 2^63 micro-USD.
+      await w.price(w.plans.payg, w.meters.tokens, { priceMicros: 5_000_000_000n });
+      const requestId = await w.request({ agentId: await w.agent() });
+      const paymentAttemptId = await w.payment(requestId, [{ meterSlug: 'tokens', quantity: 1 }]);
+      const huge = Array.from({ length: 3 }, () => ({ meterSlug: 'tokens', quantity: 2_147_483_647 }));
+      const reply = await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: huge });
+      t.equal(reply.status, 200, 'recorded; settlement caps it at what was authorized');
+      t.equal(reply.body.costUsd, '999999999999.999999');
+      t.match(await w.events(requestId), [
+        {
+          paymentAttemptId,
+          costMicros: 999_999_999_999_999_999n,
+          items: [{ quantity: 3n * 2_147_483_647n, costMicros: 999_999_999_999_999_999n }], // one meter's items are one
+        },
+      ]);
+    });
   });
 }
