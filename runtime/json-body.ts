@@ -39,25 +39,37 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   return parsed as Record<string, unknown>;
 }
 
+/** A UTF-16 surrogate without its other half: JSON's \ud800 escapes can write one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * What makes parsed JSON (`subject`, for the message) unfit to pass on, walked without recursion:
- * nesting beyond MAX_JSON_DEPTH, and NUL characters, which PostgreSQL cannot store in text
- * (SQLite can), so they are refused the same on both.
+ * nesting beyond MAX_JSON_DEPTH, NUL characters, which PostgreSQL cannot store in text (SQLite
+ * can), and lone surrogates, which UTF-8 cannot encode: stored, two different strings would
+ * both become U+FFFD. Refused the same on both databases.
  */
 export function unfitJson(json: unknown, subject: string): string | undefined {
   const pending: [unknown, number][] = [[json, 1]];
   while (pending.length) {
     const [value, depth] = pending.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return `${subject} must not contain NUL characters`;
+      const refusal = unfitText(value, subject);
+      if (refusal) return refusal;
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
     if (depth > MAX_JSON_DEPTH) return `${subject} nests deeper than ${MAX_JSON_DEPTH} levels`;
     for (const [key, child] of Object.entries(value)) {
-      if (key.includes('\u0000')) return `${subject} must not contain NUL characters`;
+      const refusal = unfitText(key, subject);
+      if (refusal) return refusal;
       pending.push([child, depth + 1]);
     }
   }
+  return undefined;
+}
+
+function unfitText(text: string, subject: string): string | undefined {
+  if (text.includes('\u0000')) return `${subject} must not contain NUL characters`;
+  if (LONE_SURROGATE.test(text)) return `${subject} must be well-formed Unicode (a lone surrogate is not)`;
   return undefined;
 }

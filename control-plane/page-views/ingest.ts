@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { RateWindow } from '../../runtime/rate-window.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { writePageViews } from '../analytics/page-view-rollup.js';
-import type { Db } from '../db/client.js';
+import { type Db, databaseIsReachable } from '../db/client.js';
 import { PageViewSink } from './sink.js';
 
 /**
@@ -20,7 +20,12 @@ export class PageViewIntake {
     logger: Logger,
     perMinute: number,
   ) {
-    this.sink = new PageViewSink((rows) => writePageViews(db, rows), logger);
+    this.sink = new PageViewSink(
+      (rows) => writePageViews(db, rows),
+      logger,
+      undefined,
+      () => databaseIsReachable(db),
+    );
     this.budget = new RateWindow(perMinute);
   }
 

@@ -45,8 +45,9 @@ export function createRestHandler(services: ControlPlaneServices) {
       return sendJson(res, 200, document);
     }
 
-    const methods = methodsFor(routes, path);
+    const methods = resolvesToItself(path) ? methodsFor(routes, path) : [];
     if (methods.length === 0) throw new ApiError('not_found');
+    assertPlainQuery((req.url ?? '').slice(path.length));
     if (!methods.includes(method)) return methodNotAllowed(res, methods);
 
     if (BODY_METHODS.has(method)) {
@@ -66,6 +67,25 @@ export function createRestHandler(services: ControlPlaneServices) {
     }
     res.writeHead(recorded.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(recorded.body);
   };
+}
+
+/**
+ * Whether a URL parser leaves the path as it is. trpc-to-openapi routes the parsed path, so
+ * `/v1/sellers/..`, `%2e%2e` or a backslash would reach another route than the one matched here;
+ * none names a resource.
+ */
+function resolvesToItself(path: string): boolean {
+  return new URL(path, 'http://hub.invalid').pathname === path;
+}
+
+/**
+ * trpc-to-openapi gathers the query into a plain object, so a parameter named like one of its
+ * built-in members (`constructor`, `__proto__`, `toString`) breaks it. No route takes one.
+ */
+function assertPlainQuery(search: string): void {
+  for (const name of new URLSearchParams(search).keys()) {
+    if (name in Object.prototype) throw ApiError.validation(`Unknown query parameter "${name}"`);
+  }
 }
 
 function methodNotAllowed(res: ServerResponse, methods: string[]): void {

@@ -120,6 +120,13 @@ for (const provider of testProviders()) {
         [{ seller: a.sellerId, path: '/', status: '200' }, /^status: /],
         [{ seller: a.sellerId, path: '/', durationMs: -1 }, /^durationMs: /],
         [{ seller: a.sellerId, path: '/', capturedAt: 'yesterday' }, /^capturedAt: /],
+        // Dates PostgreSQL's driver writes in a form PostgreSQL then refuses, holding up the batch.
+        [{ seller: a.sellerId, path: '/', capturedAt: '0000-06-01T00:00:00Z' }, /^capturedAt: must fall in the years 1970 to 9999/],
+        [{ seller: a.sellerId, path: '/', capturedAt: '0000-01-01T00:00:00+23:59' }, /^capturedAt: /],
+        [{ seller: a.sellerId, path: '/', capturedAt: '1969-12-31T23:59:59Z' }, /^capturedAt: /],
+        // Two such paths would both be stored as "/\ufffd", and the batch's rollup would meet itself.
+        [{ seller: a.sellerId, path: '/\ud800' }, /well-formed Unicode/],
+        [{ seller: a.sellerId, path: '/\udc00x' }, /well-formed Unicode/],
         [{ seller: a.sellerId, path: '/', method: 'GET' }, /Unrecognized key/],
         [{ seller: 'nope', path: '/' }, /^seller: /],
         [{ path: '/' }, /^seller: /],

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import t from 'tap';
@@ -55,6 +56,43 @@ for (const provider of testProviders()) {
       t.match(wrongMethod, { status: 405, body: { error: 'method_not_allowed' } });
       t.same(wrongMethod.headers.get('allow')?.split(', ').sort(), ['GET', 'POST']);
       t.match(await api.call('POST', '/v1/openapi.json'), { status: 405 });
+    });
+
+    t.test('request targets a URL parser would read otherwise, and query names of built-in members', async (t) => {
+      // Sent as written (fetch would resolve the dots itself).
+      const raw = (method: string, path: string, token?: string) =>
+        new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+          const url = new URL(cp.url);
+          const req = httpRequest(
+            { host: url.hostname, port: url.port, method, path, headers: token ? { authorization: `Bearer ${token}` } : {} },
+            (res) => {
+              let text = '';
+              res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+            },
+          );
+          req.on('error', reject).end();
+        });
+      for (const [method, path] of [
+        ['GET', '/v1/sellers/..'],
+        ['GET', '/v1/sellers/%2e%2e'],
+        ['GET', '/v1/sellers/.'],
+        ['DELETE', '/v1/sellers/.'],
+        ['GET', '/v1/sellers/a\\b'],
+        ['GET', '/v1/sellers/x/../..'],
+      ]) {
+        t.same(await raw(method!, path!, key), { status: 404, body: { error: 'not_found' } }, `${method} ${path}`);
+      }
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        for (const token of [key, undefined]) {
+          t.same(
+            await raw('GET', `/v1/sellers?${name}=x`, token),
+            { status: 400, body: { error: `Unknown query parameter "${name}"` } },
+            `?${name}=x${token ? '' : ', without a token'}`,
+          );
+        }
+      }
+      t.match(await raw('GET', '/v1/sellers?unrelated=x', key), { status: 200 }, 'other names are as before');
     });
 
     t.test('unexpected failures are a bare 500, logged', async (t) => {
