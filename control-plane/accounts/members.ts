@@ -52,12 +52,16 @@ export const addMember = adminProcedure
     return { member: toMemberWire(row) };
   });
 
-/** An organization always keeps an admin: without one nobody could manage its keys or members. */
-export async function refuseRemovingLastAdmin(
-  tx: Pick<Db, 'membership'>,
-  organizationId: string,
-  membership: { id: string; role: string },
-) {
+/**
+ * An organization always keeps an admin: without one nobody could manage its keys or members.
+ * Changes to its admins take turns on the organization's row: two admins removing each other at
+ * once would each count the other, both still there, and leave none (PostgreSQL's reads do not
+ * wait for writes; SQLite runs one write at a time anyway). The membership is read again after.
+ */
+export async function refuseRemovingLastAdmin(tx: Pick<Db, 'membership' | 'organization'>, organizationId: string, membershipId: string) {
+  await tx.organization.update({ where: { id: organizationId }, data: { updatedAt: new Date() } });
+  const membership = await tx.membership.findFirst({ where: { id: membershipId, organizationId } });
+  if (!membership) throw new ApiError('membership_not_found');
   if (membership.role !== 'admin') return;
   const otherAdmins = await tx.membership.count({ where: { organizationId, role: 'admin', id: { not: membership.id } } });
   if (otherAdmins === 0) throw new ApiError('last_admin');
@@ -109,7 +113,7 @@ export const removeMember = adminProcedure
   .mutation(async ({ ctx, input }) => {
     const existing = await ownedMembership(ctx.db, ctx.member.organizationId, input.membershipId);
     await ctx.db.$transaction(async (tx) => {
-      await refuseRemovingLastAdmin(tx, existing.organizationId, existing);
+      await refuseRemovingLastAdmin(tx, existing.organizationId, existing.id);
       await tx.membership.delete({ where: { id: existing.id } });
     });
   });
@@ -129,7 +133,7 @@ export const updateMember = adminProcedure
   .mutation(async ({ ctx, input }) => {
     const existing = await ownedMembership(ctx.db, ctx.member.organizationId, input.membershipId);
     const row = await ctx.db.$transaction(async (tx) => {
-      if (input.role !== 'admin') await refuseRemovingLastAdmin(tx, existing.organizationId, existing);
+      if (input.role !== 'admin') await refuseRemovingLastAdmin(tx, existing.organizationId, existing.id);
       return tx.membership.update({ where: { id: existing.id }, data: { role: input.role }, include: { user: true } });
     });
     return { member: toMemberWire(row) };
