@@ -100,8 +100,16 @@ export async function sendSigned(
     body: body.length || (method !== 'GET' && method !== 'HEAD') ? body : null,
     ...(signal ? { signal } : {}),
   });
+  // undici passes statuses up to 999 through; HTTP defines none past 599, and nothing after
+  // the proxy (the agent's client, hub's records) takes one.
+  if (response.statusCode > 599) {
+    response.body.on('error', () => {}).destroy(); // aborting its body is an error undici reports
+    throw Object.assign(new Error(`the seller answered status ${response.statusCode}`), { code: UNDEFINED_STATUS });
+  }
   return { response, kid: secret.kid, upstreamPath: path };
 }
+
+const UNDEFINED_STATUS = 'HUB_UPSTREAM_UNDEFINED_STATUS';
 
 /** One keep-alive connection pool per upstream origin, created on first use. */
 export class UpstreamPools {
@@ -154,6 +162,8 @@ export function upstreamFailure(err: unknown): { kind: UpstreamErrorKind; error:
     case 'ECONNRESET':
     case 'EPIPE':
       return { kind: 'reset', error: new ApiError('upstream_error', 'The seller’s API closed the connection.') };
+    case UNDEFINED_STATUS:
+      return { kind: 'other', error: new ApiError('upstream_error', 'The seller’s API answered with a status HTTP does not define.') };
     default:
       return { kind: 'other', error: new ApiError('upstream_error') };
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Jwks } from './encryption/suite.js';
 import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
-import { MAX_USAGE_QUANTITY } from './usage.js';
+import { MAX_SLUG_LENGTH, MAX_USAGE_ITEMS, MAX_USAGE_QUANTITY } from './usage.js';
 
 /**
  * The contract between the proxy and the control-plane: every procedure the proxy calls, its input
@@ -33,7 +33,7 @@ export const SETTLE_ANSWER_WITHIN_MS = 7_000;
 const id = (prefix: string) => z.string().startsWith(prefix).max(64);
 const anyId = z.string().max(64);
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
-const slug = z.string().min(1).max(200);
+const slug = z.string().min(1).max(MAX_SLUG_LENGTH);
 const quantity = z.number().int().min(0).max(MAX_USAGE_QUANTITY);
 
 // ─── Catalog ────────────────────────────────────────────────────────────────────────────────────
@@ -239,7 +239,9 @@ export const capturedUsageSchema = z.object({
   requestId: id('hubreq_'),
   sellerId: anyId,
   organizationId: anyId,
-  usage: z.array(z.object({ serviceSlug: z.string().max(200), meterSlug: z.string().max(200), quantity })).max(100),
+  usage: z
+    .array(z.object({ serviceSlug: z.string().max(MAX_SLUG_LENGTH), meterSlug: z.string().max(MAX_SLUG_LENGTH), quantity }))
+    .max(MAX_USAGE_ITEMS),
 });
 export type CapturedUsage = z.infer<typeof capturedUsageSchema>;
 
@@ -260,8 +262,8 @@ export const challengeInputSchema = z.object({
   buyerId: anyId.nullable(),
   ...boundRequest,
   serviceSlug: slug,
-  planSlug: z.string().max(200).optional(),
-  usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional(), maxQuantity: quantity.optional() })).max(100),
+  planSlug: z.string().max(MAX_SLUG_LENGTH).optional(),
+  usage: z.array(z.object({ meterSlug: slug, quantity: quantity.optional(), maxQuantity: quantity.optional() })).max(MAX_USAGE_ITEMS),
   sandbox: z.boolean(),
   /** An identified agent's call is paid from its wallet's credit when that covers it; false asks for a payment. */
   useCredit: z.boolean().optional(),

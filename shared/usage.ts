@@ -8,6 +8,12 @@ import { ApiError } from './errors.js';
 /** Usage quantities are integers from 0 to 2,147,483,647 (spec: Limits › Usage quantity). */
 export const MAX_USAGE_QUANTITY = 2_147_483_647;
 
+/** At most this many items in one usage report, check, `hub-usage` header or 402 body. */
+export const MAX_USAGE_ITEMS = 100;
+
+/** Service, meter and plan slugs are at most this long wherever usage names them. */
+export const MAX_SLUG_LENGTH = 200;
+
 export function isUsageQuantity(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_USAGE_QUANTITY;
 }
@@ -15,6 +21,10 @@ export function isUsageQuantity(value: unknown): value is number {
 /** Throws a `RangeError` naming `what` unless `value` is a usage quantity. */
 export function assertUsageQuantity(value: unknown, what: string): asserts value is number {
   if (!isUsageQuantity(value)) throw new RangeError(`${what} must be an integer from 0 to ${MAX_USAGE_QUANTITY}, got ${String(value)}`);
+}
+
+export function isUsageSlug(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_SLUG_LENGTH;
 }
 
 export function assertSlug(value: unknown, what: string): asserts value is string {
@@ -28,7 +38,10 @@ export function assertSlug(value: unknown, what: string): asserts value is strin
  */
 export type UsageHeaderItem = { serviceSlug: string; meterSlug: string; quantity: number };
 
-/** Reads a `hub-usage` value; anything off the grammar is `ok: false` (never throws). */
+/**
+ * Reads a `hub-usage` value; anything off the grammar, or past the limits every usage input has
+ * (items, slug lengths), is `ok: false` (never throws).
+ */
 export function parseUsageHeader(value: unknown): { ok: true; items: UsageHeaderItem[] } | { ok: false } {
   if (typeof value !== 'string') return { ok: false };
   let parsed: unknown;
@@ -37,13 +50,12 @@ export function parseUsageHeader(value: unknown): { ok: true; items: UsageHeader
   } catch {
     return { ok: false };
   }
-  if (!Array.isArray(parsed)) return { ok: false };
+  if (!Array.isArray(parsed) || parsed.length > MAX_USAGE_ITEMS) return { ok: false };
   const items: UsageHeaderItem[] = [];
   for (const item of parsed as unknown[]) {
     if (typeof item !== 'object' || item === null) return { ok: false };
     const { serviceSlug, meterSlug, quantity } = item as Record<string, unknown>;
-    if (typeof serviceSlug !== 'string' || !serviceSlug || typeof meterSlug !== 'string' || !meterSlug || !isUsageQuantity(quantity))
-      return { ok: false };
+    if (!isUsageSlug(serviceSlug) || !isUsageSlug(meterSlug) || !isUsageQuantity(quantity)) return { ok: false };
     items.push({ serviceSlug, meterSlug, quantity });
   }
   return { ok: true, items };

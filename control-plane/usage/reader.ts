@@ -37,7 +37,7 @@ export interface UsageReader {
 }
 
 export type ServiceRow = { id: string; sellerId: string };
-export type PaymentRow = { id: string; serviceId: string | null; planId: string | null; usageJson: string };
+export type PaymentRow = { id: string; status: string; serviceId: string | null; planId: string | null; usageJson: string };
 export type RequestRow = {
   sellerId: string;
   serviceId: string | null;

@@ -28,6 +28,13 @@ const LIVE_PAYMENT_STATUSES: Record<Purpose, string[]> = {
   report: ['in_flight', 'delivered', 'settling'],
 };
 
+/**
+ * A payment claimed for a request, live or done. Once paid for, a request is the payment's alone:
+ * after settlement (or release) nothing stands behind it, and a late report never falls through
+ * to the agent's plan, which would charge a call already paid.
+ */
+const CLAIMED_PAYMENT_STATUSES = ['in_flight', 'delivered', 'settling', 'settled', 'failed', 'released', 'refund_owed'];
+
 export type Backing =
   | { kind: 'payment'; paymentAttemptId: string; planId: string; paid: Map<string, bigint> }
   | { kind: 'free'; buyerId: string; plan: { id: string; interval: string } }
@@ -45,13 +52,14 @@ export async function resolveRequest(
   const wellFormed = isId('request', requestId);
   const [services, payment, stored] = await Promise.all([
     reader.servicesNamed(organizationId, serviceSlug),
-    wellFormed ? reader.callPayment(organizationId, requestId, LIVE_PAYMENT_STATUSES[purpose]) : undefined,
+    wellFormed ? reader.callPayment(organizationId, requestId, CLAIMED_PAYMENT_STATUSES) : undefined,
     wellFormed ? reader.request(requestId) : undefined,
   ]);
   if (services.length === 0) return denied('service_not_found');
   const record = stored ?? (!payment && isRecordedRequestId(requestId) ? await recordOnItsWay(reader, requestId) : undefined);
 
   if (payment) {
+    if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status)) return denied('access_not_found');
     const service = services.find((s) => s.id === payment.serviceId);
     if (!service || !payment.planId) return denied('access_not_found');
     return {

@@ -30,7 +30,8 @@ export function useLoopbackResolver(t: Tap): void {
  * it sees a request id and serves its retry (hub forwards the paid retry under the challenged
  * request's id). Paths: `/identity` asks for identity only, `/broken` answers 500 once paid,
  * `/over` reports 5 calls, `/unpriced` asks for a meter no plan prices, `/misreported` reports one
- * instead, `/garbled` reports in a `hub-usage` that does not parse, anything else reports 1.
+ * instead, `/garbled` reports in a `hub-usage` that does not parse, `/crowded` in one of 101
+ * items (past the limit), `/odd-status` answers status 700 once paid, anything else reports 1.
  * Ceiling pricing: `/ceiling`, or any path with `?max=`, asks for calls without a quantity (at most
  * `max` when given, else the price's default) and reports `?used=` calls, or nothing without it.
  */
@@ -122,6 +123,14 @@ export async function startPaidWorld(
         headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: reported }]);
       if (path === '/misreported') headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'storage', quantity: 1 }]);
       if (path === '/garbled') headers['hub-usage'] = '[{"serviceSlug":"search"';
+      if (path === '/crowded')
+        headers['hub-usage'] = JSON.stringify(
+          Array.from({ length: 101 }, () => ({ serviceSlug: 'search', meterSlug: 'calls', quantity: 0 })),
+        );
+      if (path === '/odd-status') {
+        res.writeHead(700, headers);
+        return res.end('{}');
+      }
       res.writeHead(200, headers);
       res.end(JSON.stringify({ results: ['a', 'b'], agent: identity.agentId }));
     },

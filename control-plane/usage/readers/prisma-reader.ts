@@ -10,7 +10,7 @@ export function prismaReader(db: Db): UsageReader {
       (await db.paymentAttempt.findFirst({
         where: { requestId, organizationId, kind: 'call', status: { in: [...statuses] } },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        select: { id: true, serviceId: true, planId: true, usageJson: true },
+        select: { id: true, status: true, serviceId: true, planId: true, usageJson: true },
       })) ?? undefined,
 
     request: async (requestId) => {

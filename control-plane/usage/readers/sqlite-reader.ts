@@ -38,7 +38,7 @@ export function sqliteReader(file: string): UsageReader {
 
   const servicesNamed = statement('SELECT "id", "sellerId" FROM "Service" WHERE "organizationId" = ? AND "slug" = ?');
   const callPayment = statement(
-    `SELECT "id", "serviceId", "planId", "usageJson" FROM "PaymentAttempt"
+    `SELECT "id", "status", "serviceId", "planId", "usageJson" FROM "PaymentAttempt"
      WHERE "requestId" = ? AND "organizationId" = ? AND "kind" = 'call' AND "status" IN (SELECT value FROM json_each(?))
      ORDER BY "createdAt" DESC, "id" DESC LIMIT 1`,
   );
@@ -81,7 +81,15 @@ export function sqliteReader(file: string): UsageReader {
 
     callPayment: async (organizationId, requestId, statuses) => {
       const r = callPayment.get(requestId, organizationId, list(statuses));
-      return r && { id: text(r.id), serviceId: optionalText(r.serviceId), planId: optionalText(r.planId), usageJson: text(r.usageJson) };
+      return (
+        r && {
+          id: text(r.id),
+          status: text(r.status),
+          serviceId: optionalText(r.serviceId),
+          planId: optionalText(r.planId),
+          usageJson: text(r.usageJson),
+        }
+      );
     },
 
     request: async (requestId) => {

@@ -202,6 +202,14 @@ for (const [provider, binding] of bindingsAndProviders()) {
         'access_not_found',
         'not once settled',
       );
+      // A late report for a paid call of an agent that also holds a plan: the call was paid, so
+      // nothing may fall through to the plan.
+      const paidThenReported = await w.request({ agentId });
+      await w.payment(paidThenReported, [{ meterSlug: 'requests', quantity: 1 }], 'settled');
+      const late = await w.report({ idempotencyKey: key(), zcRequestId: paidThenReported, serviceSlug: 'forecast', usage: requests(1) });
+      t.equal(late.body.error, 'access_not_found', 'a report after settlement');
+      t.equal(await w.balance(accessId), 1_000_000n, 'never drawn from the plan');
+      t.equal(await w.events(paidThenReported).then((events) => events.length), 0);
     });
 
     await t.test('free mode draws the buyer’s pool, shared by its agents, this month', async (t) => {

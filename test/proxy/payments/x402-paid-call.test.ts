@@ -411,6 +411,19 @@ for (const provider of testProviders()) {
       t.equal(attempt?.status, 'released');
     });
 
+    await t.test('a status HTTP does not define, once paid, is the seller’s failure: 502, nothing charged', async (t) => {
+      const before = await tokenBalance(chain, payer.address);
+      const res = await payingFetch(url('/odd-status'));
+      t.match([res.status, await res.json()], [502, { error: 'upstream_error', reason: /status HTTP does not define/ }]);
+      t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
+      const attempt = await db.paymentAttempt.findFirst({ where: { pathAndQuery: '/odd-status' }, orderBy: { createdAt: 'desc' } });
+      t.equal(attempt?.status, 'released');
+      // A completion that named status 700 was refused by the control-plane, and its whole batch with it.
+      await hub.proxy.services.recorder.drain();
+      const record = await db.requestRecord.findFirst({ where: { path: '/odd-status' }, orderBy: { createdAt: 'desc' } });
+      t.match(record, { lifecycle: 'failed', upstreamStatus: null });
+    });
+
     await t.test('usage reported beyond the authorization settles at the cap and says so', async (t) => {
       const res = await payingFetch(url('/over'));
       t.equal(res.status, 200);
@@ -424,6 +437,7 @@ for (const provider of testProviders()) {
       for (const [path, error] of [
         ['/misreported', 'meter_not_found'],
         ['/garbled', 'invalid_usage_header'],
+        ['/crowded', 'invalid_usage_header'],
       ] as const) {
         const res = await payingFetch(url(path));
         t.equal(res.status, 200);
