@@ -78,12 +78,18 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
       finish(services, record, Boolean(payment), 'failed', undefined);
       throw failure.error;
     }
-    const { statusCode: status, body } = forwarded.response;
+    const { statusCode: status } = forwarded.response;
     if (status !== 402) return deliverAnswer(services, res, seller, record, identity, payment, answer);
 
     // A challenged request is stored by the control-plane with its challenge.
     await payment?.settle(status);
-    const paid = await answerWithChallenge(services, request, identity, body, res, payment === undefined);
+    const paid = await answerWithChallenge(services, request, identity, forwarded.response, res, payment === undefined).catch(
+      (err: unknown) => {
+        // A 402 hub could not turn into a challenge (cut off, unpriceable) is a failed call.
+        if (err instanceof ApiError && err.code.startsWith('upstream_')) finish(services, record, Boolean(payment), 'failed', status);
+        throw err;
+      },
+    );
     if (!paid) return;
     payment = Payment.fromCredit(services, paid.paymentId, {
       requestId: identity.requestId,

@@ -1,15 +1,17 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { decodeContent } from '../../runtime/content-encoding.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { sendJson } from '../../runtime/respond.js';
 import type { IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
-import { isUsageQuantity } from '../../shared/usage.js';
+import { isUsageQuantity, isUsageSlug, MAX_USAGE_ITEMS } from '../../shared/usage.js';
 import type { ProxyServices } from '../context.js';
 import type { Identity } from '../headers.js';
 import type { PayRequest } from '../pay-request.js';
 import { originUrl } from '../public-origin.js';
 import { planLinks } from '../storefront-links.js';
+import { upstreamFailure } from '../upstream.js';
 import { mppChallenge } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
@@ -27,12 +29,16 @@ export async function answerWithChallenge(
   services: ProxyServices,
   request: PayRequest,
   identity: Identity,
-  sellerBody: Readable,
+  seller: { body: Readable; headers: IncomingHttpHeaders },
   res: ServerResponse,
   useCredit: boolean,
 ): Promise<PaidFromCredit | undefined> {
-  const read = await readUpTo(sellerBody, MAX_SELLER_402_BYTES);
-  const raw = read.complete ? read.bytes : undefined;
+  // A body cut off or stalled is the seller's failure, as on any forwarded call.
+  const read = await readUpTo(seller.body, MAX_SELLER_402_BYTES).catch((err: unknown) => {
+    throw upstreamFailure(err).error;
+  });
+  // The agent's Accept-Encoding went to the seller, so its 402 may come compressed.
+  const raw = read.complete ? decodeContent(read.bytes, seller.headers['content-encoding'], MAX_SELLER_402_BYTES) : undefined;
   const asked = raw && parseSellerPaymentRequired(raw);
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
   const challenge = await services.controlPlane
@@ -81,11 +87,14 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
     return undefined;
   }
   const v = value as Record<string, unknown>;
-  if (v?.error !== 'payment_required' || typeof v.serviceSlug !== 'string' || !v.serviceSlug || !Array.isArray(v.usage)) return undefined;
+  if (v?.error !== 'payment_required' || !isUsageSlug(v.serviceSlug) || !Array.isArray(v.usage) || v.usage.length > MAX_USAGE_ITEMS)
+    return undefined;
+  const { planSlug } = v;
+  if (planSlug !== undefined && !isUsageSlug(planSlug)) return undefined;
   const usage: SellerPaymentRequired['usage'] = [];
   for (const item of v.usage as unknown[]) {
     const i = item as Record<string, unknown>;
-    if (!i || typeof i.meterSlug !== 'string' || !i.meterSlug) return undefined;
+    if (!i || !isUsageSlug(i.meterSlug)) return undefined;
     const parsed: SellerPaymentRequired['usage'][number] = { meterSlug: i.meterSlug };
     for (const field of ['quantity', 'maxQuantity'] as const) {
       if (i[field] === undefined) continue;
@@ -94,7 +103,7 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
     }
     usage.push(parsed);
   }
-  return { serviceSlug: v.serviceSlug, usage, ...(typeof v.planSlug === 'string' ? { planSlug: v.planSlug } : {}) };
+  return { serviceSlug: v.serviceSlug as string, usage, ...(isUsageSlug(planSlug) ? { planSlug } : {}) };
 }
 
 /**

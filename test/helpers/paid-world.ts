@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { Hex } from 'viem';
 import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
@@ -34,6 +35,7 @@ export function useLoopbackResolver(t: Tap): void {
  * items (past the limit), `/odd-status` answers status 700 once paid, anything else reports 1.
  * Ceiling pricing: `/ceiling`, or any path with `?max=`, asks for calls without a quantity (at most
  * `max` when given, else the price's default) and reports `?used=` calls, or nothing without it.
+ * `/gzip-challenge` asks for payment in a gzip-compressed body.
  */
 export async function startPaidWorld(
   t: Tap,
@@ -99,8 +101,13 @@ export async function startPaidWorld(
       }
       if (!covered && !challenged.has(identity.requestId)) {
         challenged.add(identity.requestId);
+        const asked = JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage }));
+        if (path === '/gzip-challenge') {
+          res.writeHead(402, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          return res.end(gzipSync(asked));
+        }
         res.writeHead(402, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage })));
+        return res.end(asked);
       }
       served.push(identity.requestId);
       // `/hold` is answered only when the test lets it go: a paid request kept in flight at the seller.

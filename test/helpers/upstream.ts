@@ -28,6 +28,7 @@ export type TestUpstream = {
  *   /slow-headers  answers after 1 s          /stall-body  sends half a body, then nothing
  *   /status/<n>    answers n                   /big        200 KB of body
  *   /empty         200 without a body          /gzip       a gzip-compressed JSON answer
+ *   /pay/cut       a 402 cut off mid-body      /pay/crowded  a 402 asking for 101 items
  */
 export async function startTestUpstream(
   t: Tap,
@@ -99,6 +100,17 @@ export async function startTestUpstream(
       if (path.startsWith('/status/'))
         return json(Number(path.slice('/status/'.length)), { status: Number(path.slice('/status/'.length)) });
       if (path === '/empty') return res.writeHead(200).end();
+      if (path === '/pay/cut') {
+        res.writeHead(402, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"error":"');
+        return setTimeout(() => res.destroy(), 20);
+      }
+      if (path === '/pay/crowded')
+        return json(402, {
+          error: 'payment_required',
+          serviceSlug: 'search',
+          usage: Array.from({ length: 101 }, () => ({ meterSlug: 'calls', quantity: 1 })),
+        });
       if (path === '/gzip') {
         res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
         return res.end(gzipSync('{"compressed":true}'));

@@ -73,6 +73,17 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
     t.match(await res.json(), { error: 'upstream_error' });
   });
 
+  await t.test('a 402 hub cannot turn into a challenge is the seller’s failure: 502, never a 500', async (t) => {
+    const cut = await hub.pay('acme', '/pay/cut');
+    t.match([cut.status, await cut.json()], [502, { error: 'upstream_error' }], 'cut off mid-body');
+    const crowded = await hub.pay('acme', '/pay/crowded');
+    t.match(
+      [crowded.status, await crowded.json()],
+      [502, { error: 'upstream_error', reason: /payment_required body hub can price/ }],
+      'asking for more items than a challenge holds (the agent is not to blame)',
+    );
+  });
+
   await t.test('each undici failure maps to its status', async (t) => {
     t.equal(upstreamFailure({ code: 'UND_ERR_CONNECT_TIMEOUT' }).error.status, 504);
     t.equal(upstreamFailure({ code: 'UND_ERR_HEADERS_TIMEOUT' }).error.status, 504);

@@ -411,6 +411,12 @@ for (const provider of testProviders()) {
       t.equal(attempt?.status, 'released');
     });
 
+    await t.test('a 402 the seller compressed (the agent asked for gzip) is priced as any other', async (t) => {
+      const { res, requirements } = await challenge('/gzip-challenge');
+      t.equal(res.status, 402);
+      t.equal(requirements.amount, '10000', '$0.01 for one call');
+    });
+
     await t.test('a status HTTP does not define, once paid, is the seller’s failure: 502, nothing charged', async (t) => {
       const before = await tokenBalance(chain, payer.address);
       const res = await payingFetch(url('/odd-status'));
