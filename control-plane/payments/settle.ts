@@ -162,25 +162,37 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
 
 /** Releases a credit-paid call still in flight and gives its whole draw back; nothing when it ended already. */
 async function releaseCreditCall(tx: Sql, attempt: Pick<PaymentAttempt, 'id' | 'sellerId' | 'payer' | 'amountMicros'>): Promise<boolean> {
-  const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'released', "chargedMicros" = 0
-    WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
-  if (marked !== 1) return false;
+  if (!(await releaseInFlight(tx, attempt.id))) return false;
   await returnCredit(tx, attempt, attempt.amountMicros);
   return true;
 }
 
+/** Marks a call still in flight released, nothing charged; false when it ended already. */
+async function releaseInFlight(tx: Sql, attemptId: string): Promise<boolean> {
+  const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'released', "chargedMicros" = 0
+    WHERE "id" = ${attemptId} AND "status" = 'in_flight'`);
+  return marked === 1;
+}
+
 /**
- * Gives back the credit of calls it paid that never settled (the proxy stopped between the draw
- * and the seller's answer): in flight for longer than any answer may take, they are released.
+ * Releases paid calls that never settled (the proxy stopped between admitting the paid retry and
+ * settling it, which comes before the agent sees any of the answer): in flight for longer than
+ * any answer may take, they are released, nothing charged. A credit-paid call gets its draw back;
+ * a wallet's signed authorization is never submitted and lapses.
  */
-export async function releaseStrandedCreditCalls(db: Db, olderThanMs = 15 * 60_000): Promise<number> {
+export async function releaseStrandedCalls(db: Db, olderThanMs = 15 * 60_000): Promise<number> {
   const stranded = await db.paymentAttempt.findMany({
-    where: { protocol: 'credit', status: 'in_flight', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
-    select: { id: true, sellerId: true, payer: true, amountMicros: true },
+    where: { kind: { in: ['call', 'identity'] }, status: 'in_flight', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    select: { id: true, sellerId: true, payer: true, amountMicros: true, protocol: true },
     take: 100,
   });
   let released = 0;
-  for (const attempt of stranded) if (await sqlOf(db).transaction((tx) => releaseCreditCall(tx, attempt))) released++;
+  for (const attempt of stranded) {
+    const done = await sqlOf(db).transaction((tx) =>
+      attempt.protocol === 'credit' ? releaseCreditCall(tx, attempt) : releaseInFlight(tx, attempt.id),
+    );
+    if (done) released++;
+  }
   return released;
 }
 

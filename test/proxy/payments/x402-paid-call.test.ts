@@ -6,10 +6,12 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Abi } from '../../../control-plane/facilitator/transfer-authorization.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
-import { releaseStrandedCreditCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
+import { claimPaidRequest } from '../../../control-plane/payments/claim.js';
+import { releaseStrandedCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { newRequestId } from '../../../shared/ids.js';
 import { usdToMicros } from '../../../shared/money.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { sha256Hex } from '../../../shared/signature.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
@@ -417,6 +419,27 @@ for (const provider of testProviders()) {
       t.equal(requirements.amount, '10000', '$0.01 for one call');
     });
 
+    await t.test('a paid call admitted but never settled (its proxy stopped) is released after a while, nothing charged', async (t) => {
+      const { requirements } = await challenge('/search?q=stranded-wallet');
+      const payment = await signPayment(chain, payerKey, requirements);
+      const paymentId = requirements.extra.paymentId as string;
+      // What the proxy does with the paid retry before forwarding it; then it stops.
+      await claimPaidRequest(db, rail, {
+        paymentId,
+        method: 'GET',
+        pathAndQuery: '/search?q=stranded-wallet',
+        bodyDigest: sha256Hex(Buffer.alloc(0)),
+        protocol: 'x402',
+        payload: payment,
+      });
+      const before = await tokenBalance(chain, payer.address);
+      t.equal(await releaseStrandedCalls(db, 60_000), 0, 'not while it may still be answered');
+      t.equal(await releaseStrandedCalls(db, -1), 1, 'released once it cannot be');
+      t.equal(await releaseStrandedCalls(db, -1), 0, 'and only once');
+      t.match(await db.paymentAttempt.findUnique({ where: { id: paymentId } }), { status: 'released', chargedMicros: 0n });
+      t.equal(await tokenBalance(chain, payer.address), before, 'no tokens moved');
+    });
+
     await t.test('a status HTTP does not define, once paid, is the seller’s failure: 502, nothing charged', async (t) => {
       const before = await tokenBalance(chain, payer.address);
       const res = await payingFetch(url('/odd-status'));
@@ -622,9 +645,9 @@ for (const provider of testProviders()) {
       });
       t.match(stranded, { paidFromCredit: true });
       t.equal((await receipt()).creditUsd, '0.000000', 'drawn');
-      t.equal(await releaseStrandedCreditCalls(db, 60_000), 0, 'not while it may still be answered');
-      t.equal(await releaseStrandedCreditCalls(db, -1), 1, 'released once it cannot be');
-      t.equal(await releaseStrandedCreditCalls(db, -1), 0, 'and only once');
+      t.equal(await releaseStrandedCalls(db, 60_000), 0, 'not while it may still be answered');
+      t.equal(await releaseStrandedCalls(db, -1), 1, 'released once it cannot be');
+      t.equal(await releaseStrandedCalls(db, -1), 0, 'and only once');
       t.equal((await receipt()).creditUsd, '0.010000', 'the draw came back');
 
       // Credit was paid to the seller when it was credited: spending it needs no payout wallet.
