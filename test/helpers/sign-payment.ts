@@ -2,8 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { LocalChain } from '../../chain/local-chain.js';
+import type { Db } from '../../control-plane/db/client.js';
 import { type Eip712Domain, transferWithAuthorizationTypes } from '../../control-plane/facilitator/transfer-authorization.js';
+import { claimPaidRequest } from '../../control-plane/payments/claim.js';
+import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import { sha256Hex } from '../../shared/signature.js';
 
 /** Builders for x402 v2 exact-EVM payments on a test chain. */
 
@@ -67,4 +71,28 @@ export async function signPayment(
     ...options.tamper,
   };
   return { x402Version: 2, accepted: requirements, payload: { signature, authorization } };
+}
+
+/**
+ * Signs a payment for `requirements` and admits it for the request it was asked for, as the
+ * proxy does with a paid retry before forwarding it (the control-plane's claim); the payment id.
+ */
+export async function admitPaidRetry(
+  db: Db,
+  rail: PaymentRail,
+  chain: LocalChain,
+  payerKey: Hex,
+  requirements: PaymentRequirements,
+  request: { method: string; pathAndQuery: string; body: string },
+): Promise<string> {
+  const paymentId = requirements.extra.paymentId as string;
+  await claimPaidRequest(db, rail, {
+    paymentId,
+    method: request.method,
+    pathAndQuery: request.pathAndQuery,
+    bodyDigest: sha256Hex(Buffer.from(request.body)),
+    protocol: 'x402',
+    payload: await signPayment(chain, payerKey, requirements),
+  });
+  return paymentId;
 }

@@ -1,14 +1,12 @@
 import t from 'tap';
-import { claimPaidRequest } from '../../../control-plane/payments/claim.js';
 import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
 import { finishPurchases } from '../../../control-plane/storefront/purchase.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { sha256Hex } from '../../../shared/signature.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
-import { signPayment } from '../../helpers/sign-payment.js';
+import { admitPaidRetry } from '../../helpers/sign-payment.js';
 
 // A purchase whose buyer stopped waiting is finished by the settlement loop: a proxy that died
 // after the payment was admitted (the attempt left in flight) and a settlement whose outcome came
@@ -29,17 +27,7 @@ for (const provider of testProviders()) {
         body,
       });
       const requirements = ((await res.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
-      const payment = await signPayment(chain, payerKey, requirements);
-      const paymentId = requirements.extra.paymentId as string;
-      await claimPaidRequest(db, rail, {
-        paymentId,
-        method: 'POST',
-        pathAndQuery: '/extend',
-        bodyDigest: sha256Hex(Buffer.from(body)),
-        protocol: 'x402',
-        payload: payment,
-      });
-      return paymentId;
+      return admitPaidRetry(db, rail, chain, payerKey, requirements, { method: 'POST', pathAndQuery: '/extend', body });
     };
 
     await t.test('a seller that is not stateful: settled by the loop, then the account opened', async (t) => {

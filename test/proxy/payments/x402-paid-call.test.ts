@@ -6,17 +6,15 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Abi } from '../../../control-plane/facilitator/transfer-authorization.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
-import { claimPaidRequest } from '../../../control-plane/payments/claim.js';
 import { releaseStrandedCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
 import { newRequestId } from '../../../shared/ids.js';
 import { usdToMicros } from '../../../shared/money.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { sha256Hex } from '../../../shared/signature.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
-import { signPayment } from '../../helpers/sign-payment.js';
+import { admitPaidRetry, signPayment } from '../../helpers/sign-payment.js';
 
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
@@ -421,16 +419,11 @@ for (const provider of testProviders()) {
 
     await t.test('a paid call admitted but never settled (its proxy stopped) is released after a while, nothing charged', async (t) => {
       const { requirements } = await challenge('/search?q=stranded-wallet');
-      const payment = await signPayment(chain, payerKey, requirements);
-      const paymentId = requirements.extra.paymentId as string;
-      // What the proxy does with the paid retry before forwarding it; then it stops.
-      await claimPaidRequest(db, rail, {
-        paymentId,
+      // Admitted as the proxy admits the paid retry before forwarding it; then the proxy stops.
+      const paymentId = await admitPaidRetry(db, rail, chain, payerKey, requirements, {
         method: 'GET',
         pathAndQuery: '/search?q=stranded-wallet',
-        bodyDigest: sha256Hex(Buffer.alloc(0)),
-        protocol: 'x402',
-        payload: payment,
+        body: '',
       });
       const before = await tokenBalance(chain, payer.address);
       t.equal(await releaseStrandedCalls(db, 60_000), 0, 'not while it may still be answered');
