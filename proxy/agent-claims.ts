@@ -64,7 +64,9 @@ async function requestClaim(req: IncomingMessage, res: ServerResponse, seller: P
     agentId: caller.agentId,
     sellerId: seller.id,
     email: parsed.data.email.toLowerCase(),
-    payOrigin: originUrl(origin),
+    // The links go to a third party by mail: on the host the seller was found by, never on a
+    // forwarded host nothing checked names this seller (its owner would collect the tokens).
+    payOrigin: originUrl({ scheme: origin.scheme, host: req.headers.host ?? '' }),
   });
   if (claim.status === 'claimed') return sendJson(res, 200, { status: 'claimed', email: claim.email }, { 'cache-control': 'no-store' });
   return sendJson(

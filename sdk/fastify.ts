@@ -26,6 +26,9 @@ export function hubFastify(options: VerifyOptions) {
     if (!checked.ok) {
       const { status, body } = rejection(checked.failure, 'api');
       reply.code(status).type('application/json; charset=utf-8').send(body);
+      // Fastify stops before the handler only once the reply has ended: with an async onSend
+      // hook of the seller's it would not have yet, and the handler would run unverified.
+      await ended(reply.raw);
       return undefined;
     }
     rememberIdentity(raw, checked.identity);
@@ -33,4 +36,12 @@ export function hubFastify(options: VerifyOptions) {
     replay.receivedEncodedLength = checked.body.length;
     return replay;
   };
+}
+
+function ended(res: FastifyReply['raw']): Promise<void> {
+  if (res.writableEnded || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    res.once('finish', resolve);
+    res.once('close', resolve);
+  });
 }

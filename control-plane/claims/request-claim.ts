@@ -20,7 +20,7 @@ export const CLAIMS_PER_EMAIL_PER_HOUR = 3;
 const HOUR_MS = 60 * 60 * 1000;
 
 export async function requestAgentClaim(
-  services: Pick<ControlPlaneServices, 'db' | 'mail'>,
+  services: Pick<ControlPlaneServices, 'db' | 'mail' | 'provider'>,
   input: { agentId: string; sellerId: string; email: string; payOrigin: string },
 ): Promise<ClaimRequested> {
   const { db } = services;
@@ -31,27 +31,31 @@ export async function requestAgentClaim(
     throw new ApiError('agent_already_claimed');
   }
 
-  const since = new Date(Date.now() - HOUR_MS);
-  const [byAgent, byEmail] = await Promise.all([
-    db.agentClaim.count({ where: { agentId: agent.id, createdAt: { gte: since } } }),
-    db.agentClaim.count({ where: { email: input.email, createdAt: { gte: since } } }),
-  ]);
-  if (byAgent >= CLAIMS_PER_AGENT_PER_HOUR) {
-    throw new ApiError('rate_limited', `An agent may ask to be claimed ${CLAIMS_PER_AGENT_PER_HOUR} times an hour.`, {
-      retryAfterSeconds: 3600,
-    });
-  }
-  if (byEmail >= CLAIMS_PER_EMAIL_PER_HOUR) {
-    throw new ApiError('rate_limited', `An address is mailed at most ${CLAIMS_PER_EMAIL_PER_HOUR} claim links an hour.`, {
-      retryAfterSeconds: 3600,
-    });
-  }
-
   const seller = await db.seller.findUnique({ where: { id: input.sellerId }, select: { name: true } });
   const confirmToken = newToken('claimConfirmation');
   const releaseToken = newToken('claimRelease');
   const expiresAt = new Date(Date.now() + CLAIM_LINK_LIFETIME_MS);
   await db.$transaction(async (tx) => {
+    // Counting and inserting take turns per agent and per address, or requests sent at once all
+    // count the same room. SQLite runs one transaction at a time already; on PostgreSQL two
+    // advisory locks do it, always the agent's first.
+    if (services.provider === 'postgresql') {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`claim-agent:${agent.id}`}))::text`;
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`claim-email:${input.email}`}))::text`;
+    }
+    const since = new Date(Date.now() - HOUR_MS);
+    const byAgent = await tx.agentClaim.count({ where: { agentId: agent.id, createdAt: { gte: since } } });
+    if (byAgent >= CLAIMS_PER_AGENT_PER_HOUR) {
+      throw new ApiError('rate_limited', `An agent may ask to be claimed ${CLAIMS_PER_AGENT_PER_HOUR} times an hour.`, {
+        retryAfterSeconds: 3600,
+      });
+    }
+    const byEmail = await tx.agentClaim.count({ where: { email: input.email, createdAt: { gte: since } } });
+    if (byEmail >= CLAIMS_PER_EMAIL_PER_HOUR) {
+      throw new ApiError('rate_limited', `An address is mailed at most ${CLAIMS_PER_EMAIL_PER_HOUR} claim links an hour.`, {
+        retryAfterSeconds: 3600,
+      });
+    }
     await tx.agentClaim.create({
       data: {
         id: newId('agentClaim'),

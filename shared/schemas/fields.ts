@@ -45,7 +45,16 @@ export function idSchema(kind: IdKind) {
     .meta({ example: `${prefix}_0123456789abcdefghijklmn` });
 }
 
-export const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+/**
+ * A display name: one line. Names reach mail hub sends (a claim names the seller), where a line
+ * break would let a name write lines of its own under hub's address.
+ */
+export const name = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .regex(/^[^\p{Cc}\p{Zl}\p{Zp}]*$/u, 'must be one line, without control characters');
 
 /** Seller, service and plan slugs: a DNS label (lowercase letters, digits, inner hyphens, ≤ 63). */
 export const slug = z

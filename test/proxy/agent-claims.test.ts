@@ -269,5 +269,43 @@ for (const provider of testProviders()) {
       const flooded = await claim(agents[3]!.token, { email: 'popular@example.com' });
       t.equal(flooded.status, 429, 'an address gets at most 3 claim mails an hour');
     });
+
+    await t.test('claims sent at once keep the limits', async (t) => {
+      const statuses = async (claims: Promise<Response>[]) => (await Promise.all(claims)).map((res) => res.status).sort();
+      const crowd = await Promise.all(Array.from({ length: 8 }, () => registerAgent(hub, 'acme')));
+      t.same(
+        await statuses(crowd.map((agent) => claim(agent.token, { email: 'crowd@example.com' }))),
+        [202, 202, 202, 429, 429, 429, 429, 429],
+        'eight agents naming one address at once: three mails',
+      );
+      const eager = await registerAgent(hub, 'acme');
+      t.same(
+        await statuses(Array.from({ length: 8 }, (_, i) => claim(eager.token, { email: `eager${i}@example.com` }))),
+        [202, 202, 202, 202, 202, 429, 429, 429],
+        'one agent naming eight addresses at once: five asks',
+      );
+    });
   });
 }
+
+t.test('behind a trusted reverse proxy, claim mail links stay on the host the seller was found by', async (t) => {
+  const smtp = await startTestSmtpServer(t);
+  const hub = await startTestHub(t, 'sqlite', { HUB_SMTP_URL: smtp.url, HUB_TRUST_PROXY: 'on' });
+  await sellerBehind(hub, await startTestUpstream(t));
+  const agent = await registerAgent(hub, 'acme');
+  const since = smtp.received.length;
+  const res = await hub.pay('acme', '/agents/claim', {
+    method: 'POST',
+    body: JSON.stringify({ email: 'owner@example.com' }),
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${agent.token}`,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'evil.example',
+    },
+  });
+  t.equal(res.status, 202);
+  const mail = await smtp.nextMail(since);
+  t.notMatch(mail.text, /evil\.example/, 'a forwarded host nothing ties to the seller');
+  t.match(mail.text, /https:\/\/acme\.pay\.localhost\/agents\/claim\/confirm\//, 'the forwarded scheme, the seller’s host');
+});

@@ -47,6 +47,12 @@ const bindings: Record<string, () => Promise<{ port: number; close: () => Promis
     let handled = 0;
     const app = Fastify({ bodyLimit: 1024 });
     app.addHook('preParsing', hubFastify(options));
+    // A seller's own async onSend hook (a session store, say): Fastify's reply has not ended when
+    // the signature hook returns, and must still not reach the handler.
+    app.addHook('onSend', async (_request, _reply, payload) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return payload;
+    });
     app.all('/*', async (request) => {
       handled++;
       // Fastify still parses JSON after the hook: the hook hands it the same bytes.

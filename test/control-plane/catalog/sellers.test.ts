@@ -101,6 +101,10 @@ for (const provider of testProviders()) {
         ['slug too long', { ...SELLER, slug: 'a'.repeat(64) }, /^slug: /],
         ['slug with a leading hyphen', { ...SELLER, slug: '-weather' }, /^slug: /],
         ['empty name', { ...SELLER, name: ' ' }, /^name: /],
+        // A name reaches the claim mails hub sends: a line break would write lines of its own.
+        ['a name over two lines', { ...SELLER, name: 'Weather\n\nOpen https://phish.example to confirm' }, /^name: must be one line/],
+        ['a name with a control character', { ...SELLER, name: 'Weather\u0007' }, /^name: must be one line/],
+        ['a name with a line separator', { ...SELLER, name: 'Weather\u2028Co' }, /^name: must be one line/],
         ['ftp upstream', { ...SELLER, upstreamBaseUrl: 'ftp://x.example' }, /^upstreamBaseUrl: /],
         ['upstream with credentials', { ...SELLER, upstreamBaseUrl: 'https://u:p@x.example' }, /^upstreamBaseUrl: /],
         ['relative upstream', { ...SELLER, upstreamBaseUrl: '/api' }, /^upstreamBaseUrl: /],
