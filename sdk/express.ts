@@ -7,14 +7,18 @@ import { checkSignedRequest, readAndCheck, type VerifyOptions } from './verify-r
 /**
  * Express middleware that verifies hub's signature. Mount it before any body parser: it reads
  * the raw body itself (the signature covers its bytes) and, like `express.raw()`, leaves them in
- * `req.body` as a Buffer. If `express.raw()` already ran, its Buffer is used. Read the identity
- * with `hubIdentity(req)`.
+ * `req.body` as a Buffer. If `express.raw()` already ran, its Buffer is used, unless it inflated a
+ * compressed body (hub signed the bytes as sent). Read the identity with `hubIdentity(req)`.
  */
 export function hubExpress(options: VerifyOptions) {
   return async function hubSignature(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       // A router strips its mount path from req.url; the signature covers the original target.
       const parts = { method: req.method, url: req.originalUrl || req.url, headers: req.headers };
+      if (Buffer.isBuffer(req.body) && inflated(req, req.body)) {
+        next(new Error('hubExpress needs a compressed body as sent: mount it before express.raw(), which inflates it'));
+        return;
+      }
       const checked = Buffer.isBuffer(req.body)
         ? withBody(checkSignedRequest({ ...parts, body: req.body }, options), req.body)
         : req.readableEnded
@@ -50,4 +54,14 @@ export function expressRoute(handle: (req: Request, res: Response) => Promise<bo
   return (req: Request, res: Response, next: NextFunction): void => {
     handle(req, res).then((handled) => handled || next(), next);
   };
+}
+
+/** Whether a parser decoded a compressed body: its bytes are no longer those the sender counted. */
+function inflated(req: Request, body: Buffer): boolean {
+  const encoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
+  if (encoding === 'identity') return false;
+  const declared = req.headers['content-length'];
+  return declared === undefined || Number(declared) !== body.length;
 }

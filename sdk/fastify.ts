@@ -17,10 +17,11 @@ export function hubFastify(options: VerifyOptions) {
     payload: NodeJS.ReadableStream,
   ): Promise<NodeJS.ReadableStream | undefined> {
     const raw = request.raw;
-    // raw.url is the request target as received, before Fastify's router looked at it.
+    // The request target as received: Fastify's rewriteUrl changes raw.url and keeps it here.
+    const received = (raw as { originalUrl?: string }).originalUrl ?? raw.url ?? request.url;
     const checked = await readAndCheck(
       payload as Readable,
-      { method: raw.method ?? request.method, url: raw.url ?? request.url, headers: raw.headers },
+      { method: raw.method ?? request.method, url: received, headers: raw.headers },
       options,
     );
     if (!checked.ok) {

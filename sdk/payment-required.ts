@@ -1,4 +1,4 @@
-import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
+import { assertSlug, assertUsageItems, assertUsageQuantity } from '../shared/usage.js';
 
 /**
  * The 402 body a seller's API answers when it wants to be paid (spec: Bodies the seller's API
@@ -27,6 +27,7 @@ export function paymentRequiredBody(args: {
   planSlug?: string;
 }): PaymentRequiredBody {
   assertSlug(args.serviceSlug, 'serviceSlug');
+  assertUsageItems(args.usage, 'usage');
   const usage = args.usage.map((item, i): PaymentRequiredItem => {
     assertSlug(item.meterSlug, `usage[${i}].meterSlug`);
     if ('quantity' in item) {

@@ -38,6 +38,10 @@ export function readRawBody(stream: Readable, maxBytes = DEFAULT_MAX_BODY_BYTES,
     function cleanup() {
       stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
     }
+    // A stream read to its end already (by a body parser mounted first) would never end again.
+    if (stream.readableEnded) {
+      return reject(new Error('the request body was read already: verify hub’s signature before any body parser runs'));
+    }
     if (declaredLength !== undefined && Number(declaredLength) > maxBytes) return tooLarge();
     stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });

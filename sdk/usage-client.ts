@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSlug, assertUsageQuantity, USAGE_DENIALS, type UsageDenial } from '../shared/usage.js';
+import { assertSlug, assertUsageItems, assertUsageQuantity, USAGE_DENIALS, type UsageDenial } from '../shared/usage.js';
 
 /**
  * A typed client for hub's usage API (spec: Endpoints › Usage check, Usage report), authenticated
@@ -125,6 +125,7 @@ export function createUsageClient(options: UsageClientOptions): UsageClient {
 
 function validateItems(usage: readonly UsageCheckItem[], check: boolean): void {
   if (!Array.isArray(usage)) throw new TypeError('usage must be an array');
+  assertUsageItems(usage, 'usage');
   usage.forEach((item, i) => {
     assertSlug(item.meterSlug, `usage[${i}].meterSlug`);
     if (item.quantity !== undefined) assertUsageQuantity(item.quantity, `usage[${i}].quantity`);

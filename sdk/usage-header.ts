@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { assertSlug, assertUsageQuantity } from '../shared/usage.js';
+import { assertSlug, assertUsageItems, assertUsageQuantity } from '../shared/usage.js';
 
 /**
  * The `hub-usage` response header (spec: Headers on proxied requests › Response from the seller's
@@ -11,8 +11,12 @@ export type { UsageHeaderItem } from '../shared/usage.js';
 
 import type { UsageHeaderItem } from '../shared/usage.js';
 
-/** The header value; throws for an empty slug or a quantity outside 0…2,147,483,647. */
+/**
+ * The header value; throws for more than 100 items, a slug empty or over 200 characters, or a
+ * quantity outside 0…2,147,483,647: hub would refuse the header (`invalid_usage_header`).
+ */
 export function usageHeaderValue(items: readonly UsageHeaderItem[]): string {
+  assertUsageItems(items, 'hub-usage');
   items.forEach((item, i) => {
     assertSlug(item.serviceSlug, `hub-usage[${i}].serviceSlug`);
     assertSlug(item.meterSlug, `hub-usage[${i}].meterSlug`);

@@ -28,7 +28,12 @@ export function isUsageSlug(value: unknown): value is string {
 }
 
 export function assertSlug(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${what} must be a non-empty string`);
+  if (!isUsageSlug(value)) throw new TypeError(`${what} must be a string of 1 to ${MAX_SLUG_LENGTH} characters`);
+}
+
+/** Throws a `RangeError` naming `what` when `items` holds more than a usage input may. */
+export function assertUsageItems(items: readonly unknown[], what: string): void {
+  if (items.length > MAX_USAGE_ITEMS) throw new RangeError(`${what} holds at most ${MAX_USAGE_ITEMS} items, got ${items.length}`);
 }
 
 /**

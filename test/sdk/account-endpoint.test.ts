@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import express from 'express';
 import t from 'tap';
 import { closeServer } from '../../runtime/http-server.js';
 import {
@@ -6,6 +7,7 @@ import {
   type AccountStore,
   countPeriodUsage,
   createAccountEndpoint,
+  expressRoute,
   isServiceable,
   MemoryAccountStore,
   type MintDecision,
@@ -409,4 +411,26 @@ t.test('routing: other methods get 405, other paths are left to the app, a custo
   t.same(ok.json, { lifecycle: 'active' });
   const a: Account | undefined = await store.get(accessId);
   t.equal(a?.agentId, agentId);
+});
+
+t.test('behind a body parser that read the body first: a clear failure, never a request left hanging', async (t) => {
+  const app = express();
+  app.use(express.json());
+  app.use(expressRoute(endpoint.handle));
+  const parsed = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => parsed.once('listening', resolve));
+  t.teardown(() => closeServer(parsed, 100));
+  const before = errors.length;
+  const body = originalWrite({ accessId: newId('access'), agentId: newId('agent'), stateVersion: 1 });
+  const res = await send((parsed.address() as { port: number }).port, {
+    method: 'POST',
+    path: '/zeroclick/access',
+    body: JSON.stringify(body),
+    requestId: String(body.idempotencyKey),
+    agentId: body.agent ?? body.agentId,
+    purpose: 'access.write',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(res.status, 503, 'temporary for hub, which retries');
+  t.match(String(errors.at(before)), /read already: verify hub’s signature before any body parser/, 'and the seller is told why');
 });

@@ -29,6 +29,11 @@ t.test('402 payment_required body', async (t) => {
   t.throws(() => paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 2.5 }] }), RangeError);
   t.throws(() => paymentRequiredBody({ serviceSlug: '', usage: [] }), TypeError);
   t.throws(() => paymentRequiredBody({ serviceSlug: 's', usage: [], planSlug: '' }), TypeError);
+  t.throws(
+    () => paymentRequiredBody({ serviceSlug: 's', usage: Array.from({ length: 101 }, () => ({ meterSlug: 'calls', quantity: 1 })) }),
+    /at most 100 items/,
+  );
+  t.throws(() => paymentRequiredBody({ serviceSlug: 's'.repeat(201), usage: [] }), /1 to 200 characters/);
 });
 
 t.test('hub-usage header: integers 0 to 2,147,483,647 only', async (t) => {
@@ -44,6 +49,12 @@ t.test('hub-usage header: integers 0 to 2,147,483,647 only', async (t) => {
     t.same(parseUsageHeader(JSON.stringify([{ serviceSlug: 's', meterSlug: 'm', quantity }])), { ok: false });
   }
   t.throws(() => usageHeaderValue([{ serviceSlug: 's', meterSlug: '', quantity: 1 }]), TypeError);
+  // Past the limits hub holds every usage input to, the header would be refused (invalid_usage_header).
+  const item = { serviceSlug: 's', meterSlug: 'm', quantity: 1 };
+  t.type(usageHeaderValue(Array.from({ length: 100 }, () => item)), 'string', '100 items');
+  t.throws(() => usageHeaderValue(Array.from({ length: 101 }, () => item)), /at most 100 items/);
+  t.throws(() => usageHeaderValue([{ ...item, meterSlug: 'm'.repeat(201) }]), /1 to 200 characters/);
+  t.ok(parseUsageHeader(usageHeaderValue([{ ...item, meterSlug: 'm'.repeat(200) }])).ok, 'what it writes, hub reads');
   for (const bad of [undefined, '', 'nope', '{}', '[1]', '[{"serviceSlug":"s"}]', '[null]'])
     t.same(parseUsageHeader(bad), { ok: false }, `parse refuses ${bad}`);
   t.same(parseUsageHeader('[]'), { ok: true, items: [] });

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import express from 'express';
 import Fastify from 'fastify';
 import t from 'tap';
@@ -173,4 +174,40 @@ t.test('express: express.raw() before the middleware is fine; express.json() bef
   const misuse = await send(ports[1]!, { method: 'POST', path: '/x', body, agentId, headers: { 'content-type': 'application/json' } });
   t.equal(misuse.status, 500);
   t.match(misuse.json.error, /before express\.json\(\)/);
+
+  // A compressed body: hub signs the bytes as sent. express.raw() inflates them by default.
+  const gzipped = {
+    method: 'POST',
+    path: '/x',
+    body: gzipSync(body),
+    agentId,
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  };
+  const asSent = express();
+  asSent.use(hubExpress(options), (req, res) => {
+    res.json({ agentId: hubIdentity(req)?.agentId, bytes: (req.body as Buffer).length });
+  });
+  raw.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(500).json({ error: err.message });
+  });
+  const server = asSent.listen(0, '127.0.0.1') as Server;
+  await new Promise((resolve) => server.once('listening', resolve));
+  t.teardown(() => closeServer(server, 100));
+  t.same(
+    (await send((server.address() as { port: number }).port, gzipped)).json,
+    { agentId, bytes: gzipped.body.length },
+    'mounted first, it keeps them',
+  );
+  const inflating = await send(ports[0]!, gzipped);
+  t.match([inflating.status, inflating.json], [500, { error: /mount it before express\.raw\(\)/ }], 'inflated: a setup error, not a 401');
+});
+
+t.test('fastify: rewriteUrl changes the target the router sees, not the one hub signed', async (t) => {
+  const app = Fastify({ rewriteUrl: (req) => (req.url ?? '/').replace(/^\/public/, '') });
+  app.addHook('preParsing', hubFastify(options));
+  app.get('/x', async (request) => ({ agentId: hubIdentity(request)?.agentId }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => app.close());
+  const res = await send((app.server.address() as { port: number }).port, { method: 'GET', path: '/public/x', agentId });
+  t.same([res.status, res.json], [200, { agentId }]);
 });
