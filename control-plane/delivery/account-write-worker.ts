@@ -159,7 +159,9 @@ export class AccountWriteWorker extends PollingWorker {
     const { schedule } = this.options;
     const where = { ...mine, id: row.id };
     const reply = { lastHttpStatus: outcome.status, lastReply: outcome.reply };
-    if (verdict.kind === 'provisioning') {
+    // Provisioning replies count as attempts: a seller that provisions for ever is given up on.
+    const spent = exhausted(schedule, row.attempts, row.firstTriedAt ?? now, done);
+    if (verdict.kind === 'provisioning' && !spent) {
       await this.db.accountWrite.updateMany({
         where,
         data: {
@@ -177,9 +179,9 @@ export class AccountWriteWorker extends PollingWorker {
       return;
     }
     if (verdict.kind === 'applied') return;
-    const giveUp = verdict.kind === 'failed' || exhausted(schedule, row.attempts, row.firstTriedAt ?? now, done);
-    if (giveUp) {
-      const reason = verdict.kind === 'failed' ? verdict.reason : `${verdict.reason}; gave up after ${row.attempts} attempts`;
+    if (verdict.kind === 'failed' || spent) {
+      const why = verdict.kind === 'provisioning' ? 'the seller was still provisioning' : verdict.reason;
+      const reason = verdict.kind === 'failed' ? verdict.reason : `${why}; gave up after ${row.attempts} attempts`;
       const marked = await this.db.accountWrite.updateMany({
         where,
         data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply },
@@ -188,6 +190,7 @@ export class AccountWriteWorker extends PollingWorker {
       this.logger.warn({ accessId: row.accessId, stateVersion: row.stateVersion, reason }, 'account write failed for good');
       return;
     }
+    if (verdict.kind !== 'retry') return; // provisioning, scheduled above
     const afterMs = verdict.afterMs ?? backoffMs(schedule, row.attempts);
     await this.db.accountWrite.updateMany({
       where,

@@ -60,7 +60,8 @@ async function openAccount(
 
 /**
  * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
- * added) an account. Either makes a canceled account active again.
+ * added) an account. Either makes a canceled account active again; only a canceled one: a
+ * suspended account (refused at the purchase, or suspended while it was paid) stays suspended.
  */
 async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
   const { plan } = input.terms;
@@ -71,7 +72,7 @@ async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseT
   await tx.access.update({
     where: { id: input.accessId },
     data: {
-      status: 'active',
+      status: locked.status === 'canceled' ? 'active' : locked.status,
       canceledAt: null,
       ...(period ? { periodStart: period.start, periodEnd: period.end } : {}),
       ...(hasCredit ? { creditGrantedMicros: (locked.creditGrantedMicros ?? 0n) + added, balanceMicros: { increment: added } } : {}),

@@ -63,6 +63,14 @@ export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseT
   }
 
   const access = ask.accessId === undefined ? null : await heldAccess(db, ask.sellerId, ask.agentId, ask.accessId);
+  // Suspended: a payment for it failed or the seller never took it. Paying again would not make
+  // the unpaid part paid; the agent buys anew.
+  if (access?.status === 'suspended') {
+    throw new ApiError(
+      'invalid_request',
+      'This account is suspended (a payment for it failed, or the seller never took it): buy the plan as a new purchase.',
+    );
+  }
   const planId = ask.planId ?? access?.planId;
   if (planId === undefined) throw new ApiError('invalid_request', 'planId is required (or name an account with ?accessId=).');
   if (access && planId !== access.planId) {
@@ -97,7 +105,7 @@ async function heldAccess(db: Db, sellerId: string, agentId: string, accessId: s
   const agent = await db.agent.findUniqueOrThrow({ where: { id: agentId }, select: { buyerId: true } });
   const access = await db.access.findFirst({
     where: { id: accessId, sellerId, ...heldBy(agentId, agent.buyerId) },
-    select: { id: true, planId: true },
+    select: { id: true, planId: true, status: true },
   });
   if (!access) throw new ApiError('access_not_found', 'You hold no account with that id here: see /purchases/receipt.');
   return access;

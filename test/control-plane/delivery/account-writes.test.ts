@@ -144,8 +144,25 @@ for (const provider of testProviders()) {
         });
         t.equal(await tokenBalance(chain, payTo), before, 'nothing settled');
         receiver.mode = { kind: 'sdk' };
+        // Paying again would not make the unpaid account paid: refused before any payment is asked.
+        const topUp = await fetch(url(`/extend?accessId=${account.accessId}`), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ amountUsd: '1.00' }),
+        });
+        t.match([topUp.status, await topUp.json()], [400, { error: 'invalid_request', reason: /suspended/ }], 'no top-up revives it');
+        t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { status: 'suspended' });
       });
     }
+
+    await t.test('a seller that provisions for ever is given up on: provisioning replies count as attempts', async (t) => {
+      const { account, payment } = await buy();
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 0 } };
+      const row = await drain(account.accessId, 1, FAST.maxAttempts + 4);
+      t.match(row, { status: 'failed', attempts: FAST.maxAttempts, lastError: /still provisioning; gave up after/ });
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } }), { status: 'released' });
+      receiver.mode = { kind: 'sdk' };
+    });
 
     await t.test('a payment captured for an account the seller never took is owed back', async (t) => {
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: false });
