@@ -348,7 +348,9 @@ async function settledCharge(
     reported.set(key, (reported.get(key) ?? 0n) + item.quantity);
   }
   const challenged = JSON.parse(attempt.usageJson) as Challenged[];
-  const cap = new Map(challenged.map((c) => [c.meterSlug, BigInt(c.quantity)]));
+  // A meter the 402 named twice was authorized for the sum, as usage counts it.
+  const cap = new Map<string, bigint>();
+  for (const c of challenged) cap.set(c.meterSlug, (cap.get(c.meterSlug) ?? 0n) + BigInt(c.quantity));
   let charged = 0n;
   const adjusted: Adjustment[] = [];
   for (const [meterSlug, quantity] of reported) {

@@ -35,7 +35,8 @@ export function useLoopbackResolver(t: Tap): void {
  * items (past the limit), `/odd-status` answers status 700 once paid, anything else reports 1.
  * Ceiling pricing: `/ceiling`, or any path with `?max=`, asks for calls without a quantity (at most
  * `max` when given, else the price's default) and reports `?used=` calls, or nothing without it.
- * `/gzip-challenge` asks for payment in a gzip-compressed body.
+ * `/gzip-challenge` asks for payment in a gzip-compressed body; `/twice` names `calls` twice (2 and
+ * 1) and reports 3.
  */
 export async function startPaidWorld(
   t: Tap,
@@ -88,7 +89,12 @@ export async function startPaidWorld(
               ? [max === null ? { meterSlug: 'calls' } : { meterSlug: 'calls', maxQuantity: Number(max) }]
               : path === '/three'
                 ? [{ meterSlug: 'calls', quantity: 3 }]
-                : [{ meterSlug: 'calls', quantity: 1 }];
+                : path === '/twice'
+                  ? [
+                      { meterSlug: 'calls', quantity: 2 },
+                      { meterSlug: 'calls', quantity: 1 },
+                    ]
+                  : [{ meterSlug: 'calls', quantity: 1 }];
       let covered = false;
       if (usageClient && usage.length) {
         const check = await usageClient.check({
@@ -125,7 +131,17 @@ export async function startPaidWorld(
       }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       // Reported: `/over` beyond the authorization, `/zero` nothing, a ceiling `used`, everything else (`/three` too) one call.
-      const reported = ceiling ? (used === null ? undefined : Number(used)) : path === '/over' ? 5 : path === '/zero' ? 0 : 1;
+      const reported = ceiling
+        ? used === null
+          ? undefined
+          : Number(used)
+        : path === '/over'
+          ? 5
+          : path === '/zero'
+            ? 0
+            : path === '/twice'
+              ? 3
+              : 1;
       if (usage.length && reported !== undefined)
         headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: reported }]);
       if (path === '/misreported') headers['hub-usage'] = JSON.stringify([{ serviceSlug: 'search', meterSlug: 'storage', quantity: 1 }]);

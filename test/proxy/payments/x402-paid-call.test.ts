@@ -446,6 +446,13 @@ for (const provider of testProviders()) {
       t.match(record, { lifecycle: 'failed', upstreamStatus: null });
     });
 
+    await t.test('a meter the 402 names twice is authorized, and settled, for the sum', async (t) => {
+      const res = await payingFetch(url('/twice'));
+      t.equal(res.status, 200);
+      t.match(billingOf(res), { status: 'settled', authorizedUsd: '0.030000', chargedUsd: '0.030000', remainderUsd: '0.000000' });
+      t.equal(res.headers.get('hub-usage-adjusted'), null, 'the 3 calls reported are the 2 + 1 asked for');
+    });
+
     await t.test('usage reported beyond the authorization settles at the cap and says so', async (t) => {
       const res = await payingFetch(url('/over'));
       t.equal(res.status, 200);
