@@ -29,6 +29,18 @@ export const settleFailureReasons = {
   facilitator_unavailable: 'The facilitator or the chain could not be reached; nothing was submitted.',
 } as const;
 
+/**
+ * Failures that say nothing of an earlier submission of the same payment: the facilitator (or the
+ * chain, or hub's own rail) was not reached, or refused without saying why. Final for a first
+ * settlement; for one tried again because an earlier answer was lost, that earlier one may have
+ * gone through, so they leave it settling.
+ */
+export const SAYS_NOTHING_OF_EARLIER: ReadonlySet<string> = new Set([
+  'facilitator_unavailable',
+  'facilitator_rejected',
+  'payment_not_settleable',
+]);
+
 export type VerifyFailureReason = keyof typeof verifyFailureReasons;
 export type SettleFailureReason = keyof typeof settleFailureReasons;
 

@@ -12,7 +12,7 @@ import { paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
-import { toSettleResponse } from '../facilitator/results.js';
+import { SAYS_NOTHING_OF_EARLIER, toSettleResponse } from '../facilitator/results.js';
 import { readAttempt } from './attempt-rows.js';
 import { creditRemainder, returnCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
@@ -246,7 +246,7 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
   for (const attempt of pending) {
     if (settlingOn(rail).has(attempt.id)) continue;
     // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
-    const result = await settleAndRecord(db, rail, attempt).catch(() => undefined);
+    const result = await settleAndRecord(db, rail, attempt, { again: true }).catch(() => undefined);
     if (result?.status === 'settled') finished++;
   }
   return finished;
@@ -272,14 +272,17 @@ type Settleable = {
  * records how it ended: `failed` with its reason and nothing charged, `settled` with the
  * transaction, or still `settling` (the outcome is not known yet; `finishPendingSettlements`
  * tries again). Every settlement, of a call, a purchase or a captured reservation, ends here.
+ * `again`: an earlier submission's answer was lost, so a failure that says nothing of it (the
+ * facilitator unreachable, say) leaves the attempt settling rather than failed.
  */
-export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
+export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable, options: { again?: boolean } = {}) {
   const here = settlingOn(rail);
   here.add(attempt.id);
   const result = await submitSettlement(rail, attempt).finally(() => here.delete(attempt.id));
   const sql = sqlOf(db);
   // Another settlement of the same attempt (the pending loop, another control-plane) may have
   // recorded it settled meanwhile: that record stands.
+  if (result.status === 'failed' && options.again && SAYS_NOTHING_OF_EARLIER.has(result.reason)) return result;
   if (result.status === 'failed') {
     await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'failed', "settlementReason" = ${result.reason}, "chargedMicros" = 0
       WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);

@@ -167,6 +167,30 @@ t.test(
   },
 );
 
+t.test('tried again after a lost answer, a failure that says nothing of the earlier try leaves it settling', async (t) => {
+  let answer: 'pending' | 'unavailable' | 'rejected' | 'real' = 'pending';
+  const scripted = settlingWith(async (p, r, real) => {
+    if (answer === 'pending') return { status: 'pending', transaction: undefined, network: r.network, message: 'injected: timed out' };
+    if (answer === 'real') return real.settle(p, r);
+    const reason = answer === 'unavailable' ? 'facilitator_unavailable' : 'facilitator_rejected';
+    return { status: 'failed', reason, network: r.network, message: 'injected: restarting' };
+  });
+  const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: scripted });
+  const before = await tokenBalance(chain, payTo);
+  t.equal((await x402Fetch(payerKey)(url('/search?q=again'))).status, 200);
+  const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=again' } });
+  // The first try may have gone through: an unreachable or unexplained refusal now proves nothing.
+  for (const next of ['unavailable', 'rejected'] as const) {
+    answer = next;
+    await finishPendingSettlements(db, rail, 0);
+    t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'settling', chargedMicros: 10_000n }, next);
+  }
+  answer = 'real';
+  t.equal(await finishPendingSettlements(db, rail, 0), 1);
+  t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'settled' });
+  t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
+});
+
 t.test('two settlements of one payment that disagree: a settled recorded after a failed restores the charge', async (t) => {
   let answer: 'pending' | 'failed' | 'real' = 'pending';
   const scripted = settlingWith(async (p, r, real) => {
