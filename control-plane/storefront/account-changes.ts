@@ -67,7 +67,10 @@ async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseT
   const { plan } = input.terms;
   const locked = await tx.access.update({ where: { id: input.accessId }, data: { stateVersion: { increment: 1 } } });
   const added = input.terms.kind === 'topup' ? input.terms.creditMicros : plan.includedCreditMicros;
-  const period = input.terms.kind === 'renewal' ? renewedPeriod({ end: locked.periodEnd }, plan.interval, input.now) : undefined;
+  // A top-up of an account whose period has ended (a canceled one has) starts a period as a
+  // renewal would, without the included credit: otherwise the credit bought could not be used.
+  const ended = locked.periodEnd !== null && locked.periodEnd <= input.now;
+  const period = input.terms.kind === 'renewal' || ended ? renewedPeriod({ end: locked.periodEnd }, plan.interval, input.now) : undefined;
   const hasCredit = locked.creditGrantedMicros !== null || added > 0n;
   await tx.access.update({
     where: { id: input.accessId },

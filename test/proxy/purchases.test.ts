@@ -266,6 +266,9 @@ for (const provider of testProviders()) {
       const after = await db.access.findUniqueOrThrow({ where: { id: creditAccess } });
       t.equal(after.balanceMicros - before.balanceMicros, 4_000_000n, 'four top-ups, four dollars');
       t.equal(after.stateVersion - before.stateVersion, 4);
+      // The account was canceled, its period ended: topped up, it is active with a period again.
+      t.match(after, { status: 'active', canceledAt: null });
+      t.ok(after.periodEnd === null || after.periodEnd > new Date(), 'its period runs again: the credit bought can be used');
 
       const held = (await receipt()).length;
       const bought = await Promise.all([1, 2, 3].map(() => extend({ planId: monthly })));
