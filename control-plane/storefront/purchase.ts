@@ -126,22 +126,30 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
     select: { id: true, amountMicros: true, seller: { select: { stateful: true } } },
     take: 100,
   });
+  let finished = 0;
+  // One that throws (its plan deleted meanwhile, say) does not hold up the rest, nor the loop.
+  const each = (step: () => Promise<unknown>) =>
+    step().then(
+      () => finished++,
+      () => {},
+    );
   for (const attempt of stalled) {
-    if (attempt.seller.stateful) await fulfil(db, attempt.id, 'reserved');
-    else {
-      await db.paymentAttempt.updateMany({
-        where: { id: attempt.id, status: 'in_flight' },
-        data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
-      });
-    }
+    await each(() =>
+      attempt.seller.stateful
+        ? fulfil(db, attempt.id, 'reserved')
+        : db.paymentAttempt.updateMany({
+            where: { id: attempt.id, status: 'in_flight' },
+            data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
+          }),
+    );
   }
   const settled = await db.paymentAttempt.findMany({
     where: { kind: kinds, status: 'settled', accessId: null, settledAt: { lt: new Date(now - 10_000) } },
     select: { id: true },
     take: 100,
   });
-  for (const { id } of settled) await fulfil(db, id);
-  return stalled.length + settled.length;
+  for (const { id } of settled) await each(() => fulfil(db, id));
+  return finished;
 }
 
 /** A paid retry finishes in seconds; one verified this long ago and still in flight was cut off. */

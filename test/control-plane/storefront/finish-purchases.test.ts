@@ -17,10 +17,9 @@ for (const provider of testProviders()) {
     const { hub, chain, db, api, payTo, payerKey, url, sellerId, rail, offerPlan } = await startPaidWorld(t, provider);
     const plan = { id: await offerPlan({ name: 'Monthly', slug: 'monthly', billingMode: 'subscription', basePriceUsd: '3.00' }) };
     const agent = await registerAgent(hub, 'acme');
-    const body = JSON.stringify({ planId: plan.id });
-
     /** A purchase paid and admitted, as a proxy does just before it dies. */
-    const admittedPurchase = async () => {
+    const admittedPurchase = async (planId = plan.id) => {
+      const body = JSON.stringify({ planId });
       const res = await fetch(url('/extend'), {
         method: 'POST',
         headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
@@ -43,6 +42,18 @@ for (const provider of testProviders()) {
       t.match(attempt, { status: 'settled', accessId: /^hubacc_/ });
       const receipt = await fetch(url('/purchases/receipt'), { headers: { authorization: `Bearer ${agent.token}` } });
       t.match(await receipt.json(), { purchases: [{ accessId: attempt.accessId, status: 'active', plan: { slug: 'monthly' } }] });
+    });
+
+    await t.test('a purchase whose plan was deleted meanwhile does not hold up the others', async (t) => {
+      const gone = await offerPlan({ name: 'Gone', slug: 'gone', billingMode: 'subscription', basePriceUsd: '1.00' });
+      const lost = await admittedPurchase(gone);
+      const kept = await admittedPurchase();
+      t.equal((await api.delete(`/v1/plans/${gone}`, hub.apiKey)).status, 204, 'no account holds it yet');
+      t.equal(await finishPurchases(db, Date.now() + 61_000), 2);
+      t.equal(await finishPendingSettlements(db, rail, 0), 2);
+      t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'the other account opens');
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: kept } }), { accessId: /^hubacc_/ });
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: lost } }), { status: 'settled', accessId: null });
     });
 
     await t.test('a stateful seller: reserved, the account opened with its write', async (t) => {
