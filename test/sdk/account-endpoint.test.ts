@@ -49,8 +49,8 @@ const port = await onLoopback(server);
 t.teardown(() => closeServer(server, 100));
 
 type Body = Record<string, any>;
-function deliver(body: Body, extra: Partial<SignedRequest> = {}) {
-  return send(port, {
+function deliver(body: Body, extra: Partial<SignedRequest> = {}, to = port) {
+  return send(to, {
     method: 'POST',
     path: '/zeroclick/access',
     body: JSON.stringify(body),
@@ -422,15 +422,7 @@ t.test('behind a body parser that read the body first: a clear failure, never a 
   t.teardown(() => closeServer(parsed, 100));
   const before = errors.length;
   const body = originalWrite({ accessId: newId('access'), agentId: newId('agent'), stateVersion: 1 });
-  const res = await send((parsed.address() as { port: number }).port, {
-    method: 'POST',
-    path: '/zeroclick/access',
-    body: JSON.stringify(body),
-    requestId: String(body.idempotencyKey),
-    agentId: body.agent ?? body.agentId,
-    purpose: 'access.write',
-    headers: { 'content-type': 'application/json' },
-  });
+  const res = await deliver(body, {}, (parsed.address() as { port: number }).port);
   t.equal(res.status, 503, 'temporary for hub, which retries');
   t.match(String(errors.at(before)), /read already: verify hub’s signature before any body parser/, 'and the seller is told why');
 });
