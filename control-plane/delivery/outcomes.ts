@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { settleAndRecord } from '../payments/settle.js';
-import { recordChange } from '../storefront/account-changes.js';
+import { suspendUnpaid } from '../storefront/account-changes.js';
 
 /**
  * What follows a delivered or failed account write (spec: States and transitions › Account write
@@ -44,13 +44,7 @@ export async function writesApplied(
     if (taken.count !== 1) continue;
     const result = await settleAndRecord(db, rail, attempt);
     if (result.status === 'failed') {
-      await db.$transaction(async (tx) => {
-        const suspended = await tx.access.updateMany({
-          where: { id: accessId, status: { not: 'suspended' } },
-          data: { status: 'suspended', stateVersion: { increment: 1 } },
-        });
-        if (suspended.count === 1) await recordChange(tx, accessId);
-      });
+      await db.$transaction((tx) => suspendUnpaid(tx, accessId));
       logger.warn(
         { accessId, paymentId: attempt.id, reason: result.reason },
         'capturing a reserved payment failed; the account is suspended',

@@ -13,6 +13,7 @@ import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
 import { SAYS_NOTHING_OF_EARLIER, toSettleResponse } from '../facilitator/results.js';
+import { suspendUnpaid } from '../storefront/account-changes.js';
 import { readAttempt } from './attempt-rows.js';
 import { creditRemainder, returnCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
@@ -248,8 +249,19 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
     // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
     const result = await settleAndRecord(db, rail, attempt, { again: true }).catch(() => undefined);
     if (result?.status === 'settled') finished++;
+    // A captured reservation (the only kind with its account named before it settles) that failed
+    // here, not where the delivery worker would have seen it: its account was not paid for.
+    if (result?.status === 'failed' && attempt.accessId && (await recordedFailed(db, attempt.id))) {
+      const { accessId } = attempt;
+      await db.$transaction((tx) => suspendUnpaid(tx, accessId)).catch(() => {});
+    }
   }
   return finished;
+}
+
+/** Whether the attempt stands failed (a failure that proved nothing leaves it settling). */
+async function recordedFailed(db: Db, attemptId: string): Promise<boolean> {
+  return (await db.paymentAttempt.findUnique({ where: { id: attemptId }, select: { status: true } }))?.status === 'failed';
 }
 
 type Settleable = {

@@ -85,6 +85,18 @@ async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseT
 }
 
 /**
+ * Suspends an account whose payment could not be captured (hub never serves an account that was
+ * not paid for); the seller hears it in the next account write. Nothing when it is suspended already.
+ */
+export async function suspendUnpaid(tx: Tx, accessId: string): Promise<void> {
+  const suspended = await tx.access.updateMany({
+    where: { id: accessId, status: { not: 'suspended' } },
+    data: { status: 'suspended', stateVersion: { increment: 1 } },
+  });
+  if (suspended.count === 1) await recordChange(tx, accessId);
+}
+
+/**
  * Cancels an account: its period ends now (a plan without one gets one that ends now), what is
  * left of its credit is no longer drawn on, and the next account write says so.
  */
