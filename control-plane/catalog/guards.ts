@@ -1,6 +1,7 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
 import type { Db } from '../db/client.js';
+import { PURCHASE_KINDS } from '../payments/claim.js';
 
 /**
  * What every catalog route goes through: lookups scoped to the caller's organization, writes that
@@ -80,4 +81,24 @@ type AccessFilter = NonNullable<Parameters<Db['access']['count']>[0]>['where'];
 export async function refuseWhileBuyersHoldPlans(tx: Pick<Db, 'access'>, where: AccessFilter): Promise<void> {
   const accounts = await tx.access.count({ where });
   if (accounts) throw new ApiError('resource_in_use', `Buyers hold ${accounts} account(s) on plans this would delete.`);
+}
+
+/**
+ * Nor can plans a purchase is still open for (asked and not lapsed, paid, settling, or settled
+ * without its account yet): the payment would have nothing to open.
+ */
+export async function refuseWhilePurchasesOpen(tx: Pick<Db, 'paymentAttempt'>, planIds: readonly string[]): Promise<void> {
+  if (!planIds.length) return;
+  const open = await tx.paymentAttempt.count({
+    where: {
+      planId: { in: [...planIds] },
+      kind: { in: [...PURCHASE_KINDS] },
+      OR: [
+        { status: { in: ['in_flight', 'reserved', 'settling'] } },
+        { status: 'challenge_created', expiresAt: { gt: new Date() } },
+        { status: 'settled', accessId: null },
+      ],
+    },
+  });
+  if (open) throw new ApiError('resource_in_use', `${open} purchase(s) of plans this would delete are still being paid.`);
 }

@@ -16,7 +16,7 @@ import { serviceId } from '../../shared/schemas/services.js';
 import { withUniqueCodes } from '../db/constraints.js';
 import { router } from '../trpc/init.js';
 import { catalogReadProcedure, catalogWriteProcedure } from '../trpc/procedures.js';
-import { changeCatalog, ownedPlan, ownedService, refuseWhileBuyersHoldPlans } from './guards.js';
+import { changeCatalog, ownedPlan, ownedService, refuseWhileBuyersHoldPlans, refuseWhilePurchasesOpen } from './guards.js';
 
 type PlanWire = z.infer<typeof plan>;
 
@@ -91,6 +91,7 @@ export const deletePlan = catalogWriteProcedure
     const { service } = existing;
     await changeCatalog(ctx.db, service.sellerId, async (tx) => {
       await refuseWhileBuyersHoldPlans(tx, { planId: existing.id });
+      await refuseWhilePurchasesOpen(tx, [existing.id]);
       await tx.plan.delete({ where: { id: existing.id } });
     });
   });

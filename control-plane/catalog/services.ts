@@ -6,7 +6,7 @@ import { createServiceInput, service, serviceId, updateServiceInput } from '../.
 import { withUniqueCodes } from '../db/constraints.js';
 import { router } from '../trpc/init.js';
 import { catalogReadProcedure, catalogWriteProcedure } from '../trpc/procedures.js';
-import { changeCatalog, ownedSeller, ownedService, refuseWhileBuyersHoldPlans } from './guards.js';
+import { changeCatalog, ownedSeller, ownedService, refuseWhileBuyersHoldPlans, refuseWhilePurchasesOpen } from './guards.js';
 
 export function toServiceWire(row: Service): z.infer<typeof service> {
   return {
@@ -66,6 +66,11 @@ export const deleteService = catalogWriteProcedure
     const existing = await ownedService(ctx.db, ctx.actor.organizationId, input.serviceId);
     await changeCatalog(ctx.db, existing.sellerId, async (tx) => {
       await refuseWhileBuyersHoldPlans(tx, { plan: { serviceId: existing.id } });
+      const plans = await tx.plan.findMany({ where: { serviceId: existing.id }, select: { id: true } });
+      await refuseWhilePurchasesOpen(
+        tx,
+        plans.map((plan) => plan.id),
+      );
       await tx.service.delete({ where: { id: existing.id } });
     });
   });

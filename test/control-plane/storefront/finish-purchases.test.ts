@@ -44,17 +44,32 @@ for (const provider of testProviders()) {
       t.match(await receipt.json(), { purchases: [{ accessId: attempt.accessId, status: 'active', plan: { slug: 'monthly' } }] });
     });
 
-    await t.test('a purchase whose plan was deleted meanwhile does not hold up the others', async (t) => {
-      const gone = await offerPlan({ name: 'Gone', slug: 'gone', billingMode: 'subscription', basePriceUsd: '1.00' });
-      const lost = await admittedPurchase(gone);
-      const kept = await admittedPurchase();
-      t.equal((await api.delete(`/v1/plans/${gone}`, hub.apiKey)).status, 204, 'no account holds it yet');
-      t.equal(await finishPurchases(db, Date.now() + 61_000), 2);
-      t.equal(await finishPendingSettlements(db, rail, 0), 2);
-      t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'the other account opens');
-      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: kept } }), { accessId: /^hubacc_/ });
-      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: lost } }), { status: 'settled', accessId: null });
-    });
+    await t.test(
+      'a plan a purchase is still open for cannot be deleted; one the loop cannot finish does not hold up the others',
+      async (t) => {
+        const gone = await offerPlan({ name: 'Gone', slug: 'gone', billingMode: 'subscription', basePriceUsd: '1.00' });
+        const asked = await fetch(url('/extend'), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ planId: gone }),
+        });
+        t.equal(asked.status, 402);
+        t.match(await api.delete(`/v1/plans/${gone}`, hub.apiKey), {
+          status: 409,
+          body: { error: 'resource_in_use', reason: /still being paid/ },
+        });
+        const lost = await admittedPurchase(gone);
+        const kept = await admittedPurchase();
+        t.match(await api.delete(`/v1/plans/${gone}`, hub.apiKey), { status: 409 }, 'nor once paid');
+        // A fault injected where the API would refuse: the plan gone from under a paid purchase.
+        await db.plan.delete({ where: { id: gone } });
+        t.equal(await finishPurchases(db, Date.now() + 61_000), 2);
+        t.equal(await finishPendingSettlements(db, rail, 0), 2);
+        t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'the other account opens');
+        t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: kept } }), { accessId: /^hubacc_/ });
+        t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: lost } }), { status: 'settled', accessId: null });
+      },
+    );
 
     await t.test('a stateful seller: reserved, the account opened with its write', async (t) => {
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true });
