@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { settleAndRecord } from '../payments/settle.js';
-import { suspendUnpaid } from '../storefront/account-changes.js';
 
 /**
  * What follows a delivered or failed account write (spec: States and transitions › Account write
@@ -42,9 +41,9 @@ export async function writesApplied(
       data: { status: 'settling', chargedMicros: attempt.amountMicros },
     });
     if (taken.count !== 1) continue;
+    // A capture that fails suspends the account (settleAndRecord does, for the settlement loop too).
     const result = await settleAndRecord(db, rail, attempt);
     if (result.status === 'failed') {
-      await db.$transaction((tx) => suspendUnpaid(tx, accessId));
       logger.warn(
         { accessId, paymentId: attempt.id, reason: result.reason },
         'capturing a reserved payment failed; the account is suspended',

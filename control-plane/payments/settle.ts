@@ -249,19 +249,8 @@ export async function finishPendingSettlements(db: Db, rail: PaymentRail | undef
     // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
     const result = await settleAndRecord(db, rail, attempt, { again: true }).catch(() => undefined);
     if (result?.status === 'settled') finished++;
-    // A captured reservation (the only kind with its account named before it settles) that failed
-    // here, not where the delivery worker would have seen it: its account was not paid for.
-    if (result?.status === 'failed' && attempt.accessId && (await recordedFailed(db, attempt.id))) {
-      const { accessId } = attempt;
-      await db.$transaction((tx) => suspendUnpaid(tx, accessId)).catch(() => {});
-    }
   }
   return finished;
-}
-
-/** Whether the attempt stands failed (a failure that proved nothing leaves it settling). */
-async function recordedFailed(db: Db, attemptId: string): Promise<boolean> {
-  return (await db.paymentAttempt.findUnique({ where: { id: attemptId }, select: { status: true } }))?.status === 'failed';
 }
 
 type Settleable = {
@@ -275,6 +264,8 @@ type Settleable = {
   payTo: string | null;
   /** Set when `payTo` is the escrow: the seller's wallet it pays out to. */
   payoutTo: string | null;
+  /** Set before settlement only for a captured reservation: the account it pays for. */
+  accessId?: string | null;
   paymentPayloadJson: string | null;
   network: string | null;
 };
@@ -296,8 +287,12 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
   // recorded it settled meanwhile: that record stands.
   if (result.status === 'failed' && options.again && SAYS_NOTHING_OF_EARLIER.has(result.reason)) return result;
   if (result.status === 'failed') {
-    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'failed', "settlementReason" = ${result.reason}, "chargedMicros" = 0
+    const marked =
+      await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'failed', "settlementReason" = ${result.reason}, "chargedMicros" = 0
       WHERE "id" = ${attempt.id} AND "status" <> 'settled'`);
+    // A captured reservation that failed, wherever it was tried: its account was not paid for.
+    const { accessId } = attempt;
+    if (marked === 1 && accessId) await db.$transaction((tx) => suspendUnpaid(tx, accessId));
     return result;
   }
   if (result.status !== 'settled') {
