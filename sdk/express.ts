@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { contentCoding } from '../runtime/content-encoding.js';
 import { sendJson } from '../runtime/respond.js';
 import { rememberIdentity } from './identity.js';
 import { rejection } from './rejection.js';
@@ -58,10 +59,7 @@ export function expressRoute(handle: (req: Request, res: Response) => Promise<bo
 
 /** Whether a parser decoded a compressed body: its bytes are no longer those the sender counted. */
 function inflated(req: Request, body: Buffer): boolean {
-  const encoding = String(req.headers['content-encoding'] ?? 'identity')
-    .trim()
-    .toLowerCase();
-  if (encoding === 'identity') return false;
+  if (contentCoding(req.headers['content-encoding']) === 'identity') return false;
   const declared = req.headers['content-length'];
   return declared === undefined || Number(declared) !== body.length;
 }

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request } from 'undici';
+import { decodeContent } from '../../runtime/content-encoding.js';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { ApiError } from '../../shared/errors.js';
@@ -145,18 +145,11 @@ function redirectTarget(from: URL, location: string | undefined): URL {
 }
 
 function decompress(bytes: Buffer, encoding: string | undefined, limits: PageLimits): Buffer {
-  const coding = encoding?.trim().toLowerCase();
-  if (!coding || coding === 'identity') return bytes;
-  const options = { maxOutputLength: limits.maxBytes };
-  try {
-    if (coding === 'gzip' || coding === 'x-gzip') return gunzipSync(bytes, options);
-    if (coding === 'deflate') return inflateSync(bytes, options);
-    if (coding === 'br') return brotliDecompressSync(bytes, options);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limits);
-    throw new ApiError('page_unreachable', `The page's ${coding} body does not decompress.`);
-  }
-  throw new ApiError('page_unreachable', `The page is sent with an unsupported content-encoding (${coding}).`);
+  const decoded = decodeContent(bytes, encoding, limits.maxBytes);
+  if (decoded.ok) return decoded.bytes;
+  if (decoded.why === 'too_large') throw tooLarge(limits);
+  if (decoded.why === 'corrupt') throw new ApiError('page_unreachable', `The page's ${decoded.coding} body does not decompress.`);
+  throw new ApiError('page_unreachable', `The page is sent with an unsupported content-encoding (${decoded.coding}).`);
 }
 
 function looksLikeHtml(body: Buffer): boolean {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { contentCoding } from '../../runtime/content-encoding.js';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { discard, readUpTo } from '../../runtime/read-body.js';
 import { JOSE_MEDIA_TYPE } from '../../shared/encryption/suite.js';
@@ -60,8 +61,7 @@ export async function sealResponse(
   maxBytes: number,
 ): Promise<PlainResponse> {
   const headers: IncomingHttpHeaders = { ...response.headers };
-  const encoding = headers['content-encoding'];
-  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
+  if (contentCoding(headers['content-encoding']) !== 'identity') {
     // hub asked for none (no Accept-Encoding upstream); sealed as it is, the agent could not read it.
     discard(response.body);
     throw new ApiError('upstream_error', 'The seller’s answer is compressed, which hub does not encrypt: answer without Content-Encoding.');

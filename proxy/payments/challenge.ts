@@ -38,8 +38,8 @@ export async function answerWithChallenge(
     throw upstreamFailure(err).error;
   });
   // The agent's Accept-Encoding went to the seller, so its 402 may come compressed.
-  const raw = read.complete ? decodeContent(read.bytes, seller.headers['content-encoding'], MAX_SELLER_402_BYTES) : undefined;
-  const asked = raw && parseSellerPaymentRequired(raw);
+  const decoded = read.complete ? decodeContent(read.bytes, seller.headers['content-encoding'], MAX_SELLER_402_BYTES) : undefined;
+  const asked = decoded?.ok ? parseSellerPaymentRequired(decoded.bytes) : undefined;
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
   const challenge = await services.controlPlane
     .call('issuePaymentChallenge', {
