@@ -181,7 +181,7 @@ export class AccountWriteWorker extends PollingWorker {
     if (verdict.kind === 'applied') return;
     if (verdict.kind === 'failed' || spent) {
       const why = verdict.kind === 'provisioning' ? 'the seller was still provisioning' : verdict.reason;
-      const reason = verdict.kind === 'failed' ? verdict.reason : `${why}; gave up after ${row.attempts} attempts`;
+      const reason = verdict.kind === 'failed' ? why : `${why}; gave up after ${row.attempts} attempts`;
       const marked = await this.db.accountWrite.updateMany({
         where,
         data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply },

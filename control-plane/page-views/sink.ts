@@ -22,8 +22,9 @@ export type PageViewRow = {
  * wait here and are written in batches, every `flushMs` or as soon as a batch is full. A write
  * that fails keeps its views and is tried again with a growing pause, so an accepted view is not
  * lost to a database hiccup; but a row the database refuses while it answers (a value it cannot
- * store) is found by halving the batch and dropped, logged, rather than retried for ever. Memory is bounded: past `maxBuffered` waiting views, new ones are
- * dropped and counted (logged once a minute at most), never queued without limit.
+ * store) is found by halving the batch and dropped, logged, rather than retried for ever. Memory
+ * is bounded: past `maxBuffered` waiting views, new ones are dropped and counted (logged once a
+ * minute at most), never queued without limit.
  */
 export class PageViewSink {
   private buffer: PageViewRow[] = [];

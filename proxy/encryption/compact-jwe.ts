@@ -118,8 +118,8 @@ function optionalBytes(value: unknown): Buffer {
 
 /**
  * The parts of `jwe` its decryption reads, and nothing else: the header's ephemeral point and
- * party infos (the suite checked already). What goes to a worker thread is copied there, and an agent's header may hold any
- * JSON, nested deeper than a copy can go.
+ * party infos (the suite checked already). What goes to a worker thread is copied there, and an
+ * agent's header may hold any JSON, nested deeper than a copy can go.
  */
 export function decryptionParts(jwe: CompactJwe): CompactJwe {
   const { epk, apu, apv } = jwe.header as { epk: EcPublicJwk; apu?: unknown; apv?: unknown };
