@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { containProcessFaults } from '../runtime/containment.js';
 import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal, runMain } from '../runtime/process.js';
 import { resolveMasterKey, stageMasterKeyFile } from '../runtime/secrets.js';
@@ -62,12 +63,14 @@ async function start(role: string | undefined): Promise<void> {
   if (role === 'control-plane') {
     const { startControlPlane } = await import('../control-plane/main.js');
     const cp = await startControlPlane();
+    containProcessFaults(cp.logger);
     onShutdownSignal(cp.logger, cp.stop, { whenOrphaned: supervised() });
     return;
   }
   if (role === 'proxy') {
     const { startProxy } = await import('../proxy/main.js');
     const proxy = await startProxy();
+    containProcessFaults(proxy.logger);
     onShutdownSignal(proxy.logger, proxy.stop, { whenOrphaned: supervised() });
     return;
   }

@@ -30,7 +30,7 @@ const MAX_REGISTRATION_BODY = 4_096;
 
 async function jsonBody<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<T> {
   const result = schema.safeParse(await readJsonBody(req, MAX_REGISTRATION_BODY));
-  if (!result.success) throw ApiError.validation(describeIssues(result.error.issues));
+  if (!result.success) throw new ApiError('invalid_request', describeIssues(result.error.issues));
   return result.data;
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
 import { ApiError, errorResponse } from '../shared/errors.js';
+import { containSocket, loggablePath, type RequestScope, serveContained } from './containment.js';
 import { sendJson } from './respond.js';
 
 /**
@@ -11,8 +12,10 @@ import { sendJson } from './respond.js';
  * a byte at a time would otherwise hold a connection for minutes). Time spent after the request
  * has arrived (hub's own work, the seller's API) is not the client's and is not limited here.
  * What Node's parser refuses (bad framing, oversized heads, unknown methods) never reaches
- * `handler`; it is answered as Node does and logged at debug. With `accessLog`, every request
- * leaves one line at info once its response is done (or abandoned).
+ * `handler`; it is answered as Node does and logged at debug; so are request lines of another
+ * HTTP version and transfer codings hub would have to drop (`refusedFraming`). With
+ * `accessLog`, every request leaves one line at info once its response is done (or abandoned).
+ * Nothing one request or connection throws ends the process (runtime/containment.ts).
  */
 export function createHttpServer(
   handler: RequestListener,
@@ -29,14 +32,24 @@ export function createHttpServer(
       connectionsCheckingInterval: Math.min(1_000, limits.idleTimeoutMs),
     },
     (req, res) => {
-      holdToIdleLimit(req, res, limits.idleTimeoutMs);
-      if (log) logWhenDone(log, req, res);
-      handler(req, res);
+      serveContained(req, res, logger, (scope) => {
+        holdToIdleLimit(req, res, limits.idleTimeoutMs);
+        if (log) logWhenDone(log, scope);
+        const refusal = refusedFraming(req);
+        // Answered without reading the body: Node reads and drops what of it still comes, within
+        // the request's time limit, and the connection stays in step. (Closing over unread bytes
+        // would reset it, and a reset can take the answer with it before the client reads it.)
+        if (refusal) return sendJson(res, refusal.status, refusal.toBody());
+        return handler(req, res);
+      });
     },
   );
-  // A head that stalls before any request exists: the socket's own idle limit, until the
-  // request takes over (an unanswered timeout destroys the socket).
-  server.on('connection', (socket: Socket) => socket.setTimeout(limits.idleTimeoutMs));
+  server.on('connection', (socket: Socket) => {
+    containSocket(socket, logger);
+    // A head that stalls before any request exists: the socket's own idle limit, until the
+    // request takes over (an unanswered timeout destroys the socket).
+    socket.setTimeout(limits.idleTimeoutMs);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseMalformed(err, socket, logger));
   return server;
 }
@@ -57,35 +70,45 @@ function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: numb
   res.once('close', () => res.off('timeout', onIdle));
 }
 
-/** The longest path an access log line repeats. */
-const MAX_LOGGED_PATH = 512;
-/** hub's secrets (tokens, keys, link tokens): a `hub…_` prefix and 40 base62 characters. */
-const BEARER_SECRET = /\b(hub[a-z]*_)[0-9A-Za-z]{40}\b/g;
-
 /**
- * One line per request: method, path (the query is left out and hub's tokens are cut: they are
- * credentials), host,
- * status, milliseconds and the peer's address; `aborted` when the response never finished.
+ * One line per request: its log id, method, path (as `loggablePath` keeps it: tokens are
+ * credentials), host, status, milliseconds and the peer's address; `aborted` when the response
+ * never finished.
  */
-function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+function logWhenDone(logger: Logger, scope: RequestScope): void {
+  const { req, res } = scope;
   const started = performance.now();
+  // Read now: by the time the response closes, the socket may be gone from the request.
+  const remoteAddress = req.socket.remoteAddress;
   res.once('close', () => {
-    const target = req.url ?? '';
-    const queryAt = target.indexOf('?');
     logger.info(
       {
+        reqId: scope.logId,
+        ...(scope.requestId ? { requestId: scope.requestId } : {}),
         method: req.method,
-        // A claim link's path holds its one-time token: logs keep only the token's kind.
-        path: (queryAt < 0 ? target : target.slice(0, queryAt)).slice(0, MAX_LOGGED_PATH).replace(BEARER_SECRET, '$1…'),
+        path: loggablePath(req.url),
         host: req.headers.host,
         status: res.statusCode,
         ms: Math.round((performance.now() - started) * 10) / 10,
-        remoteAddress: req.socket.remoteAddress,
+        remoteAddress,
         ...(res.writableFinished ? {} : { aborted: true }),
       },
       'request',
     );
   });
+}
+
+/**
+ * What Node's parser lets through but hub will not pass on: a request line claiming another
+ * HTTP version than 1.x (this is an HTTP/1 listener), and a transfer coding other than exactly
+ * `chunked`. Node removes the chunked framing and would hand the body on with its other codings
+ * (`gzip, chunked`) silently dropped; hub refuses rather than forward a body changed.
+ */
+function refusedFraming(req: IncomingMessage): ApiError | undefined {
+  if (req.httpVersionMajor !== 1) return new ApiError('http_version_not_supported');
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return new ApiError('transfer_encoding_not_supported');
+  return undefined;
 }
 
 /** Node's answers to what its parser refuses, plus a debug line saying what and from whom. */

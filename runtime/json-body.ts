@@ -30,12 +30,12 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): Rec
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw ApiError.validation('The request body is not valid JSON');
+    throw new ApiError('invalid_request', 'The request body is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw ApiError.validation('The request body must be a JSON object');
+    throw new ApiError('invalid_request', 'The request body must be a JSON object');
   const refusal = unfitJson(parsed, 'The request body');
-  if (refusal) throw ApiError.validation(refusal);
+  if (refusal) throw new ApiError('invalid_request', refusal);
   return parsed as Record<string, unknown>;
 }
 

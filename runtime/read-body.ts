@@ -15,32 +15,41 @@ export function hasNoBody(req: IncomingMessage): boolean {
 
 /**
  * Buffers a request body up to `limit` bytes (the proxy must have it whole: the signature covers
- * its SHA-256; the control-plane parses it). A declared or actual size over the limit is 413.
+ * its SHA-256; the control-plane parses it). A declared or actual size over the limit is 413; the
+ * rest of such a body is read and dropped (within the request's time limit), so the connection
+ * stays in step for the answer and whatever request follows.
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     req.resume();
-    throw new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
+    return Promise.reject(tooLarge(limit));
   }
-  if (hasNoBody(req)) return EMPTY_BODY;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        req.resume();
-        throw new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
+  if (hasNoBody(req)) return Promise.resolve(EMPTY_BODY);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (outcome: () => void) => {
+      req.off('data', onData).off('end', onEnd).off('error', onCut).off('close', onCut);
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      settle(() => reject(tooLarge(limit)));
+      // Still flowing, with no one listening: the rest is dropped as it comes.
+      req.resume();
+    };
+    const onEnd = () =>
+      settle(() => resolve(chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size)));
     // The connection ended mid-body: the client left, or was cut off for being too slow.
-    throw new ApiError('invalid_request', 'The request body ended before it was complete.');
-  }
-  return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size);
+    const onCut = () => settle(() => reject(new ApiError('invalid_request', 'The request body ended before it was complete.')));
+    req.on('data', onData).once('end', onEnd).once('error', onCut).once('close', onCut);
+  });
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('payload_too_large', `Request bodies are limited to ${limit} bytes.`);
 }
 
 /**

@@ -82,6 +82,8 @@ export const errorCodes = {
   idempotency_key_reused: { status: 409, reason: 'This idempotency key was used with a different body.' },
   resource_in_use: { status: 409, reason: 'Delete or move what depends on this resource first.' },
   request_timeout: { status: 408, reason: 'The request arrived too slowly.' },
+  http_version_not_supported: { status: 505, reason: 'This server speaks HTTP/1.0 and HTTP/1.1 on this port.' },
+  transfer_encoding_not_supported: { status: 501, reason: 'Transfer-Encoding must be exactly chunked, or absent.' },
   rate_limited: { status: 429, reason: 'Too many requests of this kind; try again later.' },
   trial_already_claimed: { status: 409, reason: 'This free plan has been taken already by you.' },
   trial_claims_exhausted: { status: 409, reason: 'This free plan has opened as many accounts as its seller allows.' },

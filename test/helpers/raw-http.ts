@@ -12,13 +12,23 @@ export type RawAnswer = {
 };
 
 /**
+ * How a raw client leaves after its last part: it stays and listens (`wait`), half-closes its
+ * side as a client that has nothing more to send (`end`), or resets the connection (`reset`).
+ */
+export type RawEnding = 'wait' | 'end' | 'reset';
+
+/**
  * Sends bytes over a plain TCP connection, exactly as written (no HTTP client would send a
  * duplicate Host or `GET *`), and collects what comes back until the server closes or
  * `waitMs` passes. `parts` are written one after another, `gapMs` apart: a slow client.
  */
-export function rawExchange(port: number, parts: string | string[], options: { gapMs?: number; waitMs?: number } = {}): Promise<RawAnswer> {
-  const chunks = typeof parts === 'string' ? [parts] : parts;
-  const { gapMs = 0, waitMs = 5_000 } = options;
+export function rawExchange(
+  port: number,
+  parts: string | Buffer | (string | Buffer)[],
+  options: { gapMs?: number; waitMs?: number; ending?: RawEnding } = {},
+): Promise<RawAnswer> {
+  const chunks = Array.isArray(parts) ? parts : [parts];
+  const { gapMs = 0, waitMs = 5_000, ending = 'wait' } = options;
   return new Promise((resolve) => {
     const started = performance.now();
     const socket = connect(port, '127.0.0.1');
@@ -46,6 +56,18 @@ export function rawExchange(port: number, parts: string | string[], options: { g
           }, i * gapMs),
         );
       });
+      if (ending !== 'wait') {
+        timers.push(
+          setTimeout(() => {
+            if (closed) return;
+            if (ending === 'end') socket.end();
+            else {
+              socket.resetAndDestroy();
+              done();
+            }
+          }, chunks.length * gapMs),
+        );
+      }
       timers.push(setTimeout(done, waitMs));
     });
   });

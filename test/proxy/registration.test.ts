@@ -63,11 +63,11 @@ for (const provider of testProviders()) {
       ] as const) {
         const res = await post(path, body);
         t.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
-        t.match(((await res.json()) as { error: string }).error, /must|Unrecognized|unrecognized/);
+        t.match(await res.json(), { error: 'invalid_request', reason: /must|Unrecognized|unrecognized/ });
       }
       const json = { 'content-type': 'application/json' };
       const notJson = await hub.pay('acme', '/agents/challenge', { method: 'POST', body: '{', headers: json });
-      t.same(await notJson.json(), { error: 'The request body is not valid JSON' });
+      t.same(await notJson.json(), { error: 'invalid_request', reason: 'The request body is not valid JSON' });
       const plainText = await hub.pay('acme', '/agents/challenge', {
         method: 'POST',
         body: '{}',

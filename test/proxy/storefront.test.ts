@@ -70,13 +70,13 @@ for (const provider of testProviders()) {
 
     await t.test('each refusal before payment, in order', async (t) => {
       const cases: [unknown, number, Record<string, unknown>][] = [
-        ['{not json', 400, { error: /not valid JSON/ }],
+        ['{not json', 400, { error: 'invalid_request', reason: /not valid JSON/ }],
         [{ planId: 'nope' }, 400, { error: 'invalid_request', reason: /planId/ }],
         [{}, 400, { error: 'invalid_request', reason: /planId is required/ }],
-        [[credit.id], 400, { error: /JSON object/ }],
+        [[credit.id], 400, { error: 'invalid_request', reason: /JSON object/ }],
         [{ planId: credit.id, amountUsd: 5 }, 400, { error: 'invalid_request', reason: /amountUsd/ }],
-        [{ planId: credit.id, amountUsd: '5\u0000' }, 400, { error: /NUL/ }],
-        [`${'['.repeat(40)}${']'.repeat(40)}`, 400, { error: /JSON object|nests deeper/ }],
+        [{ planId: credit.id, amountUsd: '5\u0000' }, 400, { error: 'invalid_request', reason: /NUL/ }],
+        [`${'['.repeat(40)}${']'.repeat(40)}`, 400, { error: 'invalid_request', reason: /JSON object|nests deeper/ }],
         [{ planId: credit.id, amountUsd: '9'.repeat(41) }, 400, { error: 'invalid_request', reason: /too long/ }],
         [{ planId: credit.id, extra: true }, 400, { error: 'invalid_request' }],
         [{ planId: 'pln_000000000000000000000000' }, 404, { error: 'plan_not_found' }],

@@ -22,13 +22,13 @@ for (const provider of testProviders()) {
 
     t.test('JSON nested thousands of levels deep is a 400, with or without credentials', async (t) => {
       const body = deep(12_500); // 25 KB
-      t.same(await raw('/v1/sellers', body, key).then((r) => [r.status, r.body]), [400, { error: NESTED }]);
-      t.same(await raw('/v1/auth/sign-in', body).then((r) => [r.status, r.body]), [400, { error: NESTED }]);
-      t.same(await raw('/v1/usage/check', body, key).then((r) => [r.status, r.body]), [400, { error: NESTED }]);
+      t.same(await raw('/v1/sellers', body, key).then((r) => [r.status, r.body]), [400, { error: 'invalid_request', reason: NESTED }]);
+      t.same(await raw('/v1/auth/sign-in', body).then((r) => [r.status, r.body]), [400, { error: 'invalid_request', reason: NESTED }]);
+      t.same(await raw('/v1/usage/check', body, key).then((r) => [r.status, r.body]), [400, { error: 'invalid_request', reason: NESTED }]);
       const anonymous = await raw('/v1/sellers', body);
       t.ok(anonymous.status === 400 || anonymous.status === 401, `no credentials: ${anonymous.status}`);
       t.equal(MAX_JSON_DEPTH, 32);
-      t.not((await raw('/v1/sellers', deep(MAX_JSON_DEPTH - 1), key)).body.error, NESTED, 'the limit itself passes the reader');
+      t.not((await raw('/v1/sellers', deep(MAX_JSON_DEPTH - 1), key)).body.reason, NESTED, 'the limit itself passes the reader');
     });
 
     t.test('NUL characters are refused at the door, on both databases alike', async (t) => {
@@ -42,7 +42,7 @@ for (const provider of testProviders()) {
       ];
       for (const [path, body, token] of cases) {
         const reply = await raw(path, JSON.stringify(body), token);
-        t.same([reply.status, reply.body], [400, { error: NUL }], `${path} ${JSON.stringify(body)}`);
+        t.same([reply.status, reply.body], [400, { error: 'invalid_request', reason: NUL }], `${path} ${JSON.stringify(body)}`);
       }
       t.same((await api.get('/v1/sellers', key)).body, { sellers: [] }, 'nothing was created');
     });

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+// Whatever one request throws (its handler, a timer or promise it started, a listener of its
+// response or socket, a stream error nobody hears) is that request's failure: logged with its id,
+// answered 500 if nothing was sent, its connection closed, and the process serves on. A fault
+// outside any request still ends the process, for its supervisor to start it again.
+
+const fixture = fileURLToPath(new URL('../helpers/faulty-server.ts', import.meta.url));
+
+type LogLine = { level: number; msg: string; reqId?: string; path?: string; err?: { message: string } };
+
+async function startFaultyServer(t: Tap) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const listening = /listening (\d+)/.exec(err);
+      if (listening) resolve(Number(listening[1]));
+    });
+    child.once('exit', () => reject(new Error(`the fixture exited: ${err}`)));
+  });
+  const logs = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine);
+  return { child, port, logs, exited };
+}
+type Tap = { teardown: (fn: () => unknown) => void };
+
+t.test('a request that throws in any way fails alone; the process serves on', async (t) => {
+  const server = await startFaultyServer(t);
+  const base = `http://127.0.0.1:${server.port}`;
+  const ok = async () => (await (await fetch(`${base}/ok`)).json()) as { ok: boolean; pid: number };
+  const pid = (await ok()).pid;
+
+  const answered500 = ['/throw', '/reject', '/timer', '/orphan-promise', '/unheard-error'];
+  for (const path of answered500) {
+    const res = await fetch(`${base}${path}`);
+    t.equal(res.status, 500, `${path}: 500`);
+    t.same(await res.json(), { error: 'Internal server error' }, `${path}: the envelope, nothing internal`);
+    t.equal(res.headers.get('connection'), 'close', `${path}: its connection is closed`);
+    t.equal((await ok()).pid, pid, `${path}: the same process answers next`);
+  }
+  const late = await fetch(`${base}/close-listener`);
+  t.same([late.status, await late.json()], [200, { answered: true }], 'an answered request keeps its answer');
+  await t.rejects(fetch(`${base}/socket-listener`), 'a connection whose listener throws is closed');
+  t.equal((await ok()).pid, pid, 'the same process answers after every failure');
+
+  const failed = server.logs().filter((line) => line.level === 50);
+  for (const path of [...answered500, '/close-listener']) {
+    const line = failed.find((l) => l.path === path);
+    t.ok(line, `${path}: one error line`);
+    t.match(line?.reqId, /^r[0-9a-z]+$/, `${path}: with the request's id`);
+    t.ok(line?.err?.message, `${path}: and the error`);
+  }
+  t.ok(
+    failed.some((l) => l.msg === 'connection failed; it is closed' && /socket listener/.test(l.err?.message ?? '')),
+    'the socket listener’s error is logged',
+  );
+
+  server.child.kill('SIGUSR2');
+  t.equal(await server.exited, 1, 'a fault outside any request still ends the process');
+  t.ok(
+    server.logs().some((l) => l.level === 60 && /outside any request/.test(l.msg)),
+    'with one fatal line saying so',
+  );
+});
