@@ -48,9 +48,10 @@ export class PageConverter {
   private async onThread(page: Omit<ConvertTask, 'started'>): Promise<PageMarkdown> {
     this.pool ??= new Piscina({
       filename: workerModule(import.meta.url, 'markdown-worker').href,
-      minThreads: 0,
+      // Started with the first page and kept, so no page waits for a thread to load its modules
+      // (most of a small page's time otherwise); a thread cut off is replaced at once.
+      minThreads: this.share.limits.slots,
       maxThreads: this.share.limits.slots,
-      idleTimeout: 60_000,
       execArgv: workerExecArgv(),
     });
     const cutOff = new AbortController();
