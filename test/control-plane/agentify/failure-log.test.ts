@@ -58,8 +58,13 @@ for (const provider of testProviders()) {
       t.match(res.body, { error: 'page_unreachable', reason }, url);
       const logged = lines.filter((line) => (line.level as number) >= 40);
       t.equal(logged.length, 1, `one line: ${url}`);
-      t.match(logged[0], { level: 40, status: 502, error: 'page_unreachable', reason }, `a warning with the reason: ${url}`);
+      t.match(
+        logged[0],
+        { level: 40, path: '/v1/agentify/markdown', status: 502, error: 'page_unreachable', reason },
+        `a warning with the reason: ${url}`,
+      );
       t.notOk(JSON.stringify(logged[0]).includes('"stack"'), `no stack: ${url}`);
+      t.notOk(JSON.stringify(logged[0]).includes('?url='), `no query, which may carry a page's own keys: ${url}`);
     }
   });
 }
