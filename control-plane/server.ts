@@ -60,8 +60,14 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   return createHttpServer(
     (req, res) => {
       handle(req, res).catch((err) => {
-        const { status } = sendError(res, err);
-        if (status >= 500) logger.error({ err, url: req.url, method: req.method }, 'request failed');
+        const { status, body } = sendError(res, err);
+        if (status < 500) return;
+        // A 5xx hub answers on purpose (a page or a seller's API it cannot reach) is expected in
+        // operation: one line with its reason, without the query (as the access log). Anything
+        // else is a fault, logged with its stack.
+        if (err instanceof ApiError) {
+          logger.warn({ method: req.method, path: (req.url ?? '/').split('?', 1)[0], status, ...body }, 'request failed');
+        } else logger.error({ err, url: req.url, method: req.method }, 'request failed');
       });
     },
     services.config.requests,

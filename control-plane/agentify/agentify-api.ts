@@ -11,7 +11,7 @@ export const agentifyMarkdownRoute = apiKeyProcedure('agentify:convert')
       tags: ['Agentify'],
       summary: 'A page of a seller’s site as markdown for agents',
       description:
-        'Fetches `url` from a host the organization’s sellers own (an upstream host, or a custom hostname on ports 80/443), follows redirects only on those hosts, extracts the main content and answers it as markdown with its title. Pages up to 5 MiB, fetched within 10 s; 60 requests a minute per organization.',
+        'Fetches `url` from a host the organization’s sellers own (an upstream host at its scheme and port, or a custom hostname over http on 80 or https on 443), follows redirects only on the host asked for, extracts the main content and answers it as markdown with its title. Pages up to 5 MiB, fetched within 10 s; 60 requests a minute per organization.',
     },
     errors: ['page_host_not_owned', 'page_unreachable', 'page_not_html', 'page_too_large', 'rate_limited', 'service_unavailable'],
   })

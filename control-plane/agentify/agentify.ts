@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import type { AgentifiedPage } from '../../shared/schemas/agentify.js';
 import { toTimestamp } from '../../shared/schemas/fields.js';
 import type { Db } from '../db/client.js';
-import { PageConverter } from './converter.js';
+import { type ConverterOptions, PageConverter } from './converter.js';
 import { ownedHostsOf } from './owned-hosts.js';
 import { fetchOwnedPage, type PageLimits, type Resolve, resolveWithSystem } from './page-fetch.js';
 
@@ -17,7 +17,8 @@ export type AgentifyOptions = {
   /** How host names become addresses; the system resolver unless a test maps names itself. */
   resolve?: Resolve;
   limits?: Partial<PageLimits>;
-  convertTimeoutMs?: number;
+  /** The conversion's time limit and how the threads are shared (converter.ts). */
+  conversion?: Partial<ConverterOptions>;
 };
 
 /**
@@ -34,7 +35,7 @@ export class Agentify {
   constructor(options: AgentifyOptions = {}) {
     this.resolve = options.resolve ?? resolveWithSystem;
     this.limits = { ...DEFAULT_PAGE_LIMITS, ...options.limits };
-    this.converter = new PageConverter(options.convertTimeoutMs ?? DEFAULT_CONVERT_TIMEOUT_MS);
+    this.converter = new PageConverter({ timeoutMs: DEFAULT_CONVERT_TIMEOUT_MS, ...options.conversion });
   }
 
   async markdown(db: Db, organizationId: string, url: URL): Promise<AgentifiedPage> {
@@ -46,7 +47,7 @@ export class Agentify {
     }
     url.hash = '';
     const page = await fetchOwnedPage(url, await ownedHostsOf(db, organizationId), this.resolve, this.limits);
-    const converted = await this.converter.convert(page.html, page.url.href);
+    const converted = await this.converter.convert(organizationId, page.html, page.url.href);
     return { url: page.url.href, seller: page.sellerId, ...converted, fetchedAt: toTimestamp(new Date()) };
   }
 

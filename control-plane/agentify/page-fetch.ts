@@ -6,11 +6,12 @@ import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { ApiError } from '../../shared/errors.js';
 import { isInternalAddress } from './internal-address.js';
-import { hostKey, type OwnedHosts } from './owned-hosts.js';
+import { type OwnedHosts, ownerOf } from './owned-hosts.js';
 
 /**
  * Fetches a page of a seller's site for agentify, trusting nothing about it: every hop (the first
- * URL and each redirect, followed by hand) must be on a host the organization's sellers own; the
+ * URL and each redirect, followed by hand) must be at an origin the organization's sellers own,
+ * redirects on the host first asked for only (owned-hosts.ts); the
  * names are resolved once, checked (internal-address.ts) and the connection is pinned to the
  * checked addresses, so a name cannot answer differently between the check and the connect; the
  * whole exchange has one deadline and the body a size cap, compressed or not.
@@ -37,15 +38,7 @@ export async function fetchOwnedPage(start: URL, hosts: OwnedHosts, resolve: Res
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   let url = start;
   for (let hop = 0; ; hop++) {
-    const owner = hosts.get(hostKey(url));
-    if (!owner) {
-      throw new ApiError(
-        'page_host_not_owned',
-        hop === 0
-          ? `${url.host} is neither an upstream host nor a custom hostname of this organization’s sellers.`
-          : `The page redirects to ${url.host}, which this organization’s sellers do not own.`,
-      );
-    }
+    const owner = ownerOf(hosts, url, hop === 0 ? undefined : start);
     const addresses = await addressesOf(url.hostname, resolve, deadline, limits);
     if (!owner.mayBeInternal && addresses.some((a) => isInternalAddress(a.address))) {
       throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
