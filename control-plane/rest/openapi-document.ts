@@ -14,7 +14,7 @@ const AUTH_ERRORS: Record<number, ErrorCode[]> = {
 const DESCRIPTION = [
   "hub's management API. Send `Authorization: Bearer <token>` with an API key (`hub_…`) or a dashboard session token (`hubses_…`); each operation says which it accepts.",
   'Money is a decimal string of USD with six decimals; timestamps are ISO 8601 in UTC. Lists are parent-scoped and unpaginated.',
-  'Every error is `{ error, reason? }`: `error` is a machine code, except on 400 validation failures, where it is a human-readable message.',
+  'Every error is `{ error, reason? }`: `error` is a machine code, except on 400 validation failures of a field, where it is a human-readable message. A body that is not a JSON object is `invalid_request`, the message in `reason`.',
 ].join('\n\n');
 
 type Operation = { description?: string; responses?: Record<string, unknown> };
@@ -40,7 +40,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
         type: 'object',
         required: ['error'],
         properties: {
-          error: { type: 'string', description: 'Machine code; on 400 validation failures a human-readable message' },
+          error: { type: 'string', description: 'Machine code; on 400 validation failures of a field a human-readable message' },
           reason: { type: 'string', description: 'Human-readable detail' },
         },
       },
@@ -67,7 +67,9 @@ function describeOperation(operation: Operation, route: RestRoute): void {
   if (meta.openapi?.protect !== false) for (const [status, codes] of Object.entries(AUTH_ERRORS)) add(Number(status), codes);
   for (const code of meta.errors ?? []) add(errorCodes[code].status, [code]);
 
-  responses['400'] = errorResponse('Validation failed: `error` holds a human-readable message');
+  responses['400'] = errorResponse(
+    'A field failed validation (`error` holds a human-readable message), or the body is not a JSON object (`invalid_request`)',
+  );
   for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = errorResponse(`One of: ${codes.map((code) => `\`${code}\``).join(', ')}`);
   }
