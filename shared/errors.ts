@@ -76,6 +76,8 @@ export const errorCodes = {
   membership_not_found: { status: 404, reason: 'No such member of this organization.' },
   duplicate_member: { status: 409, reason: 'That user is already a member of this organization.' },
   last_admin: { status: 409, reason: 'An organization keeps at least one admin.' },
+  invitation_not_found: { status: 404, reason: 'No such invitation: the link is wrong, was used, revoked or replaced.' },
+  invitation_expired: { status: 410, reason: 'This invitation has expired; ask for a new one.' },
   duplicate_hostname: { status: 409, reason: 'That hostname already serves a seller.' },
   encryption_key_not_found: { status: 404, reason: 'No such encryption key.' },
   invalid_credentials: { status: 401, reason: 'Email or password is wrong.' },

@@ -31,6 +31,8 @@ export const idPrefixes = {
   registrationChallenge: 'regc',
   agentClaim: 'clm',
   encryptionKey: 'hjwk',
+  invitation: 'inv',
+  passwordAttempt: 'pwa',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -15,6 +15,8 @@ export const tokenPrefixes = {
   /** The one-time link that confirms a human's claim on an agent, and the link that releases it. */
   claimConfirmation: 'hubclm_',
   claimRelease: 'hubrel_',
+  /** The one-time link that invites a person into an organization. */
+  invitation: 'hubinv_',
 } as const;
 
 export type TokenKind = keyof typeof tokenPrefixes;

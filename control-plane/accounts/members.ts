@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import type { Membership, User } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import { idSchema } from '../../shared/schemas/fields.js';
-import { email, member, newPassword, ROLES, type Role } from '../../shared/schemas/organizations.js';
-import { hashPassword } from '../auth/password.js';
+import { idSchema, name } from '../../shared/schemas/fields.js';
+import { email, invitation, member, ROLES, type Role } from '../../shared/schemas/organizations.js';
 import type { Db } from '../db/client.js';
-import { withUniqueCodes } from '../db/constraints.js';
 import { router } from '../trpc/init.js';
 import { adminProcedure, memberProcedure } from '../trpc/procedures.js';
+import { invite, toInvitationWire } from './invitations.js';
 
 export function toMemberWire(row: Membership & { user: User }): z.infer<typeof member> {
   return {
@@ -22,34 +20,43 @@ export function toMemberWire(row: Membership & { user: User }): z.infer<typeof m
 }
 
 /**
- * Adds a user to the current organization by email. A user hub does not know yet is created,
- * with `password` as the first password when given (without one, they cannot sign in until an
- * operator sets one with `hub bootstrap`). An existing user's password is never changed here.
+ * Adds a member: invites the email into the current organization (invitations.ts). The person
+ * joins on accepting the mailed link, with a password of their own; a body carrying `password`
+ * is refused, since nobody chooses another person's password.
  */
 export const addMember = adminProcedure
   .meta({
-    openapi: { method: 'POST', path: '/v1/organizations/current/members', tags: ['Organizations'], summary: 'Add a member (admins only)' },
+    openapi: {
+      method: 'POST',
+      path: '/v1/organizations/current/members',
+      tags: ['Organizations'],
+      summary: 'Invite a member: mails the address a link to join (admins only)',
+    },
     successStatus: 201,
-    errors: ['duplicate_member'],
+    errors: ['duplicate_member', 'invalid_request'],
   })
   .input(
-    z.strictObject({ email, role: z.enum(ROLES), name: z.string().trim().min(1).max(200).optional(), password: newPassword.optional() }),
+    z.strictObject({
+      email,
+      role: z.enum(ROLES),
+      name: name.optional(),
+      password: z.unknown().optional().meta({ description: 'Refused (400 invalid_request): members choose their own password' }),
+    }),
   )
-  .output(z.object({ member }))
+  .output(z.object({ invitation }))
   .mutation(async ({ ctx, input }) => {
-    const passwordHash = input.password ? await hashPassword(input.password) : null;
-    const row = await withUniqueCodes({ Membership: 'duplicate_member' }, () =>
-      ctx.db.$transaction(async (tx) => {
-        const existing = await tx.user.findUnique({ where: { email: input.email } });
-        const user =
-          existing ?? (await tx.user.create({ data: { id: newId('user'), email: input.email, name: input.name ?? null, passwordHash } }));
-        return tx.membership.create({
-          data: { id: newId('membership'), organizationId: ctx.member.organizationId, userId: user.id, role: input.role },
-          include: { user: true },
-        });
-      }),
-    );
-    return { member: toMemberWire(row) };
+    if (input.password !== undefined) {
+      throw new ApiError('invalid_request', 'Members choose their own password: hub mails them an invitation. Send no password.');
+    }
+    const inviter = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.member.userId } });
+    const row = await invite(ctx, {
+      organizationId: ctx.member.organizationId,
+      email: input.email,
+      role: input.role,
+      name: input.name ?? null,
+      invitedBy: { id: inviter.id, email: inviter.email },
+    });
+    return { invitation: toInvitationWire(row) };
   });
 
 /**

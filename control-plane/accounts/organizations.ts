@@ -4,6 +4,7 @@ import { idSchema } from '../../shared/schemas/fields.js';
 import { organization, type Role } from '../../shared/schemas/organizations.js';
 import { router } from '../trpc/init.js';
 import { memberProcedure, sessionProcedure } from '../trpc/procedures.js';
+import { invitationsRouter } from './invitations.js';
 import { membersRouter } from './members.js';
 
 export const getCurrentOrganization = memberProcedure
@@ -71,4 +72,5 @@ export const organizationsRouter = router({
   current: getCurrentOrganization,
   switch: switchOrganization,
   members: membersRouter,
+  invitations: invitationsRouter,
 });

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError } from '../../shared/errors.js';
+import type { User } from '../../generated/prisma/sqlite/client.js';
 import { timestamp } from '../../shared/schemas/fields.js';
 import { email, user } from '../../shared/schemas/organizations.js';
+import { clientAddress } from '../auth/client-address.js';
 import { createSession } from '../auth/credentials.js';
-import { hashPassword, verifyPassword } from '../auth/password.js';
+import { checkPassword } from '../auth/password-attempts.js';
 import type { Db } from '../db/client.js';
 import { router } from '../trpc/init.js';
 import { anonymousProcedure, sessionProcedure } from '../trpc/procedures.js';
@@ -18,23 +18,28 @@ export const getMe = sessionProcedure
     return { user: { id: found.id, email: found.email, name: found.name }, currentOrganizationId: ctx.session.currentOrganizationId };
   });
 
-/**
- * A password hash nobody knows, checked when the email is unknown, so that a wrong email takes
- * as long as a wrong password and sign-in does not reveal which emails have accounts.
- */
-let decoyHash: Promise<string> | undefined;
-const decoy = () => (decoyHash ??= hashPassword(randomBytes(16).toString('hex')));
+export const signedInAnswer = z.object({
+  sessionToken: z.string().meta({ description: 'Bearer token of the session (hubses_…)' }),
+  expiresAt: timestamp,
+  user,
+  currentOrganizationId: z.string().nullable(),
+});
 
-async function checkPassword(db: Db, address: string, password: string) {
-  const found = await db.user.findUnique({ where: { email: address } });
-  const ok = await verifyPassword(password, found?.passwordHash ?? (await decoy()));
-  if (!found?.passwordHash || !ok) throw new ApiError('invalid_credentials');
-  return found;
+/** Opens a session for `found`, in `organizationId`, as sign-in answers it. */
+export async function signedIn(db: Db, found: User, organizationId: string | null): Promise<z.infer<typeof signedInAnswer>> {
+  const { token, session } = await createSession(db, found.id, organizationId);
+  return {
+    sessionToken: token,
+    expiresAt: session.expiresAt.toISOString(),
+    user: { id: found.id, email: found.email, name: found.name },
+    currentOrganizationId: session.currentOrganizationId,
+  };
 }
 
 /**
  * Opens a dashboard session. Its current organization is the user's oldest membership; the
- * session lasts 30 days and ends early on sign-out.
+ * session lasts 30 days and ends early on sign-out. Wrong passwords are throttled per account and
+ * per client address (auth/password-attempts.ts).
  */
 export const signIn = anonymousProcedure
   .meta({
@@ -45,27 +50,18 @@ export const signIn = anonymousProcedure
       summary: 'Sign in with email and password',
       protect: false,
     },
-    errors: ['invalid_credentials'],
+    errors: ['invalid_credentials', 'rate_limited'],
   })
   .input(z.strictObject({ email, password: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters') }))
-  .output(
-    z.object({
-      sessionToken: z.string().meta({ description: 'Bearer token of the session (hubses_…)' }),
-      expiresAt: timestamp,
-      user,
-      currentOrganizationId: z.string().nullable(),
-    }),
-  )
+  .output(signedInAnswer)
   .mutation(async ({ ctx, input }) => {
-    const found = await checkPassword(ctx.db, input.email, input.password);
+    const found = await checkPassword(ctx.db, ctx.provider, {
+      email: input.email,
+      address: clientAddress(ctx.req, ctx.config.proxy.trustProxy),
+      password: input.password,
+    });
     const first = await ctx.db.membership.findFirst({ where: { userId: found.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-    const { token, session } = await createSession(ctx.db, found.id, first?.organizationId ?? null);
-    return {
-      sessionToken: token,
-      expiresAt: session.expiresAt.toISOString(),
-      user: { id: found.id, email: found.email, name: found.name },
-      currentOrganizationId: session.currentOrganizationId,
-    };
+    return signedIn(ctx.db, found, first?.organizationId ?? null);
   });
 
 /** Ends the calling session: its token is refused from now on. */

@@ -4,6 +4,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
 import type { ControlPlaneServices } from '../context.js';
+import { takeTurns } from '../db/take-turns.js';
 import { enqueueMail } from '../mail/outbox.js';
 
 /**
@@ -37,12 +38,8 @@ export async function requestAgentClaim(
   const expiresAt = new Date(Date.now() + CLAIM_LINK_LIFETIME_MS);
   await db.$transaction(async (tx) => {
     // Counting and inserting take turns per agent and per address, or requests sent at once all
-    // count the same room. SQLite runs one transaction at a time already; on PostgreSQL two
-    // advisory locks do it, always the agent's first.
-    if (services.provider === 'postgresql') {
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`claim-agent:${agent.id}`}))::text`;
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`claim-email:${input.email}`}))::text`;
-    }
+    // count the same room.
+    await takeTurns(tx, services.provider, `claim-agent:${agent.id}`, `claim-email:${input.email}`);
     const since = new Date(Date.now() - HOUR_MS);
     const byAgent = await tx.agentClaim.count({ where: { agentId: agent.id, createdAt: { gte: since } } });
     if (byAgent >= CLAIMS_PER_AGENT_PER_HOUR) {

@@ -31,6 +31,8 @@ const NAMES: Record<IdKind, string> = {
   registrationChallenge: 'registration challenge',
   agentClaim: 'agent claim',
   encryptionKey: 'encryption key',
+  invitation: 'invitation',
+  passwordAttempt: 'password attempt',
 };
 
 /**

@@ -37,3 +37,29 @@ export const member = z
     createdAt: timestamp,
   })
   .meta({ id: 'Member' });
+
+/** A pending invitation, as its organization's members see it (never its link). */
+export const invitation = z
+  .object({
+    id: idSchema('invitation'),
+    email: z.string(),
+    role: z.enum(ROLES),
+    name: z.string().nullable(),
+    invitedById: idSchema('user').nullable(),
+    expiresAt: timestamp,
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Invitation' });
+
+/** An invitation as the person holding its link sees it, to decide and to know which password to give. */
+export const invitationView = z
+  .object({
+    organizationName: z.string(),
+    email: z.string(),
+    role: z.enum(ROLES),
+    expiresAt: timestamp,
+    existingAccount: z.boolean().meta({
+      description: 'True: accept with the current password of this account. False: the password given becomes the new account’s.',
+    }),
+  })
+  .meta({ id: 'InvitationView' });

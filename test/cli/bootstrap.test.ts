@@ -80,7 +80,7 @@ t.test('hub bootstrap names its database, and a second organization needs --anot
   t.equal((db.prepare('SELECT COUNT(*) AS n FROM Organization').get() as { n: number }).n, 2, 'the refused run created nothing');
 });
 
-t.test('hub bootstrap never changes an existing user’s password', async (t) => {
+t.test('hub bootstrap reuses an existing user only with their own password, and never changes it', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
   const env = { HUB_DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
   const first = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--password', 'first password'], env);
@@ -88,12 +88,23 @@ t.test('hub bootstrap never changes an existing user’s password', async (t) =>
   const db = new Database(databaseUrl.replace(/^file:/, ''), { readonly: true });
   t.teardown(() => db.close());
   const hashBefore = (db.prepare('SELECT passwordHash FROM User').get() as { passwordHash: string }).passwordHash;
+  const organizations = () => (db.prepare('SELECT COUNT(*) AS n FROM Organization').get() as { n: number }).n;
 
-  const again = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--password', 'second password', '--another-org'], env);
-  t.equal(await exitWithin(again, 30_000), 1);
-  t.match(again.stderr(), /owner@example\.com already has an account, whose password bootstrap leaves alone; drop --password/);
-  t.equal((db.prepare('SELECT passwordHash FROM User').get() as { passwordHash: string }).passwordHash, hashBefore);
-  t.equal((db.prepare('SELECT COUNT(*) AS n FROM Organization').get() as { n: number }).n, 1);
+  for (const args of [['--password', 'second password'], []]) {
+    const refused = runHub(t, ['bootstrap', '--email', 'owner@example.com', ...args, '--another-org'], env);
+    t.equal(await exitWithin(refused, 30_000), 1, `refused with ${args.join(' ') || 'no password'}`);
+    t.match(
+      refused.stderr(),
+      /owner@example\.com already has an account: give its current password with --password \(bootstrap never changes it\)/,
+    );
+  }
+  t.equal(organizations(), 1, 'the refused runs created nothing');
+
+  const again = runHub(t, ['bootstrap', '--email', 'owner@example.com', '--password', 'first password', '--another-org', '--json'], env);
+  t.equal(await exitWithin(again, 30_000), 0, 'their own password: another organization for the same admin');
+  t.equal(JSON.parse(again.stdout()).userId, (db.prepare('SELECT id FROM User').get() as { id: string }).id);
+  t.equal((db.prepare('SELECT passwordHash FROM User').get() as { passwordHash: string }).passwordHash, hashBefore, 'unchanged');
+  t.equal(organizations(), 2);
 });
 
 t.test('hub --version prints the package version', async (t) => {

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { Agentify, type AgentifyOptions } from '../../control-plane/agentify/agentify.js';
 import { type BootstrapResult, bootstrap } from '../../control-plane/bootstrap.js';
 import type { ControlPlaneServices } from '../../control-plane/context.js';
-import type { Provider } from '../../control-plane/db/client.js';
+import { openDatabase, type Provider } from '../../control-plane/db/client.js';
 import { MailWorker } from '../../control-plane/mail/outbox.js';
 import { createMailTransport } from '../../control-plane/mail/transport.js';
 import { PageViewIntake } from '../../control-plane/page-views/ingest.js';
@@ -78,4 +78,17 @@ export async function startTestControlPlane(
         another: true,
       }),
   };
+}
+
+/**
+ * Another control-plane over the same database, as a second replica is: its own server and its
+ * own database connections (its workers are `cp`'s: only state kept in the database is shared).
+ */
+export async function startReplica(t: Tap, cp: TestControlPlane): Promise<{ url: string }> {
+  const opened = await openDatabase(cp.config.database, { poolSize: 5 });
+  t.teardown(() => opened.close());
+  const server = createControlPlaneServer({ ...cp, db: opened.db });
+  const port = await listen(server, 0, '127.0.0.1');
+  t.teardown(() => closeServer(server, 1_000));
+  return { url: `http://127.0.0.1:${port}` };
 }

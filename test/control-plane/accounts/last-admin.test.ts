@@ -2,7 +2,9 @@ import t from 'tap';
 import { bootstrap } from '../../../control-plane/bootstrap.js';
 import { openDatabase } from '../../../control-plane/db/client.js';
 import { startTestControlPlane } from '../../helpers/control-plane.js';
+import { addMember } from '../../helpers/invitations.js';
 import { managementClient } from '../../helpers/management.js';
+import { startTestSmtpServer } from '../../helpers/smtp-server.js';
 
 // Two admins removing (or demoting) each other at once must leave one: each change counts the
 // other admins, and on PostgreSQL a count does not wait for a delete that is not committed yet.
@@ -10,17 +12,12 @@ t.test(
   'two admins removing each other at once leave one admin',
   { skip: !process.env.HUB_TEST_PG_URL && 'HUB_TEST_PG_URL is not set' },
   async (t) => {
-    const cp = await startTestControlPlane(t, 'postgresql');
+    const smtp = await startTestSmtpServer(t);
+    const cp = await startTestControlPlane(t, 'postgresql', { HUB_SMTP_URL: smtp.url });
     const api = managementClient(cp.url);
     const password = 'correct horse battery';
     const first = await bootstrap(cp.db, { email: 'first@example.com', organizationName: 'Acme', password });
-    const added = await api.post('/v1/organizations/current/members', first.sessionToken, {
-      email: 'second@example.com',
-      role: 'admin',
-      password,
-    });
-    t.equal(added.status, 201);
-    const second = (await api.post('/v1/auth/sign-in', undefined, { email: 'second@example.com', password })).body.sessionToken as string;
+    const second = await addMember(api, smtp, first.sessionToken, { email: 'second@example.com', role: 'admin', password });
     const members = (await api.get('/v1/organizations/current/members', first.sessionToken)).body.members as {
       id: string;
       email: string;
@@ -81,7 +78,7 @@ t.test(
       }
       for (const email of ['first@example.com', 'second@example.com']) {
         if (!now.some((m) => m.email === email)) {
-          t.equal((await api.post('/v1/organizations/current/members', remaining, { email, role: 'admin' })).status, 201);
+          await addMember(api, smtp, remaining, { email, role: 'admin', password });
         }
       }
       members.splice(0, members.length, ...(await api.get('/v1/organizations/current/members', remaining)).body.members);

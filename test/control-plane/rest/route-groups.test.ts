@@ -359,6 +359,35 @@ const routes: RouteCase[] = [
     probe: ({ b }) => ({ path: `/v1/organizations/current/members/${b.membershipId}`, expect: notFound('membership_not_found') }),
   },
 
+  {
+    method: 'GET',
+    route: '/v1/organizations/current/invitations',
+    group: 'member',
+    probe: () => ({ path: '/v1/organizations/current/invitations', expect: { status: 200 } }),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/organizations/current/invitations/{invitationId}',
+    group: 'admin',
+    probe: () => ({ path: `/v1/organizations/current/invitations/inv_${'0'.repeat(24)}`, expect: notFound('invitation_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/invitations/{token}',
+    group: 'anonymous',
+    probe: () => ({ path: `/v1/invitations/hubinv_${'0'.repeat(40)}`, expect: notFound('invitation_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/invitations/{token}/accept',
+    group: 'anonymous',
+    probe: () => ({
+      path: `/v1/invitations/hubinv_${'0'.repeat(40)}/accept`,
+      body: { password: 'correct horse' },
+      expect: notFound('invitation_not_found'),
+    }),
+  },
+
   // Analytics
   {
     method: 'GET',
