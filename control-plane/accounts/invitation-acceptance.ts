@@ -86,7 +86,10 @@ export const acceptInvitation = anonymousProcedure
   .mutation(async ({ ctx, input }) => {
     const found = await openInvitation(ctx.db, input.token);
     const joiner = await accountFor(ctx, found, input);
-    const member = await withUniqueCodes({ Membership: 'duplicate_member' }, () =>
+    // Two invitations of one new address accepted at once: the first makes the account, the
+    // second meets it and is refused as a wrong password would be (its invitation stays open,
+    // to be accepted with the account's password).
+    const member = await withUniqueCodes({ Membership: 'duplicate_member', User: 'invalid_credentials' }, () =>
       ctx.db.$transaction(async (tx) => {
         // Conditional on the link being unused, so a double submit joins once.
         const used = await tx.invitation.deleteMany({ where: { id: found.id, tokenHash: found.tokenHash } });

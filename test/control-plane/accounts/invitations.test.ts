@@ -147,6 +147,27 @@ for (const provider of testProviders()) {
       t.equal((await signIn(home.email, 'a new password for them')).status, 401);
     });
 
+    t.test('two invitations of one new address accepted at once make one account, never a 500', async (t) => {
+      const first = await organization('First');
+      const second = await organization('Second');
+      const email = 'twice@example.com';
+      const links = [(await invite(first, email)).token, (await invite(second, email)).token];
+      const answers = await Promise.all(links.map((token) => accept(token, { password: PASSWORD })));
+      t.ok(
+        answers.every((a) => a.status === 200 || (a.status === 401 && a.body.error === 'invalid_credentials')),
+        `each joins, or meets the account the other made: ${answers.map((a) => a.status)}`,
+      );
+      t.ok(
+        answers.some((a) => a.status === 200),
+        'one joins',
+      );
+      t.equal(await cp.db.user.count({ where: { email } }), 1, 'one account');
+      for (const [i, answer] of answers.entries()) {
+        if (answer.status === 200) continue;
+        t.equal((await accept(links[i], { password: PASSWORD })).status, 200, 'the other link is still open, for the account’s password');
+      }
+    });
+
     t.test('wrong, expired, revoked and replaced links', async (t) => {
       const acme = await organization('Acme');
       const wrong = `hubinv_${'x'.repeat(40)}`;
