@@ -19,9 +19,18 @@ for (const provider of testProviders()) {
         api.call('POST', '/v1/sellers', { token: key, rawBody, headers: contentType ? { 'content-type': contentType } : {} });
       t.same((await send('{"name":', 'application/json')).body, { error: 'invalid_request', reason: 'The request body is not valid JSON' });
       t.match(await send('{"name":', 'application/json'), { status: 400 });
-      t.match(await send('[1,2]', 'application/json'), { status: 400, body: { error: 'invalid_request', reason: 'The request body must be a JSON object' } });
-      t.match(await send('"text"', 'application/json'), { status: 400, body: { error: 'invalid_request', reason: 'The request body must be a JSON object' } });
-      t.match(await send('null', 'application/json'), { status: 400, body: { error: 'invalid_request', reason: 'The request body must be a JSON object' } });
+      t.match(await send('[1,2]', 'application/json'), {
+        status: 400,
+        body: { error: 'invalid_request', reason: 'The request body must be a JSON object' },
+      });
+      t.match(await send('"text"', 'application/json'), {
+        status: 400,
+        body: { error: 'invalid_request', reason: 'The request body must be a JSON object' },
+      });
+      t.match(await send('null', 'application/json'), {
+        status: 400,
+        body: { error: 'invalid_request', reason: 'The request body must be a JSON object' },
+      });
       t.match(await send('name=x', 'application/x-www-form-urlencoded'), { status: 415, body: { error: 'unsupported_media_type' } });
       t.match(await send('{"name":"x"}'), { status: 415, body: { error: 'unsupported_media_type' } }, 'a body without a content type');
       t.match(await send(JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), 'application/json'), {
