@@ -110,6 +110,7 @@ const envSchema = z.object({
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
+  HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
 });
 
@@ -166,6 +167,11 @@ export type HubConfig = {
   delivery: { leaseMs: number };
   /** Page views one organization may report a minute; beyond it, 429. */
   pageViews: { perMinute: number };
+  /**
+   * `hub start`: a process that ran at least this long before it exited is restarted at once;
+   * one that exits sooner is in a crash loop and waits (cli/restart-policy.ts).
+   */
+  restart: { healthyAfterMs: number };
 };
 
 export class ConfigError extends Error {
@@ -234,5 +240,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
+    restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
   };
 }
