@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { onParentExit } from '../runtime/process.js';
+import { loadConfig } from '../shared/config.js';
+import { describeRestart, nextRestart, restartPolicy } from './restart-policy.js';
 import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that
- * crashes (with backoff), and forwards SIGTERM/SIGINT so both shut down gracefully; it does the
- * same when whatever started it (`npm start`) exits without passing the signal on.
+ * crashes (at once, or after a wait in a crash loop: restart-policy.ts), and forwards
+ * SIGTERM/SIGINT so both shut down gracefully; it does the same when whatever started it
+ * (`npm start`) exits without passing the signal on.
  * A process that exits by itself within its first seconds on its first run is a start-up error
  * (bad configuration, taken port): the supervisor then stops everything and exits 1.
  *
@@ -15,14 +18,13 @@ import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
  * that cannot start leaves hub running without a rail, as it would be without one.
  */
 const STARTUP_WINDOW_MS = 4_000;
-const MAX_BACKOFF_MS = 30_000;
-const HEALTHY_AFTER_MS = 60_000;
 
 type Role = 'control-plane' | 'proxy';
 
 const CHAIN_STARTUP_TIMEOUT_MS = 120_000;
 
 export function supervise(bin: string, roles: Role[], options: { devChainFile?: string } = {}): Promise<number> {
+  const policy = restartPolicy(loadConfig());
   return new Promise((resolve) => {
     const children = new Map<Role | 'chain', ChildProcess>();
     let stopping = false;
@@ -39,7 +41,7 @@ export function supervise(bin: string, roles: Role[], options: { devChainFile?: 
       finishIfDone();
     };
 
-    const launch = (role: Role, attempt: number, firstRun: boolean) => {
+    const launch = (role: Role, crashLoop: number, firstRun: boolean) => {
       const startedAt = Date.now();
       const child = spawn(process.execPath, [bin, 'start', role], {
         stdio: 'inherit',
@@ -56,12 +58,12 @@ export function supervise(bin: string, roles: Role[], options: { devChainFile?: 
           exitCode = 1;
           return stopAll('SIGTERM');
         }
-        const nextAttempt = ranFor > HEALTHY_AFTER_MS ? 0 : attempt + 1;
-        const delay = Math.min(MAX_BACKOFF_MS, 500 * 2 ** nextAttempt);
-        process.stderr.write(`hub: ${role} exited (${code ?? signal}); restarting in ${delay} ms\n`);
+        const restart = nextRestart(ranFor, crashLoop, policy);
+        process.stderr.write(`${describeRestart(role, { code, signal }, ranFor, restart, policy)}\n`);
+        if (restart.delayMs === 0) return launch(role, restart.crashLoop, false);
         setTimeout(() => {
-          if (!stopping) launch(role, nextAttempt, false);
-        }, delay).unref();
+          if (!stopping) launch(role, restart.crashLoop, false);
+        }, restart.delayMs).unref();
       });
     };
 

@@ -11,15 +11,16 @@ import { sellersRouter } from './catalog/sellers.js';
 import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
 import { accountWritesRouter } from './delivery/account-writes-api.js';
-import { internalRouter } from './internal/router.js';
 import { reportPageViewProcedure } from './page-views/report.js';
 import { accountsRouter } from './storefront/accounts-api.js';
 import { router } from './trpc/init.js';
 import { usageRouter } from './usage/router.js';
 
-/** Every procedure of the control-plane. Public ones also carry an OpenAPI route under /v1. */
+/**
+ * The management API: every procedure carries an OpenAPI route and is served under /v1 only.
+ * The proxy's API is another router (internal/router.ts), the only one served on /trpc.
+ */
 export const appRouter = router({
-  internal: internalRouter,
   auth: sessionRouter,
   organizations: organizationsRouter,
   apiKeys: apiKeysRouter,

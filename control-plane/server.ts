@@ -1,17 +1,13 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
-import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createHttpServer } from '../runtime/http-server.js';
-import { MAX_BODY_BYTES } from '../runtime/json-body.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
-import type { ControlPlaneServices, RequestContext } from './context.js';
+import type { ControlPlaneServices } from './context.js';
 import { databaseIsReachable } from './db/client.js';
-import { createDirectCalls } from './internal/direct-calls.js';
-import { MAX_INTERNAL_BODY_BYTES, presentsInternalToken } from './internal/internal-token.js';
+import { createInternalEndpoint } from './internal/trpc-endpoint.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
-import { appRouter } from './router.js';
 
 const TRPC_PREFIX = '/trpc/';
 const REST_PREFIX = '/v1/';
@@ -24,7 +20,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   const logFailure = ({ error, path: procedure }: { error: TRPCError; path: string | undefined }) => {
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
-  const direct = createDirectCalls(services, logFailure);
+  const handleInternal = createInternalEndpoint(services, logFailure);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -35,21 +31,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
       return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'database_unreachable' });
     }
     if (path.startsWith(TRPC_PREFIX)) {
-      const procedure = path.slice(TRPC_PREFIX.length);
-      if (direct.serves(req, procedure, (req.url ?? '').slice(path.length))) return direct.handle(req, res, procedure);
-      return nodeHTTPRequestHandler({
-        req,
-        res,
-        path: procedure,
-        router: appRouter,
-        createContext: (): RequestContext => ({ ...services, req, res }),
-        onError: logFailure,
-        // As on /v1, but for the proxy's batches of records. hub's clients send one call at a
-        // time; a batch of many would multiply a request's cost (a sign-in's scrypt) past what
-        // any per-request limit sees.
-        maxBodySize: presentsInternalToken(req, services.internalToken) ? MAX_INTERNAL_BODY_BYTES : MAX_BODY_BYTES,
-        maxBatchSize: 1,
-      });
+      return handleInternal(req, res, path.slice(TRPC_PREFIX.length), (req.url ?? '').slice(path.length));
     }
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.
     if (hot.serves(req.method, path)) return hot.handle(req, res, path);

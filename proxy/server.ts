@@ -16,9 +16,13 @@ import { handleRegistration } from './registration.js';
 import { assertServableTarget } from './request-target.js';
 import { handleStorefront, isStorefrontPath } from './storefront.js';
 
-const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/**
+ * The probes a load balancer sends. Metrics are not among them: they are the operator's and are
+ * served on a port of their own (proxy/metrics-server.ts), never on the pay URL's.
+ */
+const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz']);
 
-/** Hosts that can never be a pay host: the proxy's own operational endpoints answer there. */
+/** Hosts that can never be a pay host: the proxy's own probes answer there. */
 function isOperatorHost(host: string): boolean {
   if (host === 'localhost') return true;
   // An IP literal starts with a digit or '[', or holds a ':'; skip the IP parse for names.
@@ -33,10 +37,6 @@ export function createProxyServer(services: ProxyServices): Server {
 
   const operational = async (path: string, res: ServerResponse) => {
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-      return void res.end(metrics.render());
-    }
     const ready = await services.controlPlane.call('ping').then(
       (r) => r.ok && r.database,
       () => false,

@@ -15,10 +15,11 @@ const decimal = (error: string) =>
     .regex(/^\d{1,15}$/, error)
     .transform(Number);
 
-const port = (fallback: number) =>
-  decimal('must be a port number (1 to 65535, in decimal)')
-    .pipe(z.number().min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535'))
-    .default(fallback);
+const portNumber = decimal('must be a port number (1 to 65535, in decimal)').pipe(
+  z.number().min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535'),
+);
+
+const port = (fallback: number) => portNumber.default(fallback);
 
 const positiveInt = (fallback: number) =>
   decimal('must be a whole number in decimal').pipe(z.number().min(1, 'must be at least 1')).default(fallback);
@@ -82,6 +83,7 @@ const envSchema = z.object({
     .default('127.0.0.1'),
   HUB_CONTROL_PLANE_PORT: port(8400),
   HUB_PROXY_PORT: port(8402),
+  HUB_PROXY_METRICS_PORT: portNumber.optional(),
   HUB_CONTROL_PLANE_URL: z.url({ error: 'must be an http(s) URL' }).optional(),
   DATABASE_URL: z.string().default('file:./data/hub.db'),
   HUB_DATA_DIR: z.string().min(1).default('./data'),
@@ -108,6 +110,7 @@ const envSchema = z.object({
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
+  HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
 });
 
@@ -117,6 +120,8 @@ export type HubConfig = {
   controlPlane: { port: number; url: string };
   proxy: {
     port: number;
+    /** Where the proxy serves `GET /metrics`; unset, nowhere (never on the pay URL's port). */
+    metricsPort: number | undefined;
     /** Request bodies are buffered (the signature covers their hash) up to this size; larger is 413. */
     maxBodyBytes: number;
     /** Upstream timeouts: connecting, waiting for response headers, and between body chunks. */
@@ -162,6 +167,11 @@ export type HubConfig = {
   delivery: { leaseMs: number };
   /** Page views one organization may report a minute; beyond it, 429. */
   pageViews: { perMinute: number };
+  /**
+   * `hub start`: a process that ran at least this long before it exited is restarted at once;
+   * one that exits sooner is in a crash loop and waits (cli/restart-policy.ts).
+   */
+  restart: { healthyAfterMs: number };
 };
 
 export class ConfigError extends Error {
@@ -204,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     proxy: {
       port: e.HUB_PROXY_PORT,
+      metricsPort: e.HUB_PROXY_METRICS_PORT,
       maxBodyBytes: e.HUB_MAX_BODY_BYTES,
       maxEncryptedResponseBytes: e.HUB_MAX_ENCRYPTED_RESPONSE_BYTES,
       jweMode: e.HUB_JWE_MODE,
@@ -229,5 +240,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
+    restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
   };
 }

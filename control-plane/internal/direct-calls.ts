@@ -3,8 +3,8 @@ import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCErro
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
-import { appRouter } from '../router.js';
 import { presentsInternalToken } from './internal-token.js';
+import { internalApiRouter } from './router.js';
 
 /**
  * The proxy's calls on every paid request (the challenge, the claim, the settlement) and on every
@@ -16,7 +16,8 @@ import { presentsInternalToken } from './internal-token.js';
  * the procedure's own bookkeeping does.
  *
  * Only what the proxy sends takes this way: a POST batch of one of these procedures, JSON, with
- * the internal token. Anything else (another client's batch, a wrong token) is tRPC's to answer.
+ * the internal token. Anything else that reaches /trpc (with that token: trpc-endpoint.ts) is
+ * tRPC's to answer.
  */
 const DIRECT = new Set([
   'internal.issuePaymentChallenge',
@@ -54,7 +55,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
       let status = 200;
       try {
         const data = await callTRPCProcedure({
-          router: appRouter,
+          router: internalApiRouter,
           path: procedure,
           getRawInput: async () => (await readInputs())[0],
           ctx,
@@ -67,7 +68,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
         const error = getTRPCErrorFromUnknown(cause);
         onError({ error, path: procedure });
         const input = inputs ? await inputs.then((read) => read[0]).catch(() => undefined) : undefined;
-        const shape = getTRPCErrorShape({ config: appRouter._def._config, ctx, error, input, path: procedure, type: 'mutation' });
+        const shape = getTRPCErrorShape({ config: internalApiRouter._def._config, ctx, error, input, path: procedure, type: 'mutation' });
         status = shape.data.httpStatus;
         answer = { error: shape };
       }

@@ -54,9 +54,15 @@ function serve<Name extends ProcedureName>(name: Name) {
 }
 
 /** The API the proxy calls over tRPC. Every procedure needs the internal token. */
-export const internalRouter = router(
+const internalRouter = router(
   Object.fromEntries((Object.keys(contract) as ProcedureName[]).map((name) => [name, serve(name)])) as Record<
     ProcedureName,
     ReturnType<typeof serve>
   >,
 );
+
+/**
+ * What /trpc serves: the internal API, under the `internal.` prefix the proxy calls
+ * (`/trpc/internal.<procedure>`), and nothing of the management API.
+ */
+export const internalApiRouter = router({ internal: internalRouter });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 function alive(pid: number): boolean {
   try {
@@ -44,12 +44,30 @@ async function startBoth(t: Parameters<typeof tempDataDir>[0]) {
 }
 
 /** The pids of a supervisor's hub processes (its other children, such as tsx's esbuild service, excluded). */
-function childPids(pid: number): number[] {
+function childPids(pid: number, role: 'control-plane|proxy' | 'proxy' = 'control-plane|proxy'): number[] {
   const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((line) => / start (control-plane|proxy)$/.test(line.trim()))
+    .filter((line) => new RegExp(` start (${role})$`).test(line.trim()))
     .map((line) => Number(line.trim().split(/\s+/, 1)[0]));
+}
+
+/** Polls until `condition` holds or `timeoutMs` passes (bounded); whether it held. */
+async function eventually(condition: () => boolean, timeoutMs = 30_000): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if (condition()) return true;
+  }
+  return condition();
+}
+
+/** Kills the supervisor's proxy and waits until a new one answers; the line the supervisor logged for it. */
+async function crashProxy(hub: RunningHub, proxyPort: number): Promise<string | undefined> {
+  const [pid] = childPids(hub.child.pid!, 'proxy');
+  const logged = hub.stderr().length;
+  process.kill(pid!, 'SIGKILL');
+  const line = () => /^hub: proxy exited.*$/m.exec(hub.stderr().slice(logged))?.[0];
+  const back = await eventually(() => line() !== undefined && childPids(hub.child.pid!, 'proxy').some((p) => p !== pid));
+  return back && (await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200)) ? line() : undefined;
 }
 
 t.test('hub start brings up both processes on SQLite, restarts a crashed one, stops on SIGTERM', async (t) => {
@@ -76,6 +94,37 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
 
   hub.child.kill('SIGTERM');
   t.equal(await exitWithin(hub, 15_000), 0, 'SIGTERM stops everything with exit 0');
+});
+
+t.test('a process that ran a while is restarted at once; one that crashes soon after starting backs off', async (t) => {
+  const { env, proxyPort } = await hubEnv(t);
+  // Every run counts as a while here (one of 1 ms): each crash is restarted at once.
+  const atOnce = runHub(t, ['start'], { ...env, HUB_RESTART_HEALTHY_AFTER_MS: '1' });
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
+  for (let i = 0; i < 2; i++) {
+    t.match(
+      await crashProxy(atOnce, proxyPort),
+      /^hub: proxy exited \(signal SIGKILL\) after \d+\.\d s; it had run 0\.001 s or more: restarting at once$/,
+      `crash ${i + 1}: no wait`,
+    );
+  }
+  atOnce.child.kill('SIGTERM');
+  t.equal(await exitWithin(atOnce, 15_000), 0);
+
+  // No run is a while here: each crash is one more of a crash loop, and the wait doubles.
+  const looping = runHub(t, ['start'], { ...env, HUB_RESTART_HEALTHY_AFTER_MS: '600000' });
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
+  for (const [i, wait] of [500, 1_000, 2_000].entries()) {
+    t.match(
+      await crashProxy(looping, proxyPort),
+      new RegExp(
+        `^hub: proxy exited \\(signal SIGKILL\\) after \\d+\\.\\d s; exit ${i + 1} in a row within 600 s of starting: restarting in ${wait} ms$`,
+      ),
+      `crash ${i + 1}: ${wait} ms`,
+    );
+  }
+  looping.child.kill('SIGTERM');
+  t.equal(await exitWithin(looping, 15_000), 0);
 });
 
 t.test('in development, hub start takes payments on a local chain it runs itself, and stops it', async (t) => {
