@@ -74,7 +74,15 @@ async function startHub(t: Test, provider: 'sqlite' | 'postgresql') {
       port: cpPort,
       host: `127.0.0.1:${cpPort}`,
       headers: `Authorization: Bearer ${boot.apiKey}\r\n`,
-      paths: ['/v1/sellers', '/v1/auth/sign-in', '/v1/usage', '/v1/usage/check', '/v1/page-views', '/v1/api-keys'],
+      paths: [
+        '/v1/sellers',
+        '/v1/auth/sign-in',
+        '/v1/usage',
+        '/v1/usage/check',
+        '/v1/page-views',
+        '/v1/api-keys',
+        '/trpc/internal.agentChallenge',
+      ],
     },
   ];
   return { controlPlane, proxy, listeners, upstream };
