@@ -1,0 +1,173 @@
+import t from 'tap';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { openDatabase } from '../../../control-plane/db/client.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { seedPricedService } from '../../helpers/catalog-seed.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { managementClient } from '../../helpers/management.js';
+import { startTestSmtpServer } from '../../helpers/smtp-server.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
+
+// A human confirming the claim of an agent while that agent opens a free trial. Whichever commits
+// first, the new account is the human's and the trial counts as hers: her other agents cannot
+// take it again. On PostgreSQL another connection holds a row each side needs, so both get as far
+// as they can; released together, they race for real. SQLite runs one transaction at a time, and
+// the two go at once.
+
+type Json = Record<string, any>;
+
+for (const provider of testProviders()) {
+  t.test(`a claim and a purchase at once on ${provider}`, async (t) => {
+    const smtp = await startTestSmtpServer(t);
+    const hub = await startTestHub(t, provider, { HUB_SMTP_URL: smtp.url });
+    const seller = await sellerBehind(hub, await startTestUpstream(t));
+    const { db } = hub.cp;
+    const { serviceId, meterId } = await seedPricedService(db, {
+      organizationId: hub.organizationId,
+      sellerId: seller.id,
+      priceMicros: 10_000n,
+    });
+    await setStatefulFlags(db, seller.id, { sales: true });
+    const api = managementClient(hub.cp.url);
+    const trial = async (slug: string) => {
+      const created = await api.post('/v1/plans', hub.apiKey, {
+        serviceId,
+        name: slug,
+        slug,
+        kind: 'free_trial',
+        billingMode: 'subscription_usage',
+        interval: 'month',
+        verifiedEmailPolicy: 'off',
+      });
+      t.equal(created.status, 201);
+      t.equal(
+        (await api.post('/v1/plan-meter-prices', hub.apiKey, { planId: created.body.plan.id, meterId, priceUsd: '0.00', includedUnits: 1 }))
+          .status,
+        201,
+      );
+      return created.body.plan.id as string;
+    };
+    const post = (path: string, token?: string, body?: unknown) =>
+      hub.pay('acme', path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    /** The agent asks to be claimed by the human: the confirmation link mailed to her. */
+    const confirmLink = async (token: string) => {
+      const since = smtp.received.length;
+      t.equal((await post('/agents/claim', token, { email: 'human@example.com' })).status, 202);
+      return /http:\/\/acme\.pay\.localhost(\/agents\/claim\/confirm\/\S+)/.exec((await smtp.nextMail(since)).text ?? '')![1]!;
+    };
+    const open = async (token: string, planId: string) => {
+      const res = await post('/extend', token, { planId });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+
+    // An agent the human claimed before: it shares whatever becomes hers.
+    const hers = await registerAgent(hub, 'acme');
+    t.equal((await post(await confirmLink(hers.token))).status, 200);
+    const humanId = (await db.agent.findUniqueOrThrow({ where: { id: hers.agentId } })).buyerId;
+
+    const watcher = provider === 'postgresql' ? await openDatabase(hub.cp.config.database, { poolSize: 1 }) : undefined;
+    t.teardown(() => watcher?.close());
+    /** Whether a statement on `table` waits for a lock. */
+    const waitsOn = async (table: string) => {
+      const [row] = await watcher!.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${table}%`}`;
+      return row!.n > 0;
+    };
+    const until = async (condition: () => Promise<boolean> | boolean, what: string) => {
+      for (let tries = 0; !(await condition()); tries++) {
+        if (tries > 500) throw new Error(`${what} never happened`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    /** A request, and whether it has been answered yet. */
+    const started = (request: Promise<Response>) => {
+      const state = { answered: false, response: request.finally(() => (state.answered = true)) };
+      return state;
+    };
+    /**
+     * Runs `first` held on `row` (on PostgreSQL, another connection holds it for update until
+     * both are in), then `second`, which either finishes or waits for `first`; then both go.
+     */
+    const race = async (
+      row: { table: string; id: string },
+      waitingStatement: string,
+      first: () => Promise<Response>,
+      second: () => Promise<Response>,
+    ) => {
+      if (!watcher) return Promise.all([first(), second()]);
+      const holder = await openDatabase(hub.cp.config.database, { poolSize: 1 });
+      t.teardown(() => holder.close());
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const holds = holder.db.$transaction(
+        async (tx) => {
+          await tx.$queryRawUnsafe(`SELECT "id" FROM "${row.table}" WHERE "id" = $1 FOR UPDATE`, row.id);
+          holding();
+          await released;
+        },
+        { timeout: 20_000 },
+      );
+      await held;
+      const one = started(first());
+      await until(() => waitsOn(waitingStatement), `${waitingStatement} waiting`);
+      const two = started(second());
+      await until(async () => two.answered || (await waitsOn('"Agent"')), 'the second answered or waiting for the first');
+      release();
+      await holds;
+      return Promise.all([one.response, two.response]);
+    };
+
+    await t.test('the purchase first: it has read the agent’s owner when the claim comes', async (t) => {
+      const planId = await trial('trial-purchase-first');
+      const agent = await registerAgent(hub, 'acme');
+      const link = await confirmLink(agent.token);
+      // The seller's row is held: the purchase's new account waits on it, its owner read already.
+      const [opened, confirmed] = await race(
+        { table: 'Seller', id: seller.id },
+        'INSERT INTO "public"."Access"',
+        () => post('/extend', agent.token, { planId }),
+        () => post(link),
+      );
+      t.equal(opened!.status, 201);
+      t.equal(confirmed!.status, 200);
+      const { account } = (await opened!.json()) as Json;
+      t.equal((await db.access.findUniqueOrThrow({ where: { id: account.accessId } })).buyerId, humanId, 'the account is the human’s');
+      t.match(await open(hers.token, planId), { status: 409, body: { error: 'trial_already_claimed' } }, 'and so is the trial');
+    });
+
+    await t.test('the claim first: it is adopting the agent’s accounts when the purchase comes', async (t) => {
+      const [earlier, planId] = [await trial('trial-earlier'), await trial('trial-claim-first')];
+      const agent = await registerAgent(hub, 'acme');
+      const before = await open(agent.token, earlier);
+      t.equal(before.status, 201);
+      const link = await confirmLink(agent.token);
+      // The agent's earlier account is held: the claim waits on it, the agent's row written already.
+      const [confirmed, opened] = await race(
+        { table: 'Access', id: before.body.account.accessId },
+        'UPDATE "public"."Access"',
+        () => post(link),
+        () => post('/extend', agent.token, { planId }),
+      );
+      t.equal(confirmed!.status, 200);
+      t.equal(opened!.status, 201);
+      const { account } = (await opened!.json()) as Json;
+      t.equal(account.buyerId, humanId, 'the account is the human’s');
+      t.match(await open(hers.token, planId), { status: 409, body: { error: 'trial_already_claimed' } }, 'and so is the trial');
+      const held = (
+        (await (await hub.pay('acme', '/purchases/receipt', { headers: { authorization: `Bearer ${hers.token}` } })).json()) as Json
+      ).purchases as Json[];
+      t.ok(
+        held.some((p) => p.accessId === account.accessId),
+        'her other agent holds it too',
+      );
+    });
+  });
+}
