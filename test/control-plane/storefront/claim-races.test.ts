@@ -1,11 +1,11 @@
 import t from 'tap';
 import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
-import { openDatabase } from '../../../control-plane/db/client.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { seedPricedService } from '../../helpers/catalog-seed.js';
 import { testProviders } from '../../helpers/database.js';
 import { startTestHub } from '../../helpers/hub.js';
 import { managementClient } from '../../helpers/management.js';
+import { rowLocks, underWay, until } from '../../helpers/row-locks.js';
 import { startTestSmtpServer } from '../../helpers/smtp-server.js';
 import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
@@ -70,29 +70,10 @@ for (const provider of testProviders()) {
     t.equal((await post(await confirmLink(hers.token))).status, 200);
     const humanId = (await db.agent.findUniqueOrThrow({ where: { id: hers.agentId } })).buyerId;
 
-    const watcher = provider === 'postgresql' ? await openDatabase(hub.cp.config.database, { poolSize: 1 }) : undefined;
-    t.teardown(() => watcher?.close());
-    /** Whether a statement on `table` waits for a lock. */
-    const waitsOn = async (table: string) => {
-      const [row] = await watcher!.db.$queryRaw<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${table}%`}`;
-      return row!.n > 0;
-    };
-    const until = async (condition: () => Promise<boolean> | boolean, what: string) => {
-      for (let tries = 0; !(await condition()); tries++) {
-        if (tries > 500) throw new Error(`${what} never happened`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    };
-    /** A request, and whether it has been answered yet. */
-    const started = (request: Promise<Response>) => {
-      const state = { answered: false, response: request.finally(() => (state.answered = true)) };
-      return state;
-    };
+    const locks = provider === 'postgresql' ? await rowLocks(t, hub.cp.config.database) : undefined;
     /**
-     * Runs `first` held on `row` (on PostgreSQL, another connection holds it for update until
-     * both are in), then `second`, which either finishes or waits for `first`; then both go.
+     * Runs `first` held on `row` (on PostgreSQL, another connection holds it until both are in),
+     * then `second`, which either finishes or waits for `first`; then both go.
      */
     const race = async (
       row: { table: string; id: string },
@@ -100,28 +81,13 @@ for (const provider of testProviders()) {
       first: () => Promise<Response>,
       second: () => Promise<Response>,
     ) => {
-      if (!watcher) return Promise.all([first(), second()]);
-      const holder = await openDatabase(hub.cp.config.database, { poolSize: 1 });
-      t.teardown(() => holder.close());
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let holding!: () => void;
-      const held = new Promise<void>((resolve) => (holding = resolve));
-      const holds = holder.db.$transaction(
-        async (tx) => {
-          await tx.$queryRawUnsafe(`SELECT "id" FROM "${row.table}" WHERE "id" = $1 FOR UPDATE`, row.id);
-          holding();
-          await released;
-        },
-        { timeout: 20_000 },
-      );
-      await held;
-      const one = started(first());
-      await until(() => waitsOn(waitingStatement), `${waitingStatement} waiting`);
-      const two = started(second());
-      await until(async () => two.answered || (await waitsOn('"Agent"')), 'the second answered or waiting for the first');
-      release();
-      await holds;
+      if (!locks) return Promise.all([first(), second()]);
+      const release = await locks.hold(row.table, 'id', row.id);
+      const one = underWay(first());
+      await until(async () => (await locks.waiting(waitingStatement)) > 0, `${waitingStatement} waiting`);
+      const two = underWay(second());
+      await until(async () => two.answered || (await locks.waiting('"Agent"')) > 0, 'the second answered or waiting for the first');
+      await release();
       return Promise.all([one.response, two.response]);
     };
 
