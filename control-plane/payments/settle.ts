@@ -16,7 +16,7 @@ import { SAYS_NOTHING_OF_EARLIER, toSettleResponse } from '../facilitator/result
 import { suspendUnpaid } from '../storefront/account-changes.js';
 import { readAttempt } from './attempt-rows.js';
 import { creditRemainder, returnCredit } from './credit.js';
-import { type PaymentSeller, paymentSeller } from './payment-seller.js';
+import { type CatalogPrice, type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { payPerCallCost } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
@@ -27,7 +27,8 @@ type Challenged = { meterSlug: string; quantity: number };
  * Finishes a paid request once the seller answered. Nothing is charged unless the seller
  * delivered a 2xx (the authorization then lapses). After a 2xx, each meter settles at
  * min(reported, authorized): usage reported for the request (from `hub-usage` or a usage report)
- * and, when none was reported, the challenged usage. `exact` to the seller moves the whole
+ * by the time settlement starts (a report after that is refused: usage/resolve.ts) and, when none
+ * was reported, the challenged usage. `exact` to the seller moves the whole
  * authorization, so a smaller charge leaves a remainder credited to the payer; through the escrow
  * (a ceiling-priced call) the remainder goes back to the payer in the same transaction. A charge
  * of zero submits nothing and lets the authorization expire. A settlement whose outcome is
@@ -54,20 +55,27 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   }
 
   const seller = await paymentSeller(db, attempt.sellerId);
-  const { charged, adjusted } = await settledCharge(db, attempt, async () => seller);
+  const prices = await planPrices(attempt, async () => seller);
   const authorized = attempt.amountMicros;
-
-  if (charged === 0n) {
-    await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = 0, "remainderHandling" = 'escrow_expired',
-      "settledAt" = ${new Date()} WHERE "id" = ${attempt.id}`);
-    return { kind: 'billed', adjusted, billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null), receipt: null };
-  }
-
   // `exact` to the seller moves the whole authorization: what was not charged is the payer's credit.
   // Through the escrow, it goes back to the payer's wallet.
   const remainderHandling = attempt.payoutTo ? 'escrow_returned' : 'credited';
-  await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settling', "chargedMicros" = ${charged},
-    "remainderHandling" = ${remainderHandling} WHERE "id" = ${attempt.id}`);
+  const { charged, adjusted } = await sql.transaction(async (tx) => {
+    await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settling' WHERE "id" = ${attempt.id}`);
+    const charge = await settledCharge(tx, attempt, prices);
+    await tx.run(
+      charge.charged === 0n
+        ? Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = 0, "remainderHandling" = 'escrow_expired',
+          "settledAt" = ${new Date()} WHERE "id" = ${attempt.id}`
+        : Prisma.sql`UPDATE "PaymentAttempt" SET "chargedMicros" = ${charge.charged}, "remainderHandling" = ${remainderHandling}
+          WHERE "id" = ${attempt.id}`,
+    );
+    return charge;
+  });
+  if (charged === 0n) {
+    return { kind: 'billed', adjusted, billing: billingSummary('settled', authorized, 0n, 'escrow_expired', null), receipt: null };
+  }
+
   const settling = { ...attempt, chargedMicros: charged };
   const stillSettling: SettleOutcome = {
     kind: 'billed',
@@ -149,13 +157,16 @@ async function settleFromCredit(db: Db, attempt: PaymentAttempt, delivered: bool
     });
     return { kind: 'released' };
   }
-  const { charged, adjusted } = await settledCharge(db, attempt, () => paymentSeller(db, attempt.sellerId));
-  await sql.transaction(async (tx) => {
-    const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "chargedMicros" = ${charged},
-      "remainderHandling" = 'credited', "settledAt" = ${new Date()} WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
-    if (marked !== 1) return;
-    await returnCredit(tx, attempt, attempt.amountMicros - charged);
-    if (charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charged });
+  const prices = await planPrices(attempt, () => paymentSeller(db, attempt.sellerId));
+  const { charged, adjusted } = await sql.transaction(async (tx) => {
+    const marked = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'settled', "remainderHandling" = 'credited',
+      "settledAt" = ${new Date()} WHERE "id" = ${attempt.id} AND "status" = 'in_flight'`);
+    const charge = await settledCharge(tx, attempt, prices);
+    if (marked !== 1) return charge;
+    await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "chargedMicros" = ${charge.charged} WHERE "id" = ${attempt.id}`);
+    await returnCredit(tx, attempt, attempt.amountMicros - charge.charged);
+    if (charge.charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charge.charged });
+    return charge;
   });
   const billing = billingSummary('settled', attempt.amountMicros, charged, 'credited', null);
   return { kind: 'billed', adjusted, billing: { ...billing, paidFrom: 'credit' }, receipt: null };
@@ -333,24 +344,33 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
 }
 
 /**
- * What the request costs at min(reported, authorized) per meter, and where the two differ.
- * `seller` is asked for only when reported usage must be priced.
+ * The prices of the plan the request was challenged under, read before settlement's transaction
+ * (the catalog is read outside it, and SQLite's one connection is that transaction's meanwhile).
+ */
+async function planPrices(attempt: Pick<PaymentAttempt, 'planId'>, seller: () => Promise<PaymentSeller | null>): Promise<CatalogPrice[]> {
+  if (!attempt.planId) return [];
+  const catalog = await (await seller())?.catalog();
+  return catalog?.plans.get(attempt.planId)?.prices ?? [];
+}
+
+/**
+ * What the request costs at min(reported, authorized) per meter, and where the two differ. Read in
+ * the transaction that has just moved the attempt out of `in_flight`: usage reports take turns
+ * with it on the attempt's row (usage/draw.ts › refuseClosedPayments), so every report this
+ * charge leaves out is refused, none recorded and never billed.
  */
 async function settledCharge(
-  db: Db,
-  attempt: Pick<PaymentAttempt, 'requestId' | 'planId' | 'usageJson' | 'amountMicros'>,
-  seller: () => Promise<PaymentSeller | null>,
+  tx: Sql,
+  attempt: Pick<PaymentAttempt, 'requestId' | 'usageJson' | 'amountMicros'>,
+  prices: CatalogPrice[],
 ): Promise<{ charged: bigint; adjusted: Adjustment[] }> {
   const authorized = attempt.amountMicros;
   const items = (
-    await sqlOf(db).all<{ meterId: string; quantity: unknown }>(Prisma.sql`SELECT i."meterId", i."quantity" FROM "UsageEventItem" i
+    await tx.all<{ meterId: string; quantity: unknown }>(Prisma.sql`SELECT i."meterId", i."quantity" FROM "UsageEventItem" i
       JOIN "UsageEvent" e ON e."id" = i."usageEventId" WHERE e."requestId" = ${attempt.requestId}`)
   ).map((item) => ({ meterId: item.meterId, quantity: bigintOf(item.quantity) }));
   if (items.length === 0) return { charged: authorized, adjusted: [] };
 
-  const catalog = attempt.planId ? await (await seller())?.catalog() : undefined;
-  const plan = attempt.planId ? catalog?.plans.get(attempt.planId) : undefined;
-  const prices = plan?.prices ?? [];
   const byMeterId = new Map(prices.map((p) => [p.meterId, p]));
   const reported = new Map<string, bigint>();
   for (const item of items) {

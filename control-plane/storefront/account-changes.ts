@@ -2,7 +2,7 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
 import { type AccountSnapshot, serializeSnapshot } from './account-write.js';
 import { periodEnd, renewedPeriod } from './billing-period.js';
-import { verifiedEmail } from './holders.js';
+import { agentOwnerForPurchase, verifiedEmail } from './holders.js';
 import type { PurchasePlan, PurchaseTerms } from './purchase-terms.js';
 
 /**
@@ -34,10 +34,8 @@ async function openAccount(
 ): Promise<void> {
   const { plan } = input.terms;
   const credit = grantedCredit(plan, input.terms.creditMicros);
-  const [seller, agent] = await Promise.all([
-    tx.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } }),
-    tx.agent.findUniqueOrThrow({ where: { id: input.agentId }, select: { buyerId: true } }),
-  ]);
+  const agent = await agentOwnerForPurchase(tx, input.agentId);
+  const seller = await tx.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } });
   await tx.access.create({
     data: {
       id: input.accessId,
@@ -112,7 +110,9 @@ export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promis
 /**
  * A human has claimed the agent: what it bought while unowned becomes the human's (a new account
  * write then carries the buyer and the verified email), and the free plans it took count as taken
- * by the human, so the human's other agents do not take them again.
+ * by the human, so the human's other agents do not take them again. The claim has written the
+ * agent's row first, which a purchase opening an account takes turns on (holders.ts ›
+ * agentOwnerForPurchase): one in progress is adopted here, a later one reads the new owner.
  */
 export async function adoptAccounts(tx: Tx, agentId: string, buyerId: string): Promise<void> {
   const unowned = await tx.access.findMany({ where: { agentId, buyerId: null }, select: { id: true } });

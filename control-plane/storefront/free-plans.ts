@@ -1,7 +1,7 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
-import type { Db } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { agentOwnerForPurchase } from './holders.js';
 import type { PurchaseTerms } from './purchase-terms.js';
 
 type Tx = Prisma.TransactionClient;
@@ -16,13 +16,11 @@ type Tx = Prisma.TransactionClient;
  *
  * The taker is the human (buyer) behind the agent, or the agent itself while unclaimed: each
  * takes a given free plan once. An agent that took a trial unclaimed has used it for the human who
- * later claims it, whose other agents are then refused.
+ * later claims it, whose other agents are then refused. Read inside the opening transaction, in
+ * turn with a claim of the agent (holders.ts › agentOwnerForPurchase).
  */
-export async function freeTaker(db: Db, agentId: string, terms: PurchaseTerms): Promise<string> {
-  const agent = await db.agent.findUniqueOrThrow({
-    where: { id: agentId },
-    select: { buyerId: true, claimedAt: true, buyer: { select: { emailVerifiedAt: true } } },
-  });
+export async function freeTaker(tx: Tx, agentId: string, terms: PurchaseTerms): Promise<string> {
+  const agent = await agentOwnerForPurchase(tx, agentId);
   const policy = terms.plan.kind === 'free_trial' ? terms.plan.verifiedEmailPolicy : 'required';
   const verified = agent.buyerId !== null && agent.claimedAt !== null && agent.buyer?.emailVerifiedAt != null;
   if (policy === 'required' && !verified) {

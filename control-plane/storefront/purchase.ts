@@ -60,10 +60,10 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
 }
 
 async function openFree(db: Db, input: StartPurchase, terms: PurchaseTerms): Promise<PurchaseOutcome> {
-  const takerId = await freeTaker(db, input.agentId, terms);
   const accessId = terms.accessId ?? newId('access');
   const now = new Date();
   await db.$transaction(async (tx) => {
+    const takerId = await freeTaker(tx, input.agentId, terms);
     if (terms.kind === 'purchase') await takeFreePlan(tx, terms, takerId, accessId);
     await applyPurchase(tx, { accessId, sellerId: input.sellerId, agentId: input.agentId, terms, now });
   }, TRANSACTION_LIMITS);

@@ -1,9 +1,10 @@
 import { USAGE_DENIALS, type UsageDenial } from '../../shared/usage.js';
 
-export type Denied = { ok: false; reason: UsageDenial };
+/** `detail`: what a refused report tells the seller beside the code, where the code alone would puzzle. */
+export type Denied = { ok: false; reason: UsageDenial; detail?: string };
 
-export function denied(reason: UsageDenial): Denied {
-  return { ok: false, reason };
+export function denied(reason: UsageDenial, detail?: string): Denied {
+  return detail === undefined ? { ok: false, reason } : { ok: false, reason, detail };
 }
 
 /**

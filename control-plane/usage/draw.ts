@@ -7,6 +7,7 @@ import { accessState, type Draw, type DrawItem } from './allowance.js';
 import { groupCommit } from './group-commit.js';
 import { accessPeriodStart } from './periods.js';
 import { affordable, type Bill, bill } from './pricing.js';
+import { LIVE_PAYMENT_STATUSES } from './resolve.js';
 
 /**
  * Commits one draw and its usage event in a single transaction: all of it or none of it, and a
@@ -41,6 +42,11 @@ export class DrawNoLongerFits extends Error {
   override name = 'DrawNoLongerFits';
 }
 
+/** The request's payment started settling after the report was resolved: nothing was recorded. */
+export class PaymentClosed extends Error {
+  override name = 'PaymentClosed';
+}
+
 type Tx = Prisma.TransactionClient;
 type PricedItems = Bill<DrawItem>['items'];
 
@@ -56,10 +62,16 @@ export async function commitDraw(db: Db, draw: Draw, event: UsageEventInput, now
 async function commitBatch(db: Db, draw: Draw, priced: Bill<DrawItem>, event: UsageEventInput, now: Date) {
   const id = newId('usageEvent');
   const debit = draw.kind === 'access' && priced.costMicros > 0n ? { accessId: draw.access.id, micros: priced.costMicros } : undefined;
+  const payment = draw.kind === 'payment' ? draw.paymentAttemptId : undefined;
   try {
-    await groupCommit(db, batchStatements).commit({ event: eventRow(id, draw, priced, event, now), items: itemRows(id, priced), debit });
+    await groupCommit(db, batchStatements).commit({
+      event: eventRow(id, draw, priced, event, now),
+      items: itemRows(id, priced),
+      debit,
+      payment,
+    });
   } catch (err) {
-    if (violatedConstraint(err) === 'not_null') throw new DrawNoLongerFits();
+    if (violatedConstraint(err) === 'not_null') throw payment ? new PaymentClosed() : new DrawNoLongerFits();
     throw err;
   }
   return { id, costMicros: priced.costMicros };
@@ -89,7 +101,13 @@ type EventRow = UsageEventInput & {
   createdAt: Date;
 };
 type ItemRow = { id: string; usageEventId: string; meterId: string; quantity: bigint; includedUnits: bigint; costMicros: bigint };
-type BatchWrite = { event: EventRow; items: ItemRow[]; debit: { accessId: string; micros: bigint } | undefined };
+type BatchWrite = {
+  event: EventRow;
+  items: ItemRow[];
+  debit: { accessId: string; micros: bigint } | undefined;
+  /** The payment attempt a paid request's usage is recorded against. */
+  payment: string | undefined;
+};
 
 function eventRow(id: string, draw: Draw, priced: Bill<DrawItem>, event: UsageEventInput, now: Date): EventRow {
   return {
@@ -114,15 +132,17 @@ function itemRows(usageEventId: string, priced: Bill<DrawItem>): ItemRow[] {
 }
 
 /**
- * A group of batch writes as at most three statements: the debits (summed per access, so the
- * guard holds for the group as a whole), the events and the items.
+ * A group of batch writes as at most four statements: the debits (summed per access, so the
+ * guard holds for the group as a whole), the payments' guard, the events and the items.
  */
 function batchStatements(db: Db, writes: readonly BatchWrite[]) {
   const debits = new Map<string, bigint>();
   for (const { debit } of writes) if (debit) debits.set(debit.accessId, (debits.get(debit.accessId) ?? 0n) + debit.micros);
+  const payments = [...new Set(writes.flatMap((write) => (write.payment ? [write.payment] : [])))];
   const items = writes.flatMap((write) => write.items);
   return [
     ...(debits.size ? [debitAccesses(db, debits, writes[0]!.event.createdAt)] : []),
+    ...(payments.length ? [refuseClosedPayments(db, payments)] : []),
     insertEvents(
       db,
       writes.map((write) => write.event),
@@ -143,6 +163,19 @@ function debitAccesses(db: Pick<Db, '$executeRaw'>, debits: Map<string, bigint>,
   return db.$executeRaw`
     UPDATE "Access" SET "balanceMicros" = CASE "id" ${Prisma.join(cases, ' ')} END, "updatedAt" = ${now}
     WHERE "id" IN (${Prisma.join([...debits.keys()])})`;
+}
+
+/**
+ * Refuses usage for a payment that has started settling since the report was resolved: its status
+ * becomes NULL, which the column refuses (aborting the transaction), unless it still takes reports.
+ * The write also takes the attempt's row, which settlement writes before it reads the usage
+ * (payments/settle.ts): a report commits before the charge is priced, or finds it settling.
+ */
+function refuseClosedPayments(db: Pick<Db, '$executeRaw'>, attemptIds: string[]) {
+  const open = Prisma.join(LIVE_PAYMENT_STATUSES.report);
+  return db.$executeRaw`
+    UPDATE "PaymentAttempt" SET "status" = CASE WHEN "status" IN (${open}) THEN "status" ELSE NULL END
+    WHERE "id" IN (${Prisma.join(attemptIds)})`;
 }
 
 function insertEvents(db: Pick<Db, '$executeRaw'>, rows: readonly EventRow[]) {

@@ -2,11 +2,11 @@ import { ApiError } from '../../shared/errors.js';
 import type { Db } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
 import { allowance } from './allowance.js';
-import { commitDraw, DrawNoLongerFits } from './draw.js';
+import { commitDraw, DrawNoLongerFits, PaymentClosed } from './draw.js';
 import { type RecordedUsage, replay, reportDigest } from './idempotency.js';
 import { mergeItems } from './pricing.js';
 import { usageReader } from './readers/choose-reader.js';
-import { resolveRequest } from './resolve.js';
+import { PAYMENT_CLOSED, resolveRequest } from './resolve.js';
 
 /**
  * Records a usage report: the one path for `POST /v1/usage` and for usage the proxy captured
@@ -33,7 +33,7 @@ export async function recordUsage(db: Db, report: UsageReport, now = new Date())
   if (earlier) return earlier;
 
   const resolved = await resolveRequest(reader, organizationId, requestId, serviceSlug, 'report');
-  if (!resolved.ok) throw new ApiError(resolved.reason);
+  if (!resolved.ok) throw new ApiError(resolved.reason, resolved.detail);
   const allowed = await allowance(reader, resolved, usage, 'report', now);
   if (!allowed.ok) throw new ApiError(allowed.reason);
 
@@ -44,6 +44,7 @@ export async function recordUsage(db: Db, report: UsageReport, now = new Date())
       return { id, duplicate: false, costMicros };
     } catch (err) {
       if (err instanceof DrawNoLongerFits) continue;
+      if (err instanceof PaymentClosed) throw new ApiError('access_not_found', PAYMENT_CLOSED);
       // The same key recorded meanwhile by a concurrent duplicate: answer as a replay.
       if (violatedConstraint(err) === 'unique') {
         const recorded = await replay(reader, organizationId, idempotencyKey, bodyDigest);

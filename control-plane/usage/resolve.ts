@@ -21,12 +21,19 @@ export type Purpose = 'check' | 'report';
 
 /**
  * A payment stands behind its request while the paid retry is forwarded (`in_flight`); reports
- * are also taken once the response is delivered and while it settles, since settlement reads them.
+ * are also taken once an identity-only payment is `delivered`. Not once settlement has started:
+ * the charge is priced from the usage reported by then, so a later report would be recorded and
+ * never billed. It is refused instead, here and, for one that raced the start of settlement, where
+ * it is written (draw.ts › refuseClosedPayments).
  */
-const LIVE_PAYMENT_STATUSES: Record<Purpose, string[]> = {
+export const LIVE_PAYMENT_STATUSES: Record<Purpose, string[]> = {
   check: ['in_flight'],
-  report: ['in_flight', 'delivered', 'settling'],
+  report: ['in_flight', 'delivered'],
 };
+
+/** Why a report for a paid request is refused once its payment has left `LIVE_PAYMENT_STATUSES`. */
+export const PAYMENT_CLOSED =
+  'The request’s payment has started settling or is done: report a paid request’s usage before answering it, or in its hub-usage header.';
 
 /**
  * A payment claimed for a request, live or done. Once paid for, a request is the payment's alone:
@@ -59,7 +66,7 @@ export async function resolveRequest(
   const record = stored ?? (!payment && isRecordedRequestId(requestId) ? await recordOnItsWay(reader, requestId) : undefined);
 
   if (payment) {
-    if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status)) return denied('access_not_found');
+    if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status)) return denied('access_not_found', PAYMENT_CLOSED);
     const service = services.find((s) => s.id === payment.serviceId);
     if (!service || !payment.planId) return denied('access_not_found');
     return {
