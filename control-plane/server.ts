@@ -1,10 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
+import { loggablePath } from '../runtime/containment.js';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices } from './context.js';
 import { databaseIsReachable } from './db/client.js';
+import { unavailableDatabase } from './db/unavailable.js';
 import { createInternalEndpoint } from './internal/trpc-endpoint.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
@@ -41,15 +43,16 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
 
   return createHttpServer(
     (req, res) => {
-      handle(req, res).catch((err) => {
+      handle(req, res).catch((thrown) => {
+        const err = unavailableDatabase(thrown) ?? thrown;
         const { status, body } = sendError(res, err);
         if (status < 500) return;
-        // A 5xx hub answers on purpose (a page or a seller's API it cannot reach) is expected in
-        // operation: one line with its reason, without the query (as the access log). Anything
-        // else is a fault, logged with its stack.
+        // A 5xx hub answers on purpose (a page or a seller's API it cannot reach, a database too
+        // busy to serve) is expected in operation: one line with its reason, the path as the
+        // access log keeps it. Anything else is a fault, logged with its stack.
         if (err instanceof ApiError) {
-          logger.warn({ method: req.method, path: (req.url ?? '/').split('?', 1)[0], status, ...body }, 'request failed');
-        } else logger.error({ err, url: req.url, method: req.method }, 'request failed');
+          logger.warn({ method: req.method, path: loggablePath(req.url), status, ...body }, 'request failed');
+        } else logger.error({ err, path: loggablePath(req.url), method: req.method }, 'request failed');
       });
     },
     services.config.requests,

@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ApiError, type ErrorCode, INTERNAL_ERROR_MESSAGE } from '../../shared/errors.js';
 import type { RequestContext } from '../context.js';
+import { unavailableDatabase } from '../db/unavailable.js';
 import { presentsInternalToken } from '../internal/internal-token.js';
 import { apiErrorOf, trpcErrorFrom } from './api-errors.js';
 
@@ -37,9 +38,17 @@ export const router = t.router;
  * Outermost on every procedure: an `ApiError` thrown anywhere below leaves as a `TRPCError` of its
  * own status (tRPC would file it as a 500), with the envelope in its data (errorFormatter above).
  */
-export const apiProcedure = t.procedure.use(async ({ next }) => {
+export const apiProcedure = t.procedure.use(async ({ ctx, next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof ApiError) throw trpcErrorFrom(result.error.cause);
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (cause instanceof ApiError) throw trpcErrorFrom(cause);
+  // A database that could not serve now (busy, unreachable, a conflict lost) is a 503 to retry.
+  const unavailable = unavailableDatabase(cause);
+  if (unavailable) {
+    ctx.logger.warn({ err: cause }, 'database unavailable; answered 503');
+    throw trpcErrorFrom(unavailable);
+  }
   return result;
 });
 

@@ -1,0 +1,83 @@
+import { connect, createServer, type Socket } from 'node:net';
+import t from 'tap';
+import { openDatabase } from '../../../control-plane/db/client.js';
+import { createControlPlaneServer } from '../../../control-plane/server.js';
+import { closeServer, listen } from '../../../runtime/http-server.js';
+import { startTestControlPlane } from '../../helpers/control-plane.js';
+import { managementClient } from '../../helpers/management.js';
+
+// A database that goes away under a running control-plane (the network between them cut, the
+// server restarted) is the database's failure, not the request's and not hub's: every route
+// answers 503 service_unavailable with a time to come back, never a 500, and /readyz says so.
+// PostgreSQL only: an SQLite file cannot go away this way.
+
+/** A TCP forwarder to PostgreSQL that can be cut: open connections dropped, new ones refused. */
+async function cuttableLink(t: Tap, target: URL) {
+  const sockets = new Set<Socket>();
+  let cut = false;
+  const server = createServer((client) => {
+    if (cut) return void client.destroy();
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const port = await listen(server as never, 0, '127.0.0.1');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return {
+    port,
+    cut: () => {
+      cut = true;
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+type Tap = { teardown: (fn: () => unknown) => void };
+
+t.test(
+  'a database that goes away is 503 with a time to come back, on every kind of route',
+  { skip: !process.env.HUB_TEST_PG_URL },
+  async (t) => {
+    const cp = await startTestControlPlane(t, 'postgresql');
+    const { apiKey } = await cp.bootstrap();
+    const target = new URL(cp.config.database.url);
+    const link = await cuttableLink(t, target);
+    const through = new URL(target);
+    through.port = String(link.port);
+
+    // A replica whose connections run through the link (its workers are the first one's).
+    const opened = await openDatabase({ ...cp.config.database, url: through.toString() }, { poolSize: 2 });
+    t.teardown(() => opened.close().catch(() => {}));
+    const server = createControlPlaneServer({ ...cp, db: opened.db });
+    const port = await listen(server, 0, '127.0.0.1');
+    t.teardown(() => closeServer(server, 1_000));
+    const api = managementClient(`http://127.0.0.1:${port}`);
+
+    t.equal((await api.get('/v1/sellers', apiKey)).status, 200, 'serving through the link');
+    link.cut();
+
+    const answers = {
+      'a REST read': await api.get('/v1/sellers', apiKey),
+      'a REST write': await api.post('/v1/sellers', apiKey, { name: 'x', slug: 'x', upstreamBaseUrl: 'https://api.example.com' }),
+      'a usage check': await api.post('/v1/usage/check', apiKey, {
+        zcRequestId: 'hubreq_000000000000000000000000',
+        serviceSlug: 'search',
+        usage: [{ meterSlug: 'calls', quantity: 1 }],
+      }),
+    };
+    for (const [what, reply] of Object.entries(answers)) {
+      t.equal(reply.status, 503, `${what}: 503`);
+      t.match(reply.body, { error: 'service_unavailable', retryAfterSeconds: 1 }, `${what}: the envelope, with when to retry`);
+      t.equal(reply.headers.get('retry-after'), '1', `${what}: and Retry-After`);
+    }
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    t.same([ready.status, await ready.json()], [503, { status: 'database_unreachable' }], '/readyz says why');
+  },
+);
