@@ -1,3 +1,4 @@
+import { portOf } from '../../runtime/upstream-addresses.js';
 import type { Db } from '../db/client.js';
 
 /**
@@ -33,6 +34,5 @@ export async function ownedHostsOf(db: Db, organizationId: string): Promise<Owne
 
 /** `hostname:port`, with the scheme's default port written out, so http://h and http://h:80 match. */
 export function hostKey(url: URL): string {
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return `${url.hostname}:${port}`;
+  return `${url.hostname}:${portOf(url)}`;
 }
