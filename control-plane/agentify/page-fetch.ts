@@ -81,7 +81,7 @@ function refuseAddresses(url: URL, addresses: ResolvedAddress[], mayBeInternal: 
     if (refusal.kind === 'private' && !mayBeInternal) {
       throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
     }
-    throw new ApiError('page_host_not_owned', `${url.hostname} resolves to ${refusal.reason}; hub does not fetch from it.`);
+    throw new ApiError('page_host_not_owned', `${url.hostname} resolves to ${address}; ${refusal.reason}, and hub does not fetch from it.`);
   }
 }
 
