@@ -78,7 +78,7 @@ function refuseAddresses(url: URL, addresses: ResolvedAddress[], mayBeInternal: 
   for (const { address } of addresses) {
     const refusal = policy.refusal(address, port, mayBeInternal && policy.privateAllowed);
     if (!refusal) continue;
-    if (refusal.kind === 'private' && !mayBeInternal) {
+    if (!mayBeInternal) {
       throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
     }
     throw new ApiError('page_host_not_owned', `${url.hostname} resolves to ${address}; ${refusal.reason}, and hub does not fetch from it.`);
