@@ -1,6 +1,7 @@
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import { loadConfig } from '../shared/config.js';
 import { Agentify } from './agentify/agentify.js';
 import { openDatabase } from './db/client.js';
@@ -50,7 +51,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   accountWrites.start();
 
   const pageViews = new PageViewIntake(db, logger, config.pageViews.perMinute);
-  const agentify = new Agentify();
+  const agentify = new Agentify({ limits: { addresses: upstreamAddressesOf(config) } });
   const server = createControlPlaneServer({
     config,
     db,

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import { closeServer } from '../runtime/http-server.js';
+import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import type { HubConfig } from '../shared/config.js';
 import { AgentDirectory } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createJweCodec } from './encryption/jwe-codec.js';
+import { loopMarkOf } from './loop-mark.js';
 import { ProxyMetrics } from './metrics.js';
 import { mppSecret } from './payments/mpp.js';
 import { RequestRecorder } from './request-recorder.js';
@@ -22,7 +24,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     catalog: new SellerCatalog(client, logger),
     agents: new AgentDirectory(client, undefined, logger),
     recorder: new RequestRecorder(client, logger),
-    pools: new UpstreamPools(config.proxy),
+    pools: new UpstreamPools(config.proxy, upstreamAddressesOf(config), loopMarkOf(internalToken)),
     metrics: new ProxyMetrics(),
     jwe: createJweCodec(config.proxy.jweMode, config.proxy.jweThreads),
     mppSecret: mppSecret(internalToken),

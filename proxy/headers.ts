@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { HUB_HEADERS } from '../shared/hub-headers.js';
+import { LOOP_FIELD, withLoopMark } from './loop-mark.js';
 
 /** RFC 9110 §7.6.1: connection-specific fields never forwarded, in either direction. */
 const HOP_BY_HOP = new Set([
@@ -19,7 +20,7 @@ const HOP_BY_HOP = new Set([
 const PAYMENT_FIELDS = new Set(['x-payment', 'payment', 'payment-signature', 'payment-authorization']);
 
 /** Fields the proxy recomputes for the upstream request. */
-const RECOMPUTED = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
+const RECOMPUTED = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect', LOOP_FIELD]);
 
 export function isHubField(name: string): boolean {
   return name.startsWith('hub-') || name.startsWith('x-hub-');
@@ -41,7 +42,8 @@ export type Identity = { requestId: string; agentId?: string | undefined; buyerI
 /**
  * Headers for the upstream request: the agent's own fields minus hop-by-hop fields, every
  * inbound `hub-*` / `x-hub-*` (so nothing can be spoofed), payment proofs and the agent's hub
- * token; then the forwarding fields and hub's identity fields. The signature is added by the caller.
+ * token; then the forwarding fields (`CDN-Loop` with this installation's mark appended) and hub's
+ * identity fields. The signature is added by the caller.
  * Any other Authorization (a seller's own API auth) passes through unchanged.
  */
 export function upstreamRequestHeaders(
@@ -50,6 +52,7 @@ export function upstreamRequestHeaders(
   dropAuthorization: boolean,
   bodyLength: number,
   scheme: 'http' | 'https',
+  loopMark: string,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const inbound: IncomingHttpHeaders = req.headers;
@@ -67,6 +70,7 @@ export function upstreamRequestHeaders(
   out['x-forwarded-for'] = priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientIp}` : clientIp;
   out['x-forwarded-proto'] = scheme;
   if (inbound.host) out['x-forwarded-host'] = inbound.host;
+  out[LOOP_FIELD] = withLoopMark(inbound[LOOP_FIELD], loopMark);
   if (bodyLength > 0 || (req.method !== 'GET' && req.method !== 'HEAD')) out['content-length'] = String(bodyLength);
 
   out[HUB_HEADERS.requestId] = identity.requestId;

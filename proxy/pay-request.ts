@@ -8,6 +8,7 @@ import { authRecipe } from './agent-auth.js';
 import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
 import type { ProxyServices } from './context.js';
 import { isSealedRequest, openSealedRequest, type SealedRequest } from './encryption/sealed-request.js';
+import { carriesLoopMark, LOOP_FIELD } from './loop-mark.js';
 import { type PaymentProof, readPaymentProof, usableProof } from './payments/proof.js';
 import { type PublicOrigin, publicOrigin } from './public-origin.js';
 
@@ -45,6 +46,8 @@ export type PayRequest = {
 
 /** Reads a request's facts, refusing what can be refused before its body is read. */
 export async function readPayRequest(services: ProxyServices, req: IncomingMessage, seller: PaySeller): Promise<PayRequest> {
+  // Forwarded by this hub already and come back: answered before any work, so a loop ends here.
+  if (carriesLoopMark(req.headers[LOOP_FIELD], services.pools.loopMark)) throw new ApiError('loop_detected');
   const origin = publicOrigin(req, services.config.proxy.trustProxy);
   const authorization = req.headers.authorization;
   const carriesAgentToken = agentToken(authorization) !== undefined;

@@ -1,5 +1,14 @@
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
+import {
+  ADDRESS_REFUSED,
+  type AddressRefusedError,
+  hostnameOf,
+  portOf,
+  refusedError,
+  type UpstreamAddresses,
+} from '../runtime/upstream-addresses.js';
 import type { HubConfig } from '../shared/config.js';
 import type { PaySeller } from '../shared/contract.js';
 import { ApiError } from '../shared/errors.js';
@@ -11,8 +20,9 @@ import type { UpstreamErrorKind } from './metrics.js';
 import type { PublicOrigin } from './public-origin.js';
 
 /**
- * The seller's API as the proxy reaches it: one keep-alive pool per origin, the target under the
- * seller's base path, one signed request, and what a failure before the response head means.
+ * The seller's API as the proxy reaches it: one keep-alive pool per origin, connecting only where
+ * the address policy allows, the target under the seller's base path, one signed and loop-marked
+ * request, and what a failure before the response head means.
  */
 
 /** What a signed request is made of (a `PayRequest` has it all). */
@@ -72,7 +82,14 @@ export async function sendSigned(
   const { method, sealed } = request;
   const body = sealed ? sealed.plaintext : request.body;
   const { origin, path } = upstreamTarget(seller, request.target);
-  const headers = upstreamRequestHeaders(request.req, identity, request.dropAuthorization, body.length, request.origin.scheme);
+  const headers = upstreamRequestHeaders(
+    request.req,
+    identity,
+    request.dropAuthorization,
+    body.length,
+    request.origin.scheme,
+    pools.loopMark,
+  );
   if (sealed) {
     headers['content-type'] = sealed.contentType;
     // The response is encrypted whole: a compressed one would only be larger inside the JWE.
@@ -111,11 +128,21 @@ export async function sendSigned(
 
 const UNDEFINED_STATUS = 'HUB_UPSTREAM_UNDEFINED_STATUS';
 
-/** One keep-alive connection pool per upstream origin, created on first use. */
+/**
+ * One keep-alive connection pool per upstream origin, created on first use. Each new connection
+ * is checked against the address policy where it is made (a name is resolved and its answer
+ * checked; an IP literal is judged once, with its pool), so a name that starts answering with a
+ * forbidden address is refused even though the seller was accepted; a kept-alive connection costs
+ * nothing more. Every request is marked with `loopMark` (loop-mark.ts).
+ */
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly config: HubConfig['proxy']) {}
+  constructor(
+    private readonly config: HubConfig['proxy'],
+    private readonly addresses: UpstreamAddresses,
+    readonly loopMark: string,
+  ) {}
 
   for(origin: string): Pool {
     let pool = this.pools.get(origin);
@@ -126,10 +153,22 @@ export class UpstreamPools {
         connectTimeout: this.config.connectTimeoutMs,
         headersTimeout: this.config.headersTimeoutMs,
         bodyTimeout: this.config.bodyTimeoutMs,
+        connect: this.connectOptions(new URL(origin)),
       });
       this.pools.set(origin, pool);
     }
     return pool;
+  }
+
+  /** A name is resolved through the policy's lookup; a literal the policy refuses fails every connection. */
+  private connectOptions(origin: URL): Pool.Options['connect'] {
+    const host = hostnameOf(origin);
+    const port = portOf(origin);
+    if (!isIP(host)) return { lookup: this.addresses.connectLookup(port) } as Pool.Options['connect'];
+    const refusal = this.addresses.refusal(host, port);
+    if (!refusal) return undefined;
+    const error = refusedError(refusal);
+    return (_options, callback) => callback(error, null);
   }
 
   size(): number {
@@ -162,6 +201,15 @@ export function upstreamFailure(err: unknown): { kind: UpstreamErrorKind; error:
     case 'ECONNRESET':
     case 'EPIPE':
       return { kind: 'reset', error: new ApiError('upstream_error', 'The seller’s API closed the connection.') };
+    case ADDRESS_REFUSED: {
+      const { refusal } = err as AddressRefusedError;
+      if (refusal.kind === 'loop')
+        return { kind: 'connect', error: new ApiError('loop_detected', `The seller’s API leads back to this hub: ${refusal.reason}.`) };
+      return {
+        kind: 'connect',
+        error: new ApiError('upstream_unreachable', `The seller’s API is on an address this hub does not connect to: ${refusal.reason}.`),
+      };
+    }
     case UNDEFINED_STATUS:
       return { kind: 'other', error: new ApiError('upstream_error', 'The seller’s API answered with a status HTTP does not define.') };
     default:

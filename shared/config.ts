@@ -105,6 +105,7 @@ const envSchema = z.object({
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
   HUB_UPSTREAM_BODY_TIMEOUT_MS: positiveInt(60_000),
   HUB_TRUST_PROXY: z.enum(['on', 'off']).default('off'),
+  HUB_PRIVATE_UPSTREAMS: z.enum(['on', 'off']).default('on'),
   HUB_CHAIN_FILE: z.string().min(1).optional(),
   HUB_DEV_CHAIN: z.enum(['auto', 'off']).default('auto'),
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
@@ -149,6 +150,12 @@ export type HubConfig = {
   /** In development, `hub start` runs a local chain itself when no payment rail is configured. */
   devChain: 'auto' | 'off';
   payDomain: string;
+  /**
+   * Sellers' upstreams (and account endpoints, and agentify's pages) may be on loopback and
+   * private addresses: hub usually runs beside the seller's API. Off for a multi-tenant
+   * installation, where those addresses are hub's own network (runtime/upstream-addresses.ts).
+   */
+  privateUpstreams: boolean;
   /** Absent only outside production; the runtime then uses a generated development key. */
   masterKey: Buffer | undefined;
   internalToken: string | undefined;
@@ -233,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chainFile: e.HUB_CHAIN_FILE ?? join(e.HUB_DATA_DIR, 'chain.json'),
     devChain: e.HUB_DEV_CHAIN,
     payDomain: e.HUB_PAY_DOMAIN,
+    privateUpstreams: e.HUB_PRIVATE_UPSTREAMS === 'on',
     masterKey: e.HUB_MASTER_KEY,
     internalToken: e.HUB_INTERNAL_TOKEN,
     logLevel: e.HUB_LOG_LEVEL,

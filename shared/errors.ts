@@ -100,6 +100,8 @@ export const errorCodes = {
   upstream_unreachable: { status: 502, reason: 'The seller’s API could not be reached.' },
   upstream_error: { status: 502, reason: 'The seller’s API broke off the response.' },
   upstream_timeout: { status: 504, reason: 'The seller’s API did not answer in time.' },
+  upstream_not_allowed: { status: 422, reason: 'hub does not connect to that address.' },
+  loop_detected: { status: 508, reason: 'The request came back to the hub that forwarded it.' },
   service_unavailable: { status: 503, reason: 'A dependency is unavailable; try again shortly.' },
   // The agentify endpoint (spec: Errors › agentify endpoint, further codes not shown)
   page_host_not_owned: { status: 422, reason: 'The page is not on a host this organization’s sellers own.' },

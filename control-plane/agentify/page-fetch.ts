@@ -1,19 +1,21 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { decodeContent } from '../../runtime/content-encoding.js';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
+import { portOf, type Resolve, type ResolvedAddress, UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { ApiError } from '../../shared/errors.js';
-import { isInternalAddress } from './internal-address.js';
 import { type OwnedHosts, ownerOf } from './owned-hosts.js';
+
+export { type Resolve, type ResolvedAddress, resolveWithSystem } from '../../runtime/upstream-addresses.js';
 
 /**
  * Fetches a page of a seller's site for agentify, trusting nothing about it: every hop (the first
  * URL and each redirect, followed by hand) must be at an origin the organization's sellers own,
- * redirects on the host first asked for only (owned-hosts.ts); the
- * names are resolved once, checked (internal-address.ts) and the connection is pinned to the
- * checked addresses, so a name cannot answer differently between the check and the connect; the
+ * redirects on the host first asked for only (owned-hosts.ts); the names are resolved once,
+ * checked (runtime/upstream-addresses.ts, the policy every upstream connection keeps) and the
+ * connection is pinned to the checked addresses, so a name cannot answer differently between the
+ * check and the connect; the
  * whole exchange has one deadline and the body a size cap, compressed or not.
  */
 export type PageLimits = {
@@ -22,12 +24,11 @@ export type PageLimits = {
   /** For the whole fetch, redirects included. */
   timeoutMs: number;
   maxRedirects: number;
+  /** Where hub connects: the installation's policy; without one, loopback and private addresses are allowed and no port is hub's. */
+  addresses?: UpstreamAddresses;
 };
 
-export type ResolvedAddress = { address: string; family: number };
-export type Resolve = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export const resolveWithSystem: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+const DEFAULT_ADDRESSES = new UpstreamAddresses();
 
 export type FetchedPage = { url: URL; sellerId: string; html: string };
 
@@ -40,9 +41,7 @@ export async function fetchOwnedPage(start: URL, hosts: OwnedHosts, resolve: Res
   for (let hop = 0; ; hop++) {
     const owner = ownerOf(hosts, url, hop === 0 ? undefined : start);
     const addresses = await addressesOf(url.hostname, resolve, deadline, limits);
-    if (!owner.mayBeInternal && addresses.some((a) => isInternalAddress(a.address))) {
-      throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
-    }
+    refuseAddresses(url, addresses, owner.mayBeInternal, limits.addresses ?? DEFAULT_ADDRESSES);
     const answer = await get(url, addresses, deadline, limits);
     if (answer.kind === 'page') return { url, sellerId: owner.sellerId, html: answer.html };
     if (hop >= limits.maxRedirects) throw new ApiError('page_unreachable', `The page redirects more than ${limits.maxRedirects} times.`);
@@ -62,6 +61,22 @@ async function addressesOf(hostname: string, resolve: Resolve, deadline: AbortSi
     throw new ApiError('page_unreachable', `${hostname} does not resolve (${(err as { code?: string }).code ?? 'lookup failed'}).`);
   }
   throw new ApiError('page_unreachable', `${hostname} does not resolve.`);
+}
+
+/**
+ * The upstream policy, and stricter for a custom hostname: public by definition, so an internal
+ * answer for one is someone pointing hub at its own network; only an upstream host may be internal.
+ */
+function refuseAddresses(url: URL, addresses: ResolvedAddress[], mayBeInternal: boolean, policy: UpstreamAddresses): void {
+  const port = portOf(url);
+  for (const { address } of addresses) {
+    const refusal = policy.refusal(address, port, mayBeInternal && policy.privateAllowed);
+    if (!refusal) continue;
+    if (!mayBeInternal) {
+      throw new ApiError('page_host_not_owned', `${url.hostname} resolves to an internal address; only a seller’s upstream host may.`);
+    }
+    throw new ApiError('page_host_not_owned', `${url.hostname} resolves to ${address}; ${refusal.reason}, and hub does not fetch from it.`);
+  }
 }
 
 type Answer = { kind: 'page'; html: string } | { kind: 'redirect'; location: URL };

@@ -20,6 +20,7 @@ import { router } from '../trpc/init.js';
 import { catalogReadProcedure, catalogWriteProcedure } from '../trpc/procedures.js';
 import { accessEndpointUrlOf } from './access-endpoint.js';
 import { changeCatalog, ownedSeller, refuseWhileBuyersHoldPlans } from './guards.js';
+import { refuseForbiddenTarget } from './outbound-target.js';
 
 /** What to load with a seller to put it on the wire. */
 export const sellerWithHostnames = { hostnames: { select: { hostname: true }, orderBy: { hostname: 'asc' } } } as const;
@@ -44,13 +45,14 @@ export const createSeller = catalogWriteProcedure
   .meta({
     openapi: { method: 'POST', path: '/v1/sellers', tags: ['Sellers'], summary: 'Create a seller' },
     successStatus: 201,
-    errors: ['duplicate_slug', 'duplicate_hostname'],
+    errors: ['duplicate_slug', 'duplicate_hostname', 'upstream_not_allowed'],
   })
   .input(createSellerInput)
   .output(z.object({ seller }))
   .mutation(async ({ ctx, input }) => {
     const hostnames = input.hostnames ?? [];
     refuseHostnamesUnderPayDomain(hostnames, ctx.config.payDomain);
+    await refuseForbiddenTarget(ctx, 'upstreamBaseUrl', input.upstreamBaseUrl, hostnames);
     const id = newId('seller');
     await withUniqueCodes({ Seller: 'duplicate_slug', SellerHostname: 'duplicate_hostname' }, () =>
       changeCatalog(ctx.db, id, async (tx) => {
@@ -204,12 +206,13 @@ export const putStatefulAccess = catalogWriteProcedure
       tags: ['Sellers'],
       summary: "Override the seller's account endpoint, or make the seller stateful",
     },
-    errors: ['seller_not_found'],
+    errors: ['seller_not_found', 'upstream_not_allowed'],
   })
   .input(putStatefulAccessInput)
   .output(statefulAccessSettings)
   .mutation(async ({ ctx, input }) => {
     await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
+    if (input.accessEndpointUrl) await refuseForbiddenTarget(ctx, 'accessEndpointUrl', input.accessEndpointUrl);
     const seller = await changeCatalog(ctx.db, input.sellerId, (tx) =>
       tx.seller.update({
         where: { id: input.sellerId },
@@ -227,7 +230,7 @@ export const putStatefulAccess = catalogWriteProcedure
 export const updateSeller = catalogWriteProcedure
   .meta({
     openapi: { method: 'PATCH', path: '/v1/sellers/{sellerId}', tags: ['Sellers'], summary: 'Update a seller' },
-    errors: ['seller_not_found', 'duplicate_slug', 'duplicate_hostname'],
+    errors: ['seller_not_found', 'duplicate_slug', 'duplicate_hostname', 'upstream_not_allowed'],
   })
   .input(updateSellerInput)
   .output(z.object({ seller }))
@@ -235,6 +238,7 @@ export const updateSeller = catalogWriteProcedure
     const { sellerId: id, hostnames, networks, ...fields } = input;
     await ownedSeller(ctx.db, ctx.actor.organizationId, id);
     if (hostnames) refuseHostnamesUnderPayDomain(hostnames, ctx.config.payDomain);
+    if (fields.upstreamBaseUrl) await refuseForbiddenTarget(ctx, 'upstreamBaseUrl', fields.upstreamBaseUrl, hostnames);
     await withUniqueCodes({ Seller: 'duplicate_slug', SellerHostname: 'duplicate_hostname' }, () =>
       changeCatalog(ctx.db, id, async (tx) => {
         await tx.seller.update({

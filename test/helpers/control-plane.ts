@@ -14,6 +14,7 @@ import { PageViewIntake } from '../../control-plane/page-views/ingest.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import { createControlPlaneServer } from '../../control-plane/server.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
+import { upstreamAddressesOf } from '../../runtime/upstream-addresses.js';
 import { type HubConfig, loadConfig } from '../../shared/config.js';
 import { createTestDatabase } from './database.js';
 
@@ -60,7 +61,7 @@ export async function startTestControlPlane(
     payments,
     mail,
     pageViews: new PageViewIntake(db, logger, config.pageViews.perMinute),
-    agentify: new Agentify(agentifyOptions),
+    agentify: new Agentify({ ...agentifyOptions, limits: { addresses: upstreamAddressesOf(config), ...agentifyOptions?.limits } }),
   };
   t.teardown(() => services.agentify.close());
   const server = createControlPlaneServer(services);

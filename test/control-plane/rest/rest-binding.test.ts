@@ -166,7 +166,8 @@ for (const provider of testProviders()) {
           }
         }
       }
-      t.same(Object.keys(document.paths['/v1/sellers'].post.responses), ['201', '400', '401', '403', '409', '500']);
+      t.same(Object.keys(document.paths['/v1/sellers'].post.responses), ['201', '400', '401', '403', '409', '422', '500']);
+      t.match(document.paths['/v1/sellers'].post.responses['422'].description, /upstream_not_allowed/);
       t.match(document.paths['/v1/sellers'].post.responses['409'].description, /duplicate_slug/);
       t.same(Object.keys(document.paths['/v1/sellers/{sellerId}'].delete.responses), ['204', '400', '401', '403', '404', '409', '500']);
       t.match(document.paths['/v1/plan-meter-prices'].post.responses['422'].description, /payg_price_not_whole_cents/);
