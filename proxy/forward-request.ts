@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tagRequest } from '../runtime/containment.js';
 import { MAX_RECORDED_PATH, type RequestRecordInput } from '../shared/contract.js';
 import { ApiError } from '../shared/errors.js';
 import { HUB_HEADERS } from '../shared/hub-headers.js';
@@ -47,6 +48,8 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
     // that cannot be stored leaves the seller's check denied, as for an unknown request.
     services.recorder.create(record, { urgent: true }).catch(() => {});
   }
+  // Logs of this request (its access line, any failure) name the id the agent and seller see.
+  tagRequest(record.id);
   const identity: Identity = {
     requestId: record.id,
     agentId: record.agentId ?? undefined,

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t from 'tap';
+import { tagRequest } from '../../runtime/containment.js';
 import { closeServer, createHttpServer, listen } from '../../runtime/http-server.js';
 import { testProviders } from '../helpers/database.js';
 import { startTestHub } from '../helpers/hub.js';
@@ -155,6 +156,7 @@ t.test('the access log: one line per request at info, without the query; off by 
     const server = createHttpServer(
       (req, res) => {
         if (req.url === '/hang') return; // answered never: the client gives up
+        if (req.url === '/tagged') tagRequest('hubreq_0tagged');
         res.writeHead(req.url?.startsWith('/missing') ? 404 : 200).end('ok');
       },
       { timeoutMs: 5_000, idleTimeoutMs: 2_000 },
@@ -170,13 +172,15 @@ t.test('the access log: one line per request at info, without the query; off by 
   await rawExchange(on.port, 'GET /a/b?token=secret HTTP/1.1\r\nHost: weather.pay.localhost\r\nConnection: close\r\n\r\n');
   await rawExchange(on.port, 'POST /missing HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   await rawExchange(on.port, 'GET /hang HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 200 });
+  await rawExchange(on.port, 'GET /tagged HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
   const token = `hubclm_${'A1b2'.repeat(10)}`;
   await rawExchange(on.port, `POST /agents/claim/confirm/${token} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
   await new Promise((r) => setTimeout(r, 100));
   const requests = on.lines.filter((l) => l.msg === 'request');
-  t.equal(requests.length, 4, 'one line per request');
+  t.equal(requests.length, 5, 'one line per request');
   t.match(requests[0], {
     level: 30,
+    reqId: /^r[0-9a-z]+$/,
     method: 'GET',
     path: '/a/b',
     host: 'weather.pay.localhost',
@@ -187,7 +191,10 @@ t.test('the access log: one line per request at info, without the query; off by 
   t.notOk(JSON.stringify(on.lines).includes('secret'), 'the query, which may carry credentials, is not logged');
   t.match(requests[1], { method: 'POST', path: '/missing', status: 404 });
   t.match(requests[2], { path: '/hang', aborted: true }, 'a request whose client left is marked');
-  t.match(requests[3], { path: '/agents/claim/confirm/hubclm_…' }, 'a token in the path is cut to its kind');
+  t.equal(new Set(requests.map((l) => l.reqId)).size, 5, 'each with a log id of its own');
+  t.notOk('requestId' in requests[0]!, 'hub’s request id only once there is one');
+  t.match(requests[3], { path: '/tagged', requestId: 'hubreq_0tagged' }, 'the proxy’s request id, once it names one');
+  t.match(requests[4], { path: '/agents/claim/confirm/hubclm_…' }, 'a token in the path is cut to its kind');
   t.notOk(JSON.stringify(on.lines).includes(token));
 
   const off = await serve(false, 'info');
