@@ -7,7 +7,7 @@ import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal, runMain } from '../runtime/process.js';
 import { resolveMasterKey, stageMasterKeyFile } from '../runtime/secrets.js';
 import { ConfigError, loadConfig, parseMasterKey } from '../shared/config.js';
-import { supervised } from './supervision.js';
+import { CONFIG_ERROR_EXIT, supervised } from './supervision.js';
 
 const USAGE = `usage: hub <command>
 
@@ -183,4 +183,8 @@ function version(): string {
   return String(manifest.version);
 }
 
-await runMain('cli', () => main(process.argv.slice(2)));
+await runMain(
+  'cli',
+  () => main(process.argv.slice(2)),
+  (err) => (err instanceof ConfigError && supervised() ? CONFIG_ERROR_EXIT : 1),
+);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { bootstrap } from '../../control-plane/bootstrap.js';
 import { startControlPlane } from '../../control-plane/main.js';
@@ -114,4 +115,25 @@ t.test('hub rotate-key on a development key file replaces the file', async (t) =
   const cp = await startControlPlane(env);
   await cp.stop();
   await t.rejects(startControlPlane({ ...env, HUB_MASTER_KEY: before.trim() }), /differs from the key in/);
+});
+
+t.test('hub start with a wrong master key stops with one line, however slowly the control-plane starts', async (t) => {
+  const env = await environment(t);
+  await sealOneSecret({ ...env, HUB_MASTER_KEY: keyA });
+  // Another process holding the database's write lock keeps start-up waiting in its migrations,
+  // past the first seconds in which the supervisor takes any exit for a start-up error.
+  const lock = new Database(env.DATABASE_URL.slice('file:'.length));
+  lock.exec('BEGIN IMMEDIATE');
+  const hub = runHub(t, ['start'], { ...env, HUB_MASTER_KEY: keyB, HUB_PROXY_PORT: String(await freePort()), HUB_DEV_CHAIN: 'off' });
+  const release = setTimeout(() => lock.exec('ROLLBACK'), 7_000);
+  t.teardown(() => {
+    clearTimeout(release);
+    lock.close();
+  });
+
+  t.equal(await exitWithin(hub, 30_000), 1, 'hub stops, exit 1');
+  const lines = hub.stderr().split('\n').filter(Boolean);
+  t.equal(lines.length, 1, `one line: ${hub.stderr()}`);
+  t.match(lines[0], wrongKey);
+  t.notMatch(hub.stderr(), /restarting/);
 });
