@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -80,7 +80,10 @@ async function start(role: string | undefined): Promise<void> {
   const { supervise } = await import('./supervisor.js');
   // In development, the embedded default takes payments too: with no rail configured, a local chain.
   const wantsDevChain =
-    config.env === 'development' && config.devChain === 'auto' && !process.env.HUB_FACILITATOR_URL && !existsSync(config.chainFile);
+    config.env === 'development' &&
+    config.devChain === 'auto' &&
+    !process.env.HUB_FACILITATOR_URL &&
+    !(await (await import('./chain.js')).describedChainAnswers(config.chainFile, createLogger('chain', config.logLevel)));
   process.exit(await supervise(bin, ['control-plane', 'proxy'], wantsDevChain ? { devChainFile: config.chainFile } : {}));
 }
 
