@@ -9,6 +9,7 @@ import type { ControlPlaneServices, RequestContext } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { createDirectCalls } from './internal/direct-calls.js';
 import { MAX_INTERNAL_BODY_BYTES, presentsInternalToken } from './internal/internal-token.js';
+import { paymentsReadiness } from './payments/readiness.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 import { appRouter } from './router.js';
@@ -25,14 +26,15 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
   const direct = createDirectCalls(services, logFailure);
+  const payments = paymentsReadiness(services.payments);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
 
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      const ready = await databaseIsReachable(services.db);
-      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'database_unreachable' });
+      if (!(await databaseIsReachable(services.db))) return sendJson(res, 503, { status: 'database_unreachable' });
+      return sendJson(res, 200, { status: 'ready', ...(await payments()) });
     }
     if (path.startsWith(TRPC_PREFIX)) {
       const procedure = path.slice(TRPC_PREFIX.length);

@@ -59,6 +59,7 @@ t.test('a chain description left behind by a killed chain is stale: hub start ru
     logLines(hub.stdout()).some((l) => l.msg === 'taking payments'),
     'the control-plane takes payments on it',
   );
+  t.same(await (await fetch(`http://127.0.0.1:${cpPort}/readyz`)).json(), { status: 'ready', payments: 'available' });
 
   hub.child.kill('SIGTERM');
   t.equal(await exitWithin(hub, 15_000), 0);
