@@ -3,7 +3,7 @@ import type { PaymentRail } from './rail.js';
 /** What `/readyz` says about payments beside `status`. */
 export type PaymentsReadiness = { payments: 'available' } | { payments: 'unavailable'; reason: string };
 
-export const NO_RAIL = 'no payment rail configured';
+const NO_RAIL = 'no payment rail configured';
 
 /** How long one answer stands: a readiness probe may come every second, and each asks the chain. */
 const FRESH_FOR_MS = 5_000;
