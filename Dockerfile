@@ -1,18 +1,25 @@
 # hub: both processes in one container (`hub start`), SQLite in /data by default.
-# Set DATABASE_URL=postgresql://… to use PostgreSQL, and HUB_MASTER_KEY (required in production).
-FROM node:20-bookworm-slim
+# Set DATABASE_URL=postgresql://… to use PostgreSQL. The image runs in production, which needs
+# HUB_MASTER_KEY, HUB_SMTP_URL and a payment rail (HUB_FACILITATOR_URL, HUB_PAYMENT_NETWORK,
+# HUB_PAYMENT_TOKEN_ADDRESS): without one, hub refuses to start and says so in one line.
 
-# better-sqlite3 compiles from source when no prebuilt binary matches.
+# Build: better-sqlite3 compiles from source when no prebuilt binary matches, so this stage has
+# the compilers; it installs exactly the lockfile's runtime packages and generates the Prisma clients.
+FROM node:20-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
-
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/prisma-generate.js scripts/
 COPY prisma prisma
-RUN npm install --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund
 
+# Run: the installed packages and generated clients, no build tools.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/generated generated
 COPY . .
 RUN mkdir -p /data && chown node:node /data
 

@@ -1,10 +1,12 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type ChainDeployment, writeDeploymentFile } from '../chain/deployment.js';
+import { whyChainDoesNotAnswer } from '../chain/answers.js';
+import { type ChainDeployment, readDeploymentFile, writeDeploymentFile } from '../chain/deployment.js';
 import { startLocalChain } from '../chain/local-chain.js';
-import { createLogger } from '../runtime/logger.js';
-import { onShutdownSignal } from '../runtime/process.js';
+import { createLogger, type Logger } from '../runtime/logger.js';
+import { oneLine, onShutdownSignal } from '../runtime/process.js';
 import { loadConfig } from '../shared/config.js';
 import { DEV_CHAIN_OF_START, supervised } from './supervision.js';
 
@@ -60,6 +62,23 @@ export async function chainCommand(args: string[]): Promise<void> {
     await rm(file, { force: true });
     process.exit(1);
   });
+}
+
+/**
+ * Whether `file` describes a chain that answers. One that does not is stale (hub was killed, or
+ * anvil with it, before it could remove the file): the file is removed, and one line says a fresh
+ * chain starts in its place.
+ */
+export async function describedChainAnswers(file: string, logger: Logger): Promise<boolean> {
+  if (!existsSync(file)) return false;
+  const why = await readDeploymentFile(file).then(
+    (chain) => whyChainDoesNotAnswer(chain),
+    (err: unknown) => `the file cannot be read (${oneLine(err)})`,
+  );
+  if (why === undefined) return true;
+  await rm(file, { force: true });
+  logger.warn({ file, why }, `the local chain in ${file} is stale: ${why}; starting a fresh one`);
+  return false;
 }
 
 function integer(value: string, name: string, min: number, max: number): number {

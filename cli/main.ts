@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -8,7 +8,7 @@ import { createLogger } from '../runtime/logger.js';
 import { onShutdownSignal, runMain } from '../runtime/process.js';
 import { resolveMasterKey, stageMasterKeyFile } from '../runtime/secrets.js';
 import { ConfigError, loadConfig, parseMasterKey } from '../shared/config.js';
-import { supervised } from './supervision.js';
+import { CONFIG_ERROR_EXIT, supervised } from './supervision.js';
 
 const USAGE = `usage: hub <command>
 
@@ -83,7 +83,10 @@ async function start(role: string | undefined): Promise<void> {
   const { supervise } = await import('./supervisor.js');
   // In development, the embedded default takes payments too: with no rail configured, a local chain.
   const wantsDevChain =
-    config.env === 'development' && config.devChain === 'auto' && !process.env.HUB_FACILITATOR_URL && !existsSync(config.chainFile);
+    config.env === 'development' &&
+    config.devChain === 'auto' &&
+    !process.env.HUB_FACILITATOR_URL &&
+    !(await (await import('./chain.js')).describedChainAnswers(config.chainFile, createLogger('chain', config.logLevel)));
   process.exit(await supervise(bin, ['control-plane', 'proxy'], wantsDevChain ? { devChainFile: config.chainFile } : {}));
 }
 
@@ -186,4 +189,8 @@ function version(): string {
   return String(manifest.version);
 }
 
-await runMain('cli', () => main(process.argv.slice(2)));
+await runMain(
+  'cli',
+  () => main(process.argv.slice(2)),
+  (err) => (err instanceof ConfigError && supervised() ? CONFIG_ERROR_EXIT : 1),
+);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { onParentExit } from '../runtime/process.js';
 import { loadConfig } from '../shared/config.js';
 import { describeRestart, nextRestart, restartPolicy } from './restart-policy.js';
-import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
+import { CONFIG_ERROR_EXIT, DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that
@@ -11,7 +11,8 @@ import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
  * SIGTERM/SIGINT so both shut down gracefully; it does the same when whatever started it
  * (`npm start`) exits without passing the signal on.
  * A process that exits by itself within its first seconds on its first run is a start-up error
- * (bad configuration, taken port): the supervisor then stops everything and exits 1.
+ * (bad configuration, taken port): the supervisor then stops everything and exits 1. So does
+ * one that exits with CONFIG_ERROR_EXIT, however long it ran first.
  *
  * With `devChainFile`, a local chain (`hub chain up`) runs first, until it has written that
  * file, so the control-plane starts with it as its payment rail; it stops with the rest. A chain
@@ -52,6 +53,11 @@ export function supervise(bin: string, roles: Role[], options: { devChainFile?: 
         children.delete(role);
         if (stopping) return finishIfDone();
         const ranFor = Date.now() - startedAt;
+        // It has said why in one line; a restart would only say it again.
+        if (code === CONFIG_ERROR_EXIT) {
+          exitCode = 1;
+          return stopAll('SIGTERM');
+        }
         // Exiting by itself that early is a start-up error; being killed by a signal is a crash.
         if (firstRun && ranFor < STARTUP_WINDOW_MS && code !== null) {
           process.stderr.write(`hub: ${role} failed to start (exit ${code ?? signal}); stopping\n`);

@@ -2,7 +2,7 @@ import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
 import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
-import { loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig } from '../shared/config.js';
 import { Agentify } from './agentify/agentify.js';
 import { openDatabase } from './db/client.js';
 import { describeDatabase } from './db/describe.js';
@@ -15,6 +15,7 @@ import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
+import { paymentsReadiness } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settle.js';
 import { createControlPlaneServer } from './server.js';
 
@@ -24,6 +25,13 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const logger = createLogger('control-plane', config.logLevel);
   const masterKey = resolveMasterKey(config);
   const internalToken = resolveInternalToken(config, masterKey);
+
+  const payments = await resolvePaymentRail(config, env);
+  if (!payments && config.env === 'production') {
+    throw new ConfigError(
+      'no payment rail in production: set HUB_FACILITATOR_URL (with HUB_PAYMENT_NETWORK and HUB_PAYMENT_TOKEN_ADDRESS), or HUB_CHAIN_FILE for a chain of your own',
+    );
+  }
 
   const applied = await migrateDatabase(config.database);
   if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
@@ -35,12 +43,20 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     throw err;
   }
 
-  const payments = await resolvePaymentRail(config, env);
-  if (payments) logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
-  else
+  // One line at start-up says whether hub takes payments, and if not, why; /readyz says it after.
+  const readiness = await paymentsReadiness(payments)();
+  if (!payments) {
     logger.warn(
       'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
     );
+  } else if (readiness.payments === 'available') {
+    logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
+  } else {
+    logger.warn(
+      { rail: payments.name, reason: readiness.reason },
+      `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
+    );
+  }
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);

@@ -8,6 +8,7 @@ import type { ControlPlaneServices } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { unavailableDatabase } from './db/unavailable.js';
 import { createInternalEndpoint } from './internal/trpc-endpoint.js';
+import { paymentsReadiness } from './payments/readiness.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 
@@ -23,14 +24,15 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
   const handleInternal = createInternalEndpoint(services, logFailure);
+  const payments = paymentsReadiness(services.payments);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
 
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      const ready = await databaseIsReachable(services.db);
-      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'database_unreachable' });
+      if (!(await databaseIsReachable(services.db))) return sendJson(res, 503, { status: 'database_unreachable' });
+      return sendJson(res, 200, { status: 'ready', ...(await payments()) });
     }
     if (path.startsWith(TRPC_PREFIX)) {
       return handleInternal(req, res, path.slice(TRPC_PREFIX.length), (req.url ?? '').slice(path.length));

@@ -4,12 +4,12 @@ import type { Logger } from 'pino';
  * Runs a process's main function: expected start-up failures (bad configuration, unreachable
  * database, failed migration, taken port) print one line and exit 1; nothing prints a stack.
  */
-export async function runMain(name: string, main: () => Promise<void>): Promise<void> {
+export async function runMain(name: string, main: () => Promise<void>, exitCode: (err: unknown) => number = () => 1): Promise<void> {
   try {
     await main();
   } catch (err) {
     process.stderr.write(`hub ${name}: ${oneLine(err)}\n`);
-    process.exit(1);
+    process.exit(exitCode(err));
   }
 }
 

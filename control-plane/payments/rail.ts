@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Hex } from 'viem';
+import { whyChainDoesNotAnswer } from '../../chain/answers.js';
 import { readDeploymentFile } from '../../chain/deployment.js';
+import { oneLine } from '../../runtime/process.js';
 import type { HubConfig } from '../../shared/config.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { ChainWitness } from '../facilitator/chain-witness.js';
@@ -35,6 +37,11 @@ export type PaymentRail = {
    * could (`outcome_unknown`): the pending loop looks at those again.
    */
   readsChain: boolean;
+  /**
+   * Why the rail cannot take payments right now (its chain or facilitator does not answer), or
+   * undefined when it can; start-up and `/readyz` say it. Absent: taken to be able to.
+   */
+  whyUnavailable?: () => Promise<string | undefined>;
 };
 
 export const CHALLENGE_LIFETIME_SECONDS = 300;
@@ -58,6 +65,7 @@ export async function resolvePaymentRail(
     if (rpcUrl && !Number.isSafeInteger(chainId))
       throw new Error('HUB_PAYMENT_RPC_URL needs an EVM HUB_PAYMENT_NETWORK (eip155:<chain id>)');
     const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
+    const facilitator = new HttpFacilitator({ url: env.HUB_FACILITATOR_URL, ...(witness ? { witness } : {}) });
     return {
       name: env.HUB_PAYMENT_RAIL ?? 'usdc',
       network,
@@ -68,9 +76,14 @@ export async function resolvePaymentRail(
         decimals: Number(env.HUB_PAYMENT_TOKEN_DECIMALS ?? 6),
         symbol: env.HUB_PAYMENT_TOKEN_SYMBOL ?? 'USDC',
       },
-      facilitator: new HttpFacilitator({ url: env.HUB_FACILITATOR_URL, ...(witness ? { witness } : {}) }),
+      facilitator,
       maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
       readsChain: witness !== undefined,
+      whyUnavailable: () =>
+        facilitator.supported().then(
+          ({ kinds }) => (kinds.some((kind) => kind.network === network) ? undefined : `the facilitator does not settle on ${network}`),
+          (err: unknown) => `the facilitator does not answer (${oneLine(err)})`,
+        ),
     };
   }
   if (!existsSync(config.chainFile)) return undefined;
@@ -105,6 +118,7 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
       : {}),
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
     readsChain: true,
+    whyUnavailable: () => whyChainDoesNotAnswer(chain),
   };
 }
 

@@ -8,7 +8,7 @@ import type { Meter } from './metered.js';
  *   SELLER_SIGNING_SECRETS  kid=secret pairs, comma-separated: hsec_…=hubsk_…,hsec_…=hubsk_…  (required)
  *   HUB_API_KEY             an API key with usage:read and usage:write                      (required)
  *   SELLER_SERVICE_SLUG     the service these calls bill to                                 (required)
- *   HUB_BASE_URL            hub's control-plane, default http://127.0.0.1:8400
+ *   HUB_BASE_URL            hub's control-plane, default http://127.0.0.1:$HUB_CONTROL_PLANE_PORT (8400)
  *   SELLER_METERS           meter=quantity pairs per call, default calls=1
  *   SELLER_PLAN_SLUG        named in 402 bodies when set
  *   SELLER_DB               SQLite file for accounts; unset keeps them in memory
@@ -33,7 +33,10 @@ export function sellerConfigFromEnv(env: Record<string, string | undefined>): Se
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('SELLER_PORT must be a port number');
   const config: SellerConfig = {
     secrets,
-    hub: { baseUrl: env.HUB_BASE_URL?.trim() || 'http://127.0.0.1:8400', apiKey: required('HUB_API_KEY') },
+    hub: {
+      baseUrl: env.HUB_BASE_URL?.trim() || `http://127.0.0.1:${env.HUB_CONTROL_PLANE_PORT?.trim() || 8400}`,
+      apiKey: required('HUB_API_KEY'),
+    },
     serviceSlug: required('SELLER_SERVICE_SLUG'),
     meters,
     planSlug: env.SELLER_PLAN_SLUG?.trim() || undefined,

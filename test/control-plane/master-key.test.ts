@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { bootstrap } from '../../control-plane/bootstrap.js';
 import { startControlPlane } from '../../control-plane/main.js';
@@ -115,3 +117,31 @@ t.test('hub rotate-key on a development key file replaces the file', async (t) =
   await cp.stop();
   await t.rejects(startControlPlane({ ...env, HUB_MASTER_KEY: before.trim() }), /differs from the key in/);
 });
+
+t.test('hub start with a wrong master key stops with one line, however slowly the control-plane starts', async (t) => {
+  const env = await environment(t);
+  await sealOneSecret({ ...env, HUB_MASTER_KEY: keyA });
+  // Another process holding the database's write lock keeps start-up waiting in its migrations,
+  // past the first seconds in which the supervisor takes any exit for a start-up error.
+  const lock = new Database(env.DATABASE_URL.slice('file:'.length));
+  t.teardown(() => lock.close());
+  lock.exec('BEGIN IMMEDIATE');
+  const hub = runHub(t, ['start'], { ...env, HUB_MASTER_KEY: keyB, HUB_PROXY_PORT: String(await freePort()), HUB_DEV_CHAIN: 'off' });
+  t.ok(await controlPlaneRunsFor(hub.child.pid!, 6, 60_000), 'the control-plane waits on the lock');
+  lock.exec('ROLLBACK');
+
+  t.equal(await exitWithin(hub, 60_000), 1, 'hub stops, exit 1');
+  const lines = hub.stderr().split('\n').filter(Boolean);
+  t.equal(lines.length, 1, `one line: ${hub.stderr()}`);
+  t.match(lines[0], wrongKey);
+  t.notMatch(hub.stderr(), /restarting/);
+});
+
+/** Whether the supervisor `pid` runs a control-plane that has been up `seconds`, within `timeoutMs`. */
+async function controlPlaneRunsFor(pid: number, seconds: number, timeoutMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    const children = spawnSync('ps', ['-o', 'etimes=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n');
+    if (children.some((line) => / start control-plane$/.test(line) && Number(line.trim().split(/\s+/, 1)[0]) >= seconds)) return true;
+  }
+  return false;
+}

@@ -274,6 +274,13 @@ t.test('config from the environment', async (t) => {
     host: '127.0.0.1',
     dbFile: undefined,
   });
+  const required = { SELLER_SIGNING_SECRETS: `${kid}=${secret}`, HUB_API_KEY: apiKey, SELLER_SERVICE_SLUG: 'search' };
+  t.equal(
+    sellerConfigFromEnv({ ...required, HUB_CONTROL_PLANE_PORT: '8410' }).hub.baseUrl,
+    'http://127.0.0.1:8410',
+    "hub's control-plane on the port hub itself reads",
+  );
+  t.equal(sellerConfigFromEnv({ ...required, HUB_CONTROL_PLANE_PORT: '8410', HUB_BASE_URL: hub.url }).hub.baseUrl, hub.url);
   t.throws(() => sellerConfigFromEnv({}), /SELLER_SIGNING_SECRETS is required; HUB_API_KEY is required; SELLER_SERVICE_SLUG is required/);
   t.throws(() => sellerConfigFromEnv({ SELLER_SIGNING_SECRETS: 'nokid', HUB_API_KEY: 'k', SELLER_SERVICE_SLUG: 's' }), /is not name=value/);
   t.throws(

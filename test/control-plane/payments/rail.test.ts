@@ -54,3 +54,11 @@ t.test('an RPC URL must be one, on an EVM network', async (t) => {
   );
   await t.rejects(resolvePaymentRail(config, { ...remote, HUB_PAYMENT_RPC_URL: 'localhost:8545' }), /must be an http\(s\) URL/);
 });
+
+t.test('the remote rail can take payments when its facilitator settles on the network', async (t) => {
+  t.equal(await (await railOf(remote)).whyUnavailable?.(), undefined);
+  t.equal(
+    await (await railOf({ ...remote, HUB_PAYMENT_NETWORK: 'eip155:1' })).whyUnavailable?.(),
+    'the facilitator does not settle on eip155:1',
+  );
+});
