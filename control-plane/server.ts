@@ -8,7 +8,7 @@ import type { ControlPlaneServices } from './context.js';
 import { databaseIsReachable } from './db/client.js';
 import { unavailableDatabase } from './db/unavailable.js';
 import { createInternalEndpoint } from './internal/trpc-endpoint.js';
-import { paymentsReadiness } from './payments/readiness.js';
+import { readinessOf } from './payments/readiness.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 
@@ -24,7 +24,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
   const handleInternal = createInternalEndpoint(services, logFailure);
-  const payments = paymentsReadiness(services.payments);
+  const payments = readinessOf(services.payments);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;

@@ -37,11 +37,12 @@ export function createProxyServer(services: ProxyServices): Server {
 
   const operational = async (path: string, res: ServerResponse) => {
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    const ready = await services.controlPlane.call('ping').then(
-      (r) => r.ok && r.database,
-      () => false,
-    );
-    return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'control_plane_unreachable' });
+    const ping = await services.controlPlane.call('ping').catch(() => undefined);
+    if (!ping?.ok || !ping.database) return sendJson(res, 503, { status: 'control_plane_unreachable' });
+    // Whether payments can be taken does not make the pay URL unready (free and identity calls
+    // still work); it is said beside the status, as the control-plane's /readyz says it.
+    const { ok: _ok, database: _database, ...payments } = ping;
+    return sendJson(res, 200, { status: 'ready', ...payments });
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

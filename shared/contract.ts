@@ -361,8 +361,11 @@ const mutation =
   <Output>() =>
   <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'mutation', input });
 
+/** Whether hub can take payments now, and why not: what both processes' `/readyz` say beside `status`. */
+export type PaymentsReadiness = { payments: 'available' } | { payments: 'unavailable'; reason: string };
+
 export const contract = {
-  ping: query<{ ok: true; database: boolean }>()(z.void()),
+  ping: query<{ ok: true; database: boolean } & PaymentsReadiness>()(z.void()),
   sellerByHost: query<PaySeller | null>()(z.object({ host: z.string().min(1).max(300) })),
   sellersChangedSince: query<{ now: string; sellerIds: string[] }>()(z.object({ since: z.iso.datetime().nullable() })),
   manifest: query<SellerManifest | null>()(z.object({ sellerId: anyId })),

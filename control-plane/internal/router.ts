@@ -6,6 +6,7 @@ import { databaseIsReachable } from '../db/client.js';
 import { redeemKey } from '../delivery/key-mint.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
+import { readinessOf } from '../payments/readiness.js';
 import { settlePaidRequest } from '../payments/settle.js';
 import { completePurchase, purchaseReceipt, startPurchase } from '../storefront/purchase.js';
 import { internalProcedure, router } from '../trpc/init.js';
@@ -18,7 +19,7 @@ type Implementation<Name extends ProcedureName> = (ctx: RequestContext, input: P
 
 /** The control-plane's side of the contract (shared/contract.ts): one implementation a procedure. */
 const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
-  ping: async (ctx) => ({ ok: true, database: await databaseIsReachable(ctx.db) }),
+  ping: async (ctx) => ({ ok: true, database: await databaseIsReachable(ctx.db), ...(await readinessOf(ctx.payments)()) }),
   sellerByHost: (ctx, input) => sellerByHost(ctx.db, ctx.masterKey, ctx.config.payDomain, input.host),
   sellersChangedSince: (ctx, input) => sellersChangedSince(ctx.db, input.since),
   manifest: (ctx, input) => sellerManifest(ctx.db, input.sellerId),

@@ -1,7 +1,7 @@
+import type { PaymentsReadiness } from '../../shared/contract.js';
 import type { PaymentRail } from './rail.js';
 
-/** What `/readyz` says about payments beside `status`. */
-export type PaymentsReadiness = { payments: 'available' } | { payments: 'unavailable'; reason: string };
+export type { PaymentsReadiness };
 
 const NO_RAIL = 'no payment rail configured';
 
@@ -19,6 +19,19 @@ export function paymentsReadiness(rail: PaymentRail | undefined, freshForMs = FR
     last = { at: Date.now(), answer: ask(rail) };
     return last.answer;
   };
+}
+
+const byRail = new WeakMap<PaymentRail, () => Promise<PaymentsReadiness>>();
+const withoutRail = paymentsReadiness(undefined);
+
+/** The one `paymentsReadiness` of a rail, for every asker (the control-plane's /readyz, the proxy's through ping). */
+export function readinessOf(rail: PaymentRail | undefined): () => Promise<PaymentsReadiness> {
+  if (!rail) return withoutRail;
+  const known = byRail.get(rail);
+  if (known) return known;
+  const readiness = paymentsReadiness(rail);
+  byRail.set(rail, readiness);
+  return readiness;
 }
 
 async function ask(rail: PaymentRail | undefined): Promise<PaymentsReadiness> {

@@ -11,21 +11,32 @@ import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../hel
 
 const NETWORK = 'eip155:84532';
 
-/** `hub start control-plane` on `provider` with `rail`'s settings; its /readyz once it answers, and its log. */
+/**
+ * `hub start control-plane` on `provider` with `rail`'s settings, and a proxy beside it; the
+ * control-plane's /readyz once it answers, the proxy's, and the control-plane's log.
+ */
 async function controlPlane(t: Test, provider: Provider, rail: Record<string, string>) {
   const { dataDir } = tempDataDir(t);
   const { database } = await createTestDatabase(t, provider);
   const port = await freePort();
-  const hub = runHub(t, ['start', 'control-plane'], {
+  const proxyPort = await freePort();
+  const env = {
     HUB_DATA_DIR: dataDir,
     DATABASE_URL: database.url,
     HUB_CONTROL_PLANE_PORT: String(port),
+    HUB_PROXY_PORT: String(proxyPort),
     HUB_CHAIN_FILE: join(dataDir, 'chain.json'),
     HUB_LOG_LEVEL: 'info',
     ...rail,
-  });
+  };
+  const hub = runHub(t, ['start', 'control-plane'], env);
   t.ok(await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200), 'ready');
   const readyz = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json();
+  const proxy = runHub(t, ['start', 'proxy'], { ...env, HUB_LOG_LEVEL: 'warn' });
+  t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/readyz`, 200), 'the proxy is ready');
+  t.same(await (await fetch(`http://127.0.0.1:${proxyPort}/readyz`)).json(), readyz, 'and says the same of payments');
+  proxy.child.kill('SIGTERM');
+  await exitWithin(proxy, 15_000);
   const said = hub
     .stdout()
     .split('\n')
