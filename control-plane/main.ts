@@ -63,6 +63,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   mail.start();
   const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
     schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
+    addresses: upstreamAddressesOf(config),
   });
   accountWrites.start();
 

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { Agent, type Dispatcher } from 'undici';
 import { type AddressScope, addressScope } from '../shared/address-ranges.js';
 import type { HubConfig } from '../shared/config.js';
 import { within } from './within.js';
@@ -131,6 +132,27 @@ export class UpstreamAddresses {
       );
     };
   }
+
+  /**
+   * How a call to `url` made outside the proxy's pools (a seller's account endpoint) keeps this
+   * policy when it connects: a literal the policy refuses is refused before any connection; a
+   * name goes through `connectLookup`, one undici agent a port.
+   */
+  outbound(url: URL): { dispatcher: Dispatcher } | { refusal: AddressRefusal } {
+    const host = hostnameOf(url);
+    const port = portOf(url);
+    if (isIP(host)) {
+      const refusal = this.refusal(host, port);
+      if (refusal) return { refusal };
+    }
+    const known = this.agents.get(port);
+    if (known) return { dispatcher: known };
+    const agent = new Agent({ connect: { lookup: this.connectLookup(port) } });
+    this.agents.set(port, agent);
+    return { dispatcher: agent };
+  }
+
+  private readonly agents = new Map<number, Agent>();
 
   private isOwnListener(address: string, scope: AddressScope, port: number): boolean {
     if (this.ownEndpoints.has(endpoint(address, port))) return true;

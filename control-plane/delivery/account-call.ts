@@ -1,5 +1,6 @@
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { readUpTo } from '../../runtime/read-body.js';
+import { ADDRESS_REFUSED, type UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { openSecret } from '../../shared/secret-box.js';
 import { nowSeconds, type SignaturePurpose, sha256Hex, signatureHeader } from '../../shared/signature.js';
@@ -29,14 +30,27 @@ export type AccountCallResult =
 
 const MAX_REPLY_BYTES = 64 * 1024;
 
-export async function callAccountEndpoint(secrets: SecretCache, call: AccountCall, budgetMs: number): Promise<AccountCallResult> {
+/**
+ * With `addresses`, the connection keeps the policy of where hub connects on a seller's say-so
+ * (runtime/upstream-addresses.ts): the endpoint was checked when it was stored, and its name is
+ * checked again for every connection, since it can resolve elsewhere by now.
+ */
+export async function callAccountEndpoint(
+  secrets: SecretCache,
+  call: AccountCall,
+  budgetMs: number,
+  addresses?: UpstreamAddresses,
+): Promise<AccountCallResult> {
   const body = Buffer.from(JSON.stringify(call.body));
   const first = await secrets.newest(call.sellerId);
   if (!first) return { kind: 'no_secret' };
-  const result = await send(call, body, first, budgetMs);
+  const outbound = addresses?.outbound(new URL(call.url));
+  if (outbound && 'refusal' in outbound) return { kind: 'unreachable', reason: outbound.refusal.reason };
+  const dispatcher = outbound?.dispatcher;
+  const result = await send(call, body, first, budgetMs, dispatcher);
   if (result.kind !== 'reply' || result.status !== 401) return result;
   const newer = await secrets.newest(call.sellerId, { fresh: true });
-  return newer && newer.kid !== first.kid ? send(call, body, newer, budgetMs) : result;
+  return newer && newer.kid !== first.kid ? send(call, body, newer, budgetMs, dispatcher) : result;
 }
 
 type Secret = { kid: string; secret: string };
@@ -76,6 +90,7 @@ async function send(
   body: Buffer,
   secret: { kid: string; secret: string },
   budgetMs: number,
+  dispatcher: Dispatcher | undefined,
 ): Promise<AccountCallResult> {
   const url = new URL(call.url);
   const pathAndQuery = `${url.pathname}${url.search}`;
@@ -100,7 +115,15 @@ async function send(
   if (call.buyer?.email) headers[HUB_HEADERS.buyerEmail] = call.buyer.email;
   try {
     const signal = AbortSignal.timeout(budgetMs);
-    const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: budgetMs, bodyTimeout: budgetMs });
+    const res = await request(url, {
+      method: 'POST',
+      headers,
+      body,
+      signal,
+      headersTimeout: budgetMs,
+      bodyTimeout: budgetMs,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
     const text = (await readUpTo(res.body, MAX_REPLY_BYTES)).bytes.toString('utf8');
     const retryAfter = res.headers['retry-after'];
     return { kind: 'reply', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text };
@@ -110,7 +133,11 @@ async function send(
     // the seller did not answer in time.
     const timedOut =
       e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT';
-    const reason = timedOut ? `no answer within ${budgetMs} ms` : (e.code ?? e.message ?? 'network error');
+    const reason = timedOut
+      ? `no answer within ${budgetMs} ms`
+      : e.code === ADDRESS_REFUSED
+        ? (e.message ?? 'an address hub does not connect to')
+        : (e.code ?? e.message ?? 'network error');
     return { kind: 'unreachable', reason };
   }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
+import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -20,7 +21,13 @@ import { type WriteVerdict, writeVerdict } from './write-reply.js';
  * it twice is harmless (the seller applies a version once). What the seller's answer means is write-reply.ts; what
  * follows an applied or failed write (the payment captured or released) is outcomes.ts.
  */
-export type WorkerOptions = { schedule: DeliverySchedule; pollMs: number; batch: number };
+export type WorkerOptions = {
+  schedule: DeliverySchedule;
+  pollMs: number;
+  batch: number;
+  /** Where hub may connect on a seller's say-so, kept at every connection (none: anywhere, as in tests). */
+  addresses?: UpstreamAddresses;
+};
 
 const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, batch: 64 };
 
@@ -140,6 +147,7 @@ export class AccountWriteWorker extends PollingWorker {
         ...(variant === 'later' ? { buyer: { id: snapshot.buyerId, email: snapshot.buyerEmail } } : {}),
       },
       this.options.schedule.budgetMs,
+      this.options.addresses,
     );
     return {
       verdict: writeVerdict(result, this.options.schedule),

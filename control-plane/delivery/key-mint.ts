@@ -1,3 +1,4 @@
+import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import type { MintedKey } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
@@ -21,6 +22,7 @@ export async function redeemKey(
   db: Db,
   masterKey: Buffer,
   input: { sellerId: string; agentId: string; accessId?: string | undefined },
+  addresses?: UpstreamAddresses,
   schedule: DeliverySchedule = DELIVERY_SCHEDULE,
 ): Promise<MintedKey> {
   const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId } });
@@ -54,6 +56,7 @@ export async function redeemKey(
       ...(variant === 'later' ? { buyer } : {}),
     },
     schedule.budgetMs,
+    addresses,
   );
   if (result.kind === 'no_secret') throw new ApiError('signing_secret_required');
   if (result.kind === 'unreachable') throw new ApiError('key_mint_failed', `The seller did not answer: ${result.reason}.`);

@@ -1,3 +1,4 @@
+import { upstreamAddressesOf } from '../../runtime/upstream-addresses.js';
 import { contract, type ParsedInput, type ProcedureName, type ProcedureOutput } from '../../shared/contract.js';
 import { confirmClaim, releaseClaim, viewClaim } from '../claims/claim-links.js';
 import { requestAgentClaim } from '../claims/request-claim.js';
@@ -34,7 +35,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
-  redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input),
+  redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input, upstreamAddressesOf(ctx.config)),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),

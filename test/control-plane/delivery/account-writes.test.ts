@@ -2,6 +2,7 @@ import pino from 'pino';
 import t from 'tap';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
 import type { DeliverySchedule } from '../../../control-plane/delivery/schedule.js';
+import { resolveWithSystem, UpstreamAddresses } from '../../../runtime/upstream-addresses.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { startAccountReceiver } from '../../helpers/account-receiver.js';
 import { registerAgent } from '../../helpers/agents.js';
@@ -272,6 +273,41 @@ for (const provider of testProviders()) {
       });
       t.match(await drain(account.accessId, 1), { status: 'applied' });
       t.equal((await receiver.store.get(account.accessId))!.balanceMicros, balance, 'no credit twice');
+    });
+
+    await t.test('an endpoint whose name now resolves where hub does not connect is not called', async (t) => {
+      // Stored while the name resolved nowhere (checked again at connect, as here); then the
+      // name answers with the cloud metadata address, as a rebinding name would.
+      const endpoint = new URL(receiver.url);
+      endpoint.hostname = 'rebind.test';
+      await becomeStateful(endpoint.href);
+      const resolvingTo = (address: string) =>
+        new UpstreamAddresses({}, async (host) => (host === 'rebind.test' ? [{ address, family: 4 }] : resolveWithSystem(host)));
+      const { account } = await buy();
+      const seen = receiver.requests.length;
+      const guarded = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), {
+        schedule: FAST,
+        pollMs: 60_000,
+        addresses: resolvingTo('169.254.169.254'),
+      });
+      await guarded.runOnce();
+      const refused = await writeOf(account.accessId, 1);
+      t.match(refused, { status: 'pending', attempts: 1, lastError: /rebind\.test resolves to 169\.254\.169\.254; .*link-local/ });
+      t.equal(receiver.requests.length, seen, 'nothing reached any address');
+
+      const allowed = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), {
+        schedule: FAST,
+        pollMs: 60_000,
+        addresses: resolvingTo('127.0.0.1'),
+      });
+      await pause(Math.max(0, refused.nextAttemptAt.getTime() - Date.now()));
+      await allowed.runOnce();
+      t.match(
+        await writeOf(account.accessId, 1),
+        { status: 'applied', attempts: 2 },
+        'once it resolves where hub connects, it is delivered',
+      );
+      await becomeStateful(receiver.url);
     });
   });
 }
