@@ -11,7 +11,7 @@ t.test('refusals cross the contract as the ApiError the control-plane threw', as
   const { client, close } = createControlPlaneClient(cp.url, cp.internalToken);
   t.teardown(close);
 
-  t.same(await client.call('ping'), { ok: true, database: true });
+  t.same(await client.call('ping'), { ok: true, database: true, payments: 'unavailable', reason: 'no payment rail configured' });
   t.equal(await client.call('sellerByHost', { host: 'nobody.pay.localhost' }), null, 'an answer, not a refusal');
 
   const refusal = async (call: Promise<unknown>) => {

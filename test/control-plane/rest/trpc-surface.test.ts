@@ -64,7 +64,7 @@ for (const provider of testProviders()) {
       t.same(await call('internal.ping', admin.apiKey, 'GET'), { status: 401, body: { error: 'invalid_token', reason: NOT_FOR_YOU } });
       t.same(await call('internal.ping', cp.internalToken, 'GET'), {
         status: 200,
-        body: { result: { data: { ok: true, database: true } } },
+        body: { result: { data: { ok: true, database: true, payments: 'unavailable', reason: 'no payment rail configured' } } },
       });
     });
 
