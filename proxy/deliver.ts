@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { guardFor } from '../runtime/containment.js';
 import { mediaTypeOf } from '../runtime/media-type.js';
 import type { ProxyMetrics } from './metrics.js';
 
@@ -42,6 +43,8 @@ export async function deliver(
  * the upstream breaks off, and stops reading if the agent goes away.
  */
 function streamBody(body: Readable, res: ServerResponse): Promise<void> {
+  // What the seller's stream throws at its listeners is this request's failure alone.
+  guardFor(res, body);
   // Listeners are written inline: a named per-request closure costs a name-keeping call under tsx.
   return new Promise((resolve, reject) => {
     body.on('data', (chunk: Buffer) => {

@@ -49,7 +49,7 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
     services.recorder.create(record, { urgent: true }).catch(() => {});
   }
   // Logs of this request (its access line, any failure) name the id the agent and seller see.
-  tagRequest(record.id);
+  tagRequest(res, record.id);
   const identity: Identity = {
     requestId: record.id,
     agentId: record.agentId ?? undefined,

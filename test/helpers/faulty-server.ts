@@ -1,9 +1,9 @@
 // A server on hub's HTTP runtime whose routes fail in every way a request can: run as a child
 // process (the guard it installs is process-wide), it prints its port and serves until killed.
-// SIGUSR2 makes it throw outside any request, which must still end it.
+// A timer a request set throws outside every request's guard, which ends it.
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
-import { containProcessFaults } from '../../runtime/containment.js';
+import { containProcessFaults, guardFor } from '../../runtime/containment.js';
 import { createHttpServer, listen } from '../../runtime/http-server.js';
 import { sendJson } from '../../runtime/respond.js';
 
@@ -18,13 +18,9 @@ const failures: Record<string, (res: import('node:http').ServerResponse) => unkn
     await null;
     throw new Error('rejected by the handler');
   },
-  '/timer': () => {
-    setTimeout(() => {
-      throw new Error('thrown by a timer the handler set');
-    }, 1);
-  },
-  '/orphan-promise': () => {
+  '/orphan-promise': (res) => {
     void Promise.reject(new Error('a promise nobody awaited'));
+    sendJson(res, 200, { answered: true });
   },
   '/close-listener': (res) => {
     res.once('close', () => {
@@ -38,8 +34,16 @@ const failures: Record<string, (res: import('node:http').ServerResponse) => unkn
     });
     res.destroy();
   },
-  '/unheard-error': () => {
-    new PassThrough().destroy(new Error('a stream error nobody listens for'));
+  '/unheard-error': (res) => {
+    // A stream of the request's own (as the seller's answer is), failing with nobody listening.
+    const stream = new PassThrough();
+    guardFor(res, stream);
+    stream.destroy(new Error('a stream error nobody listens for'));
+  },
+  '/timer': () => {
+    setTimeout(() => {
+      throw new Error('thrown by a timer, outside every guard');
+    }, 1);
   },
 };
 
@@ -53,8 +57,5 @@ const server = createHttpServer(
   logger,
   { accessLog: false },
 );
-process.on('SIGUSR2', () => {
-  throw new Error('thrown outside any request');
-});
 const port = await listen(server, 0, '127.0.0.1');
 process.stderr.write(`listening ${port}\n`);

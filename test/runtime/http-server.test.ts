@@ -156,7 +156,7 @@ t.test('the access log: one line per request at info, without the query; off by 
     const server = createHttpServer(
       (req, res) => {
         if (req.url === '/hang') return; // answered never: the client gives up
-        if (req.url === '/tagged') tagRequest('hubreq_0tagged');
+        if (req.url === '/tagged') tagRequest(res, 'hubreq_0tagged');
         res.writeHead(req.url?.startsWith('/missing') ? 404 : 200).end('ok');
       },
       { timeoutMs: 5_000, idleTimeoutMs: 2_000 },
