@@ -63,7 +63,8 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end('{"lifecycle": act');
     }
-    if (current.kind === 'sleep') await new Promise((resolve) => setTimeout(resolve, current.sleepMs));
+    // Unref'd: a sleep still running when the test ends must not hold its process open that long.
+    if (current.kind === 'sleep') await new Promise((resolve) => setTimeout(resolve, current.sleepMs).unref());
     if (!(await endpoint.handle(req, res))) sendJson(res, 404, { error: 'not_found' });
   });
   const port = await listen(server, 0, '127.0.0.1');
