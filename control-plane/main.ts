@@ -15,7 +15,7 @@ import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
 import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
-import { paymentsReadiness } from './payments/readiness.js';
+import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settle.js';
 import { createControlPlaneServer } from './server.js';
 
@@ -44,7 +44,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   }
 
   // One line at start-up says whether hub takes payments, and if not, why; /readyz says it after.
-  const readiness = await paymentsReadiness(payments)();
+  const readiness = await readinessOf(payments)();
   if (!payments) {
     logger.warn(
       'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',

@@ -24,7 +24,7 @@ export function paymentsReadiness(rail: PaymentRail | undefined, freshForMs = FR
 const byRail = new WeakMap<PaymentRail, () => Promise<PaymentsReadiness>>();
 const withoutRail = paymentsReadiness(undefined);
 
-/** The one `paymentsReadiness` of a rail, for every asker (the control-plane's /readyz, the proxy's through ping). */
+/** The one `paymentsReadiness` of a rail, for every asker (start-up's line, the control-plane's /readyz, the proxy's through ping). */
 export function readinessOf(rail: PaymentRail | undefined): () => Promise<PaymentsReadiness> {
   if (!rail) return withoutRail;
   const known = byRail.get(rail);
