@@ -13,11 +13,11 @@ import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
-import { startPendingSettlementLoop } from './payments/pending-loop.js';
 import { resolvePaymentRail } from './payments/rail.js';
 import { readinessOf } from './payments/readiness.js';
-import { settlementsAfterResponse } from './payments/settle.js';
+import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
+import { startPendingSettlementLoop } from './storefront/pending-loop.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
 export async function startControlPlane(env: Record<string, string | undefined> = process.env) {

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
+import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { settleAndRecord } from '../payments/settle.js';
+import { settleAndRecord } from '../payments/settlement/record.js';
+import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
 
 /**
  * What follows a delivered or failed account write (spec: States and transitions › Account write
@@ -36,13 +38,10 @@ export async function writesApplied(
   for (const attempt of reserved) {
     const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.
-    const taken = await db.paymentAttempt.updateMany({
-      where: { id: attempt.id, status: 'reserved' },
-      data: { status: 'settling', chargedMicros: attempt.amountMicros },
-    });
-    if (taken.count !== 1) continue;
-    // A capture that fails suspends the account (settleAndRecord does, for the settlement loop too).
-    const result = await settleAndRecord(db, rail, attempt);
+    const taken = await moveAttempt(db, attempt.id, { to: 'settling', from: ['reserved'], set: { chargedMicros: attempt.amountMicros } });
+    if (!taken) continue;
+    // A capture that fails suspends the account (as it does when the pending loop settles it).
+    const result = await settleAndRecord(db, rail, attempt, { whenCaptureFails: suspendUnpaidCapture });
     if (result.status === 'failed') {
       logger.warn(
         { accessId, paymentId: attempt.id, reason: result.reason },
@@ -54,10 +53,10 @@ export async function writesApplied(
 
 export async function writeFailed(db: Db, accessId: string, logger: Logger): Promise<void> {
   const everApplied = (await db.accountWrite.count({ where: { accessId, kind: 'write', status: 'applied' } })) > 0;
-  await db.$transaction([
-    db.paymentAttempt.updateMany({ where: { accessId, status: 'reserved' }, data: { status: 'released', chargedMicros: 0n } }),
-    ...(everApplied ? [] : [db.paymentAttempt.updateMany({ where: { accessId, status: 'settled' }, data: { status: 'refund_owed' } })]),
-    db.access.update({ where: { id: accessId }, data: { provisioningState: 'failed', status: 'suspended' } }),
-  ]);
+  await db.$transaction(async (tx) => {
+    await moveAttempts(tx, { accessId }, { to: 'released', from: ['reserved'], set: { chargedMicros: 0n } });
+    if (!everApplied) await moveAttempts(tx, { accessId }, { to: 'refund_owed' });
+    await tx.access.update({ where: { id: accessId }, data: { provisioningState: 'failed', status: 'suspended' } });
+  });
   logger.warn({ accessId }, 'account write failed for good: reserved payments released');
 }

@@ -8,7 +8,8 @@ import { redeemKey } from '../delivery/key-mint.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { readinessOf } from '../payments/readiness.js';
-import { settlePaidRequest } from '../payments/settle.js';
+import { settlePaidRequest } from '../payments/settlement/paid-call.js';
+import { planStanding } from '../storefront/plan-standing.js';
 import { completePurchase, purchaseReceipt, startPurchase } from '../storefront/purchase.js';
 import { internalProcedure, router } from '../trpc/init.js';
 import { agentByTokenHash, agentsChangedSince, completeRegistration, createRegistrationChallenge } from './agents.js';
@@ -38,7 +39,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input, upstreamAddressesOf(ctx.config)),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
-  issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input),
+  issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input, planStanding),
   claimPaidRequest: (ctx, input) => claimPaidRequest(ctx.db, ctx.payments, input),
   settlePaidRequest: async (ctx, input) => {
     const usageError = input.usage && (await captureUsageError(ctx.db, ctx.logger, input.usage));

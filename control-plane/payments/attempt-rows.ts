@@ -1,5 +1,6 @@
 import { type PaymentAttempt, Prisma } from '../../generated/prisma/sqlite/client.js';
 import { bigintOf, bigintOrNull, dateOf, dateOrNull, type Sql } from '../db/sql.js';
+import { type AttemptStatus, attemptStatusOf } from './attempt-status.js';
 
 /**
  * Payment attempts as a paid call reads them on the SQL lane (db/sql.ts): the row in
@@ -8,13 +9,16 @@ import { bigintOf, bigintOrNull, dateOf, dateOrNull, type Sql } from '../db/sql.
 
 type Raw = Record<keyof PaymentAttempt, unknown>;
 
+/** An attempt as read, its status one of the table's. */
+export type Attempt = PaymentAttempt & { status: AttemptStatus };
+
 /** The attempt, or undefined when there is none. */
-export async function readAttempt(sql: Sql, id: string): Promise<PaymentAttempt | undefined> {
+export async function readAttempt(sql: Sql, id: string): Promise<Attempt | undefined> {
   const row = await sql.get<Raw>(Prisma.sql`SELECT * FROM "PaymentAttempt" WHERE "id" = ${id}`);
   return row && attemptOf(row);
 }
 
-function attemptOf(row: Raw): PaymentAttempt {
+function attemptOf(row: Raw): Attempt {
   const text = (value: unknown) => value as string;
   const textOrNull = (value: unknown) => (value ?? null) as string | null;
   return {
@@ -45,7 +49,7 @@ function attemptOf(row: Raw): PaymentAttempt {
     payer: textOrNull(row.payer),
     challengeId: textOrNull(row.challengeId),
     paymentPayloadJson: textOrNull(row.paymentPayloadJson),
-    status: text(row.status),
+    status: attemptStatusOf(row.status),
     settleTxHash: textOrNull(row.settleTxHash),
     settlementReason: textOrNull(row.settlementReason),
     remainderHandling: textOrNull(row.remainderHandling),

@@ -1,17 +1,23 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { ChallengeInput, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
+import type { ChallengeInput, IssuedChallenge, PaidFromCredit, PlanStanding } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { insertInto, runEach, sqlOf } from '../db/sql.js';
-import { planStanding } from '../storefront/plan-standing.js';
+import type { AttemptStatus } from './attempt-status.js';
 import { creditBalance, drawCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
+
+/**
+ * Why an identified agent's call was not covered by a plan (storefront/plan-standing.ts): asked
+ * by the challenge for its reason, passed in by the caller, since accounts build on payments.
+ */
+export type StandingOf = (db: Db, seller: PaymentSeller, input: ChallengeInput) => Promise<PlanStanding | undefined>;
 
 /**
  * Turns a seller's 402 into a priced challenge: prices the usage, records a payment attempt bound
@@ -22,6 +28,7 @@ export async function issuePaymentChallenge(
   db: Db,
   rail: PaymentRail | undefined,
   input: ChallengeInput,
+  planStanding: StandingOf,
 ): Promise<IssuedChallenge | PaidFromCredit> {
   const seller = await paymentSeller(db, input.sellerId);
   if (!seller) throw new ApiError('usage_not_priced', 'The seller is gone.');
@@ -141,7 +148,7 @@ type AttemptFields = {
   ceiling?: boolean;
   purchaseJson?: string;
   /** A payment made already (from credit): not a challenge waiting for one. */
-  status?: 'in_flight';
+  status?: Extract<AttemptStatus, 'in_flight'>;
   protocol?: 'credit';
   paymentMethod?: 'credit';
   payer?: string;
@@ -178,7 +185,7 @@ export async function newAttempt(
   const expiresAt = new Date(+createdAt + rail.maxTimeoutSeconds * 1000);
   const data = {
     paymentMethod: 'x402_wallet',
-    status: 'challenge_created',
+    status: 'challenge_created' satisfies AttemptStatus,
     ...fields,
     id,
     organizationId: seller.organizationId,

@@ -7,10 +7,11 @@ import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import { readAttempt } from './attempt-rows.js';
+import { type AttemptStatus, moveAttempt } from './attempt-status.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
-const COMPLETED = new Set(['delivered', 'reserved', 'settling', 'settled']);
+const COMPLETED = new Set<AttemptStatus>(['delivered', 'reserved', 'settling', 'settled']);
 
 /** Attempts that pay for an account rather than a call (control-plane/storefront/purchase.ts). */
 export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);
@@ -83,13 +84,20 @@ export async function claimPaidRequest(
       : await walletAgent(tx, payer);
     if (!agent) throw new Error(`Agent ${attempt.agentId} of payment ${attempt.id} is gone.`);
     // paymentMethod: what the agent paid with (a challenge offers both protocols, the retry picks one).
-    const claimed = await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "status" = 'in_flight', "payer" = ${payer},
-      "agentId" = ${agent.id}, "protocol" = ${input.protocol},
-      "paymentMethod" = ${input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet'},
-      "paymentPayloadJson" = ${JSON.stringify(input.payload)}, "verifiedAt" = ${new Date()},
-      "authorizedMicros" = ${attempt.amountMicros}
-      WHERE "id" = ${attempt.id} AND "status" = 'challenge_created'`);
-    if (claimed !== 1) {
+    const claimed = await moveAttempt(tx, attempt.id, {
+      to: 'in_flight',
+      from: ['challenge_created'],
+      set: {
+        payer,
+        agentId: agent.id,
+        protocol: input.protocol,
+        paymentMethod: input.protocol === 'mpp' ? 'mpp_wallet' : 'x402_wallet',
+        paymentPayloadJson: JSON.stringify(input.payload),
+        verifiedAt: new Date(),
+        authorizedMicros: attempt.amountMicros,
+      },
+    });
+    if (!claimed) {
       const now = await tx.get<{ status: string }>(Prisma.sql`SELECT "status" FROM "PaymentAttempt" WHERE "id" = ${attempt.id}`);
       throw new ApiError(now?.status === 'in_flight' ? 'payment_request_in_flight' : 'payment_request_already_completed');
     }

@@ -4,11 +4,13 @@ import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { runEach, sqlOf } from '../db/sql.js';
+import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import { creditBalance } from '../payments/credit.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { billingSummary, settleInTime } from '../payments/settle.js';
+import { billingSummary } from '../payments/settlement/billing.js';
+import { settleInTime } from '../payments/settlement/record.js';
 import { applyPurchase } from './account-changes.js';
 import { accountViews } from './account-view.js';
 import { freeTaker, takeFreePlan } from './free-plans.js';
@@ -89,11 +91,7 @@ export async function completePurchase(
     return opened(db, { ...attempt, status: 'reserved' }, accessId, null);
   }
 
-  // A purchase charges its whole price: nothing remains, and `credited` is what that is called.
-  await db.paymentAttempt.update({
-    where: { id: attempt.id },
-    data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
-  });
+  await moveAttempt(db, attempt.id, { to: 'settling', from: ['in_flight'], set: chargedWhole(attempt.amountMicros) });
   // A chain slower than the proxy waits answers settling; the account opens once it settles (`finishPurchases`).
   // One that throws is left `settling` too: the pending loop settles it again.
   const result = await settleInTime(db, rail, attempt).catch(() => undefined);
@@ -137,10 +135,7 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
     await each(() =>
       attempt.seller.stateful
         ? fulfil(db, attempt.id, 'reserved')
-        : db.paymentAttempt.updateMany({
-            where: { id: attempt.id, status: 'in_flight' },
-            data: { status: 'settling', chargedMicros: attempt.amountMicros, remainderHandling: 'credited' },
-          }),
+        : moveAttempt(db, attempt.id, { to: 'settling', from: ['in_flight'], set: chargedWhole(attempt.amountMicros) }),
     );
   }
   const settled = await db.paymentAttempt.findMany({
@@ -150,6 +145,11 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
   });
   for (const { id } of settled) await each(() => fulfil(db, id));
   return finished;
+}
+
+/** A purchase charges its whole price: nothing remains, and `credited` is what that is called. */
+function chargedWhole(amountMicros: bigint) {
+  return { chargedMicros: amountMicros, remainderHandling: 'credited' };
 }
 
 /** A paid retry finishes in seconds; one verified this long ago and still in flight was cut off. */
@@ -165,11 +165,11 @@ async function fulfil(db: Db, attemptId: string, status?: 'reserved'): Promise<s
     if (attempt.accessId) return attempt.accessId;
     const bought = JSON.parse(attempt.purchaseJson ?? 'null') as Bought;
     const accessId = bought.accessId ?? newId('access');
-    const marked = await tx.paymentAttempt.updateMany({
-      where: { id: attemptId, accessId: null },
-      data: { accessId, ...(status ? { status } : {}) },
-    });
-    if (marked.count !== 1) return (await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } })).accessId!;
+    // Held until the seller takes the account, or just marked with it (paid already).
+    const marked = status
+      ? await moveAttempts(tx, { id: attemptId }, { to: status, from: ['in_flight'], set: { accessId }, onlyWithoutAccount: true })
+      : (await tx.paymentAttempt.updateMany({ where: { id: attemptId, accessId: null }, data: { accessId } })).count;
+    if (marked !== 1) return (await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } })).accessId!;
     const plan = await loadPlan(tx, bought.planId);
     const terms: PurchaseTerms = {
       kind: bought.kind,

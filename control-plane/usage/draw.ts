@@ -3,11 +3,11 @@ import { newId } from '../../shared/ids.js';
 import { sumMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { holdOpenForReports } from '../payments/attempt-status.js';
 import { accessState, type Draw, type DrawItem } from './allowance.js';
 import { groupCommit } from './group-commit.js';
 import { accessPeriodStart } from './periods.js';
 import { affordable, type Bill, bill } from './pricing.js';
-import { LIVE_PAYMENT_STATUSES } from './resolve.js';
 
 /**
  * Commits one draw and its usage event in a single transaction: all of it or none of it, and a
@@ -142,7 +142,8 @@ function batchStatements(db: Db, writes: readonly BatchWrite[]) {
   const items = writes.flatMap((write) => write.items);
   return [
     ...(debits.size ? [debitAccesses(db, debits, writes[0]!.event.createdAt)] : []),
-    ...(payments.length ? [refuseClosedPayments(db, payments)] : []),
+    // Refuses the group if one of its payments started settling since the report was resolved.
+    ...(payments.length ? [db.$executeRaw(holdOpenForReports(payments))] : []),
     insertEvents(
       db,
       writes.map((write) => write.event),
@@ -163,19 +164,6 @@ function debitAccesses(db: Pick<Db, '$executeRaw'>, debits: Map<string, bigint>,
   return db.$executeRaw`
     UPDATE "Access" SET "balanceMicros" = CASE "id" ${Prisma.join(cases, ' ')} END, "updatedAt" = ${now}
     WHERE "id" IN (${Prisma.join([...debits.keys()])})`;
-}
-
-/**
- * Refuses usage for a payment that has started settling since the report was resolved: its status
- * becomes NULL, which the column refuses (aborting the transaction), unless it still takes reports.
- * The write also takes the attempt's row, which settlement writes before it reads the usage
- * (payments/settle.ts): a report commits before the charge is priced, or finds it settling.
- */
-function refuseClosedPayments(db: Pick<Db, '$executeRaw'>, attemptIds: string[]) {
-  const open = Prisma.join(LIVE_PAYMENT_STATUSES.report);
-  return db.$executeRaw`
-    UPDATE "PaymentAttempt" SET "status" = CASE WHEN "status" IN (${open}) THEN "status" ELSE NULL END
-    WHERE "id" IN (${Prisma.join(attemptIds)})`;
 }
 
 function insertEvents(db: Pick<Db, '$executeRaw'>, rows: readonly EventRow[]) {

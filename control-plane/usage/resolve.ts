@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isId, isRecordedRequestId } from '../../shared/ids.js';
+import { type AttemptStatus, CLAIMED_STATUSES, TAKES_REPORTS } from '../payments/attempt-status.js';
 import { type Denied, denied } from './denials.js';
 import type { AccessRow, RequestRow, ServiceRow, UsageReader } from './reader.js';
 
@@ -24,23 +25,20 @@ export type Purpose = 'check' | 'report';
  * are also taken once an identity-only payment is `delivered`. Not once settlement has started:
  * the charge is priced from the usage reported by then, so a later report would be recorded and
  * never billed. It is refused instead, here and, for one that raced the start of settlement, where
- * it is written (draw.ts › refuseClosedPayments).
+ * it is written (payments/attempt-status.ts › holdOpenForReports).
  */
-export const LIVE_PAYMENT_STATUSES: Record<Purpose, string[]> = {
+export const LIVE_PAYMENT_STATUSES: Record<Purpose, readonly AttemptStatus[]> = {
   check: ['in_flight'],
-  report: ['in_flight', 'delivered'],
+  report: TAKES_REPORTS,
 };
 
 /** Why a report for a paid request is refused once its payment has left `LIVE_PAYMENT_STATUSES`. */
 export const PAYMENT_CLOSED =
   'The request’s payment has started settling or is done: report a paid request’s usage before answering it, or in its hub-usage header.';
 
-/**
- * A payment claimed for a request, live or done. Once paid for, a request is the payment's alone:
- * after settlement (or release) nothing stands behind it, and a late report never falls through
- * to the agent's plan, which would charge a call already paid.
- */
-const CLAIMED_PAYMENT_STATUSES = ['in_flight', 'delivered', 'settling', 'settled', 'failed', 'released', 'refund_owed'];
+// A payment claimed for a request (CLAIMED_STATUSES), live or done: once paid for, a request is
+// the payment's alone. After settlement (or release) nothing stands behind it, and a late report
+// never falls through to the agent's plan, which would charge a call already paid.
 
 export type Backing =
   | { kind: 'payment'; paymentAttemptId: string; planId: string; paid: Map<string, bigint> }
@@ -59,14 +57,14 @@ export async function resolveRequest(
   const wellFormed = isId('request', requestId);
   const [services, payment, stored] = await Promise.all([
     reader.servicesNamed(organizationId, serviceSlug),
-    wellFormed ? reader.callPayment(organizationId, requestId, CLAIMED_PAYMENT_STATUSES) : undefined,
+    wellFormed ? reader.callPayment(organizationId, requestId, CLAIMED_STATUSES) : undefined,
     wellFormed ? reader.request(requestId) : undefined,
   ]);
   if (services.length === 0) return denied('service_not_found');
   const record = stored ?? (!payment && isRecordedRequestId(requestId) ? await recordOnItsWay(reader, requestId) : undefined);
 
   if (payment) {
-    if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status)) return denied('access_not_found', PAYMENT_CLOSED);
+    if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status as AttemptStatus)) return denied('access_not_found', PAYMENT_CLOSED);
     const service = services.find((s) => s.id === payment.serviceId);
     if (!service || !payment.planId) return denied('access_not_found');
     return {

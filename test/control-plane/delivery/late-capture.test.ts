@@ -1,7 +1,8 @@
 import pino from 'pino';
 import t from 'tap';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
-import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { finishPendingSettlements } from '../../../control-plane/payments/settlement/pending.js';
+import { suspendUnpaidCapture } from '../../../control-plane/storefront/pending-payments.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { startAccountReceiver } from '../../helpers/account-receiver.js';
 import { registerAgent } from '../../helpers/agents.js';
@@ -46,7 +47,7 @@ for (const provider of testProviders()) {
     t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { status: 'active', stateVersion: 1 });
 
     answer = 'failed';
-    await finishPendingSettlements(db, rail, 0);
+    await finishPendingSettlements(db, rail, 0, suspendUnpaidCapture);
     t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'failed' });
     t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { status: 'suspended', stateVersion: 2 });
     t.equal(await db.accountWrite.count({ where: { accessId: account.accessId } }), 2, 'the seller hears it in a new write');

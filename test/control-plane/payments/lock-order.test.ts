@@ -3,6 +3,7 @@ import { countCalls } from '../../../control-plane/analytics/traffic-rollup.js';
 import { openDatabase } from '../../../control-plane/db/client.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
+import { planStanding } from '../../../control-plane/storefront/plan-standing.js';
 import { newId, newRequestId } from '../../../shared/ids.js';
 import { seedPricedService } from '../../helpers/catalog-seed.js';
 import { createTestDatabase } from '../../helpers/database.js';
@@ -63,18 +64,23 @@ t.test(
         async (tx) => {
           await tx.$executeRaw`INSERT INTO "RequestRecord" ("id", "sellerId", "method", "path", "sandbox", "lifecycle", "mode", "createdAt")
           VALUES (${requestId}, ${sellerId}, 'GET', '/search', false, 'forwarded', 'paid', ${new Date()}) ON CONFLICT ("id") DO NOTHING`;
-          challenge = issuePaymentChallenge(db, rail, {
-            sellerId,
-            requestId,
-            agentId,
-            buyerId: null,
-            method: 'GET',
-            pathAndQuery: '/search',
-            bodyDigest: 'digest',
-            serviceSlug: 'search',
-            usage: [{ meterSlug: 'calls', quantity: 1 }],
-            sandbox: false,
-          });
+          challenge = issuePaymentChallenge(
+            db,
+            rail,
+            {
+              sellerId,
+              requestId,
+              agentId,
+              buyerId: null,
+              method: 'GET',
+              pathAndQuery: '/search',
+              bodyDigest: 'digest',
+              serviceSlug: 'search',
+              usage: [{ meterSlug: 'calls', quantity: 1 }],
+              sandbox: false,
+            },
+            planStanding,
+          );
           challenge.catch(() => {});
           for (let tries = 0; (await waitingOnLocks()) === 0; tries++) {
             if (tries > 200) throw new Error('the challenge never waited for the record');

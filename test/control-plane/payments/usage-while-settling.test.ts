@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Facilitator } from '../../../control-plane/facilitator/facilitator.js';
-import { settlementsAfterResponse } from '../../../control-plane/payments/settle.js';
+import { settlementsAfterResponse } from '../../../control-plane/payments/settlement/under-way.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { rowLocks, underWay, until } from '../../helpers/row-locks.js';

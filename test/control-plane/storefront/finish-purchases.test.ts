@@ -1,5 +1,5 @@
 import t from 'tap';
-import { finishPendingSettlements } from '../../../control-plane/payments/settle.js';
+import { finishPendingSettlements } from '../../../control-plane/payments/settlement/pending.js';
 import { finishPurchases } from '../../../control-plane/storefront/purchase.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { registerAgent } from '../../helpers/agents.js';

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { localRail } from '../../../control-plane/payments/rail.js';
-import { finishPendingSettlements, settleAndRecord } from '../../../control-plane/payments/settle.js';
+import { finishPendingSettlements } from '../../../control-plane/payments/settlement/pending.js';
+import { settleAndRecord } from '../../../control-plane/payments/settlement/record.js';
 import { CONTROL_PLANE_CALL_TIMEOUT_MS, SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
 import { settlingWith } from '../../helpers/local-facilitator.js';

@@ -6,7 +6,9 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Abi } from '../../../control-plane/facilitator/transfer-authorization.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
-import { releaseStrandedCalls, settleAndRecord } from '../../../control-plane/payments/settle.js';
+import { releaseStrandedCalls } from '../../../control-plane/payments/settlement/pending.js';
+import { settleAndRecord } from '../../../control-plane/payments/settlement/record.js';
+import { planStanding } from '../../../control-plane/storefront/plan-standing.js';
 import { newRequestId } from '../../../shared/ids.js';
 import { usdToMicros } from '../../../shared/money.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
@@ -631,18 +633,23 @@ for (const provider of testProviders()) {
 
       // A proxy that stops between the draw and the seller's answer leaves the call in flight: the
       // settlement loop gives its credit back, once.
-      const stranded = await issuePaymentChallenge(db, rail, {
-        sellerId: drawn.sellerId,
-        requestId: newRequestId(true),
-        agentId: agent.agentId,
-        buyerId: null,
-        method: 'GET',
-        pathAndQuery: '/search?q=stranded',
-        bodyDigest: drawn.bodyDigest,
-        serviceSlug: 'search',
-        usage: [{ meterSlug: 'calls', quantity: 1 }],
-        sandbox: false,
-      });
+      const stranded = await issuePaymentChallenge(
+        db,
+        rail,
+        {
+          sellerId: drawn.sellerId,
+          requestId: newRequestId(true),
+          agentId: agent.agentId,
+          buyerId: null,
+          method: 'GET',
+          pathAndQuery: '/search?q=stranded',
+          bodyDigest: drawn.bodyDigest,
+          serviceSlug: 'search',
+          usage: [{ meterSlug: 'calls', quantity: 1 }],
+          sandbox: false,
+        },
+        planStanding,
+      );
       t.match(stranded, { paidFromCredit: true });
       t.equal((await receipt()).creditUsd, '0.000000', 'drawn');
       t.equal(await releaseStrandedCalls(db, 60_000), 0, 'not while it may still be answered');

@@ -1,0 +1,151 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import type { Sql } from '../db/sql.js';
+
+/**
+ * The life of a payment attempt, owned here: its statuses, the moves between them, and the one
+ * writer every status change goes through. No other module writes `PaymentAttempt.status`
+ * (test/control-plane/payments/attempt-status.test.ts reads the source to hold that line).
+ *
+ *   challenge_created ─claim─▶ in_flight ─┬─ seller answered non-2xx ─────────▶ released
+ *                                         ├─ identity-only call answered ─────▶ delivered
+ *                                         ├─ paid from credit, charged ───────▶ settled
+ *                                         ├─ stateful seller's purchase ──────▶ reserved ─┬─ write applied ─▶ settling
+ *                                         │                                               └─ write failed ──▶ released
+ *                                         └─ charged ─▶ settling ─┬─▶ settled ─ account never taken ─▶ refund_owed
+ *                                                                 └─▶ failed ─ an earlier submission landed after all ─▶ settled
+ *
+ * A call paid from credit is recorded `in_flight` at once (no challenge is answered); every
+ * other attempt starts `challenge_created`.
+ */
+export const ATTEMPT_STATUSES = [
+  'challenge_created',
+  'in_flight',
+  'delivered',
+  'reserved',
+  'settling',
+  'settled',
+  'failed',
+  'released',
+  'refund_owed',
+] as const;
+
+export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+
+/** The statuses an attempt is recorded with. */
+export const OPENING_STATUSES: readonly AttemptStatus[] = ['challenge_created', 'in_flight'];
+
+/** Where each status may go. A status not named here is final. */
+export const TRANSITIONS: Readonly<Record<AttemptStatus, readonly AttemptStatus[]>> = {
+  challenge_created: ['in_flight'],
+  in_flight: ['released', 'delivered', 'reserved', 'settling', 'settled'],
+  reserved: ['settling', 'released'],
+  settling: ['settled', 'failed'],
+  failed: ['settled'],
+  settled: ['refund_owed'],
+  delivered: [],
+  released: [],
+  refund_owed: [],
+};
+
+/** The statuses a usage report may still be recorded against (usage/resolve.ts, usage/draw.ts). */
+export const TAKES_REPORTS: readonly AttemptStatus[] = ['in_flight', 'delivered'];
+
+/** The statuses of an attempt someone paid (or tried to): claimed, whatever came after. */
+export const CLAIMED_STATUSES: readonly AttemptStatus[] = ATTEMPT_STATUSES.filter(
+  (status) => status !== 'challenge_created' && status !== 'reserved',
+);
+
+export function isAttemptStatus(value: unknown): value is AttemptStatus {
+  return typeof value === 'string' && (ATTEMPT_STATUSES as readonly string[]).includes(value);
+}
+
+/** A status read from the database; one outside the table is a corrupted row, not a state. */
+export function attemptStatusOf(value: unknown): AttemptStatus {
+  if (!isAttemptStatus(value)) throw new Error(`Unknown payment attempt status ${String(value)}.`);
+  return value;
+}
+
+/** The statuses a move to `to` may come from. */
+export function sourcesOf(to: AttemptStatus): AttemptStatus[] {
+  return ATTEMPT_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
+}
+
+/** Columns a move may set beside the status: a value (bound) or an SQL expression (`Prisma.sql`). */
+type Settable =
+  | 'chargedMicros'
+  | 'authorizedMicros'
+  | 'remainderHandling'
+  | 'settledAt'
+  | 'verifiedAt'
+  | 'settlementReason'
+  | 'settleTxHash'
+  | 'payer'
+  | 'agentId'
+  | 'protocol'
+  | 'paymentMethod'
+  | 'paymentPayloadJson'
+  | 'accessId';
+
+export type AttemptMove = {
+  to: AttemptStatus;
+  /** Narrows the statuses moved from; each must be a source of `to` in the table. Default: all of them. */
+  from?: readonly AttemptStatus[];
+  set?: Partial<Record<Settable, unknown>>;
+  /** Attempts without an account yet only (the move that records which account a payment bought). */
+  onlyWithoutAccount?: boolean;
+};
+
+/** Which attempts a move touches: one by id, or every one paying for an account. */
+export type AttemptsOf = { id: string } | { accessId: string };
+
+/** Runs statements on the SQL lane or on an ORM transaction: every caller's database handle fits. */
+type Runner = Pick<Sql, 'run'> | { $executeRaw: (query: Prisma.Sql) => Promise<number> };
+
+/**
+ * The one writer of an attempt's status: moves the attempts `of` names that are in one of the
+ * statuses `to` may come from, and sets `set` with it, in one guarded UPDATE. Returns how many
+ * moved: 0 when someone else moved it first (a second control-plane, a retried call), which each
+ * caller reads as "not mine to finish". A move the table does not allow is a programming error.
+ */
+export async function moveAttempts(db: Runner, of: AttemptsOf, move: AttemptMove): Promise<number> {
+  return run(db, moveStatement(of, move));
+}
+
+/** `moveAttempts` for one attempt by id: true when it moved. */
+export async function moveAttempt(db: Runner, id: string, move: AttemptMove): Promise<boolean> {
+  return (await moveAttempts(db, { id }, move)) === 1;
+}
+
+export function moveStatement(of: AttemptsOf, move: AttemptMove): Prisma.Sql {
+  const allowed = sourcesOf(move.to);
+  const from = move.from ?? allowed;
+  const refused = from.filter((status) => !allowed.includes(status));
+  if (refused.length || from.length === 0) {
+    throw new Error(`A payment attempt cannot move from ${refused.join(', ') || 'nowhere'} to ${move.to}.`);
+  }
+  const assignments = [
+    Prisma.sql`"status" = ${move.to}`,
+    ...Object.entries(move.set ?? {})
+      .filter(([, value]) => value !== undefined)
+      .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`),
+  ];
+  const which = 'id' in of ? Prisma.sql`"id" = ${of.id}` : Prisma.sql`"accessId" = ${of.accessId}`;
+  const withoutAccount = move.onlyWithoutAccount ? Prisma.sql` AND "accessId" IS NULL` : Prisma.empty;
+  return Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.join(assignments, ', ')}
+    WHERE ${which} AND "status" IN (${Prisma.join(from)})${withoutAccount}`;
+}
+
+/**
+ * Takes the row of each attempt (the lock a usage report and a settlement take turns on) and
+ * refuses the lot unless each still takes reports: its status becomes NULL, which the column
+ * refuses, aborting the transaction. The status written is the one already there, so this is not
+ * a move; it lives here because it writes the column.
+ */
+export function holdOpenForReports(attemptIds: readonly string[]): Prisma.Sql {
+  return Prisma.sql`UPDATE "PaymentAttempt" SET "status" = CASE WHEN "status" IN (${Prisma.join(TAKES_REPORTS)}) THEN "status" ELSE NULL END
+    WHERE "id" IN (${Prisma.join(attemptIds)})`;
+}
+
+function run(db: Runner, statement: Prisma.Sql): Promise<number> {
+  return 'run' in db ? db.run(statement) : db.$executeRaw(statement);
+}

@@ -1,0 +1,72 @@
+import type { Db } from '../../db/client.js';
+import { sqlOf } from '../../db/sql.js';
+import type { PaymentRail } from '../rail.js';
+import { releaseCreditCall, releaseInFlight } from './credit-call.js';
+import { settleAndRecord, type WhenCaptureFails } from './record.js';
+import { submittingOn } from './under-way.js';
+
+/**
+ * Releases paid calls that never settled (the proxy stopped between admitting the paid retry and
+ * settling it, which comes before the agent sees any of the answer): in flight for longer than
+ * any answer may take, they are released, nothing charged. A credit-paid call gets its draw back;
+ * a wallet's signed authorization is never submitted and lapses.
+ */
+export async function releaseStrandedCalls(db: Db, olderThanMs = 15 * 60_000): Promise<number> {
+  const stranded = await db.paymentAttempt.findMany({
+    where: { kind: { in: ['call', 'identity'] }, status: 'in_flight', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    select: { id: true, sellerId: true, payer: true, amountMicros: true, protocol: true },
+    take: 100,
+  });
+  let released = 0;
+  for (const attempt of stranded) {
+    const done = await sqlOf(db).transaction((tx) =>
+      attempt.protocol === 'credit' ? releaseCreditCall(tx, attempt) : releaseInFlight(tx, attempt.id),
+    );
+    if (done) released++;
+  }
+  return released;
+}
+
+/** How long a parked settlement is looked at again on a rail that reads the chain. */
+const PARKED_LOOKED_AT_MS = 24 * 60 * 60_000;
+
+/**
+ * Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. Not
+ * one this process is still settling (a slow chain, a seller settled after its answer), nor one
+ * parked because no facilitator answer could tell its outcome (`settlementReason` set), unless the
+ * rail reads the chain, which can (for a day: a settlement the chain could not tell of by then is
+ * left to whoever operates the deployment).
+ */
+export async function finishPendingSettlements(
+  db: Db,
+  rail: PaymentRail | undefined,
+  olderThanMs = 10_000,
+  whenCaptureFails?: WhenCaptureFails,
+): Promise<number> {
+  const now = Date.now();
+  const pending = await db.paymentAttempt.findMany({
+    where: { status: 'settling', settlementReason: null, verifiedAt: { lt: new Date(now - olderThanMs) } },
+    take: 100,
+  });
+  // Asked apart, so parked ones the chain cannot tell of yet never crowd out the rest.
+  if (rail?.readsChain) {
+    pending.push(
+      ...(await db.paymentAttempt.findMany({
+        where: {
+          status: 'settling',
+          settlementReason: 'outcome_unknown',
+          verifiedAt: { lt: new Date(now - olderThanMs), gt: new Date(now - PARKED_LOOKED_AT_MS) },
+        },
+        take: 100,
+      })),
+    );
+  }
+  let finished = 0;
+  for (const attempt of pending) {
+    if (submittingOn(rail).has(attempt.id)) continue;
+    // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
+    const result = await settleAndRecord(db, rail, attempt, { again: true, whenCaptureFails }).catch(() => undefined);
+    if (result?.status === 'settled') finished++;
+  }
+  return finished;
+}

@@ -1,0 +1,21 @@
+import type { Db } from '../db/client.js';
+import type { PaymentRail } from '../payments/rail.js';
+import { finishPendingSettlements, releaseStrandedCalls } from '../payments/settlement/pending.js';
+import type { WhenCaptureFails } from '../payments/settlement/record.js';
+import { suspendUnpaid } from './account-changes.js';
+import { finishPurchases } from './purchase.js';
+
+/** A captured reservation whose settlement failed: its account was not paid for, and is suspended. */
+export const suspendUnpaidCapture: WhenCaptureFails = (db, accessId) => db.$transaction((tx) => suspendUnpaid(tx, accessId));
+
+/**
+ * What a crash, a timeout or a stopped buyer left unfinished: settlements still `settling` are
+ * settled again, purchases settled late get their accounts, and paid calls stranded in flight are
+ * released (a credit-paid call gets its draw back).
+ */
+export async function finishPendingPayments(db: Db, rail: PaymentRail | undefined) {
+  const settled = await finishPendingSettlements(db, rail, undefined, suspendUnpaidCapture);
+  const opened = await finishPurchases(db);
+  const released = await releaseStrandedCalls(db);
+  return { settled, opened, released };
+}
