@@ -5,7 +5,7 @@ import { caip2Network, distinctList, evmAddress, hostname, httpUrl, idSchema, js
 
 export const MAX_NETWORKS = 20;
 
-/** When a paid call settles (docs/decisions.md › Payments › Settling after the answer). */
+/** When a paid call settles (docs/decisions.md › Settlement › Settling after the answer). */
 export const settlementTiming = z.enum(['before_response', 'after_response']).meta({
   description:
     'When a paid call settles: before_response (the default) answers once the payment is settled on chain; after_response answers at once, `hub-billing` status settling, and settles right after',
