@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { HubConfig } from '../shared/config.js';
-import type { AgentDirectory } from './agent-directory.js';
+import type { AgentDirectory } from './agents/agent-directory.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import type { JweCodec } from './encryption/jwe-codec.js';
 import type { ProxyMetrics } from './metrics.js';
-import type { RequestRecorder } from './request-recorder.js';
+import type { RequestRecorder } from './paid-call/request-recorder.js';
+import type { UpstreamPools } from './paid-call/upstream.js';
 import type { SellerCatalog } from './seller-catalog.js';
-import type { UpstreamPools } from './upstream.js';
 
 /** Everything the proxy's request handling is handed; built once at start-up. */
 export type ProxyServices = {

@@ -2,17 +2,17 @@ import type { Logger } from 'pino';
 import { closeServer } from '../runtime/http-server.js';
 import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import type { HubConfig } from '../shared/config.js';
-import { AgentDirectory } from './agent-directory.js';
+import { AgentDirectory } from './agents/agent-directory.js';
+import { loopMarkOf } from './arrival/loop-mark.js';
 import type { ProxyServices } from './context.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createJweCodec } from './encryption/jwe-codec.js';
-import { loopMarkOf } from './loop-mark.js';
 import { ProxyMetrics } from './metrics.js';
+import { RequestRecorder } from './paid-call/request-recorder.js';
+import { UpstreamPools } from './paid-call/upstream.js';
 import { mppSecret } from './payments/mpp.js';
-import { RequestRecorder } from './request-recorder.js';
 import { SellerCatalog } from './seller-catalog.js';
 import { createProxyServer } from './server.js';
-import { UpstreamPools } from './upstream.js';
 
 /** Wires a proxy (server plus its caches and pools) without listening; `stop` undoes it all. */
 export function createProxy(config: HubConfig, logger: Logger, internalToken: string) {

@@ -6,15 +6,15 @@ import { AGENT_PATHS } from '../shared/agent-paths.js';
 import { JWKS_PATH } from '../shared/encryption/suite.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
-import { authRecipe } from './agent-auth.js';
-import { handleClaim, isClaimPath } from './agent-claims.js';
+import { authRecipe } from './agents/agent-auth.js';
+import { handleClaim, isClaimPath } from './agents/agent-claims.js';
+import { handleRegistration } from './agents/registration.js';
+import { publicOrigin } from './arrival/public-origin.js';
+import { assertServableTarget } from './arrival/request-target.js';
 import type { ProxyServices } from './context.js';
 import { JWKS_CACHE_CONTROL, sellerJwks } from './encryption/jwks.js';
-import { forwardRequest } from './forward-request.js';
-import { publicOrigin } from './public-origin.js';
-import { handleRegistration } from './registration.js';
-import { assertServableTarget } from './request-target.js';
-import { handleStorefront, isStorefrontPath } from './storefront.js';
+import { forwardRequest } from './paid-call/forward-request.js';
+import { handleStorefront, isStorefrontPath } from './storefront/purchases.js';
 
 /**
  * The probes a load balancer sends. Metrics are not among them: they are the operator's and are

@@ -6,12 +6,12 @@ import { sendJson } from '../../runtime/respond.js';
 import type { IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { isUsageQuantity, isUsageSlug, MAX_USAGE_ITEMS } from '../../shared/usage.js';
+import { originUrl } from '../arrival/public-origin.js';
 import type { ProxyServices } from '../context.js';
-import type { Identity } from '../headers.js';
-import type { PayRequest } from '../pay-request.js';
-import { originUrl } from '../public-origin.js';
-import { planLinks } from '../storefront-links.js';
-import { upstreamFailure } from '../upstream.js';
+import type { Identity } from '../paid-call/headers.js';
+import type { PayRequest } from '../paid-call/pay-request.js';
+import { upstreamFailure } from '../paid-call/upstream.js';
+import { planLinks } from '../storefront/links.js';
 import { mppChallenge } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 

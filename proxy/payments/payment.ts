@@ -2,7 +2,7 @@ import type { CapturedUsage, ClaimedPayment, PaymentProtocol, SettledRequest, Se
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
 import type { ProxyServices } from '../context.js';
-import type { PayRequest } from '../pay-request.js';
+import type { PayRequest } from '../paid-call/pay-request.js';
 import { mppReceipt } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS } from './x402.js';
 

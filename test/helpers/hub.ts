@@ -33,7 +33,7 @@ export type TestHub = {
   rotateSecretQuietly: (sellerId: string) => Promise<{ kid: string; secret: string }>;
   /**
    * An agent with a bearer token; `buyer: true` gives it an owner with a verified email. Written
-   * into the database for speed: test/proxy/agent-claims.test.ts makes the same through the product.
+   * into the database for speed: test/proxy/agents/agent-claims.test.ts makes the same through the product.
    */
   agent: (options?: { buyer?: boolean }) => Promise<{ agentId: string; buyerId: string | null; token: string }>;
   /** Sends a request to the pay URL of `slug`. */

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import t from 'tap';
 import { request as undiciRequest } from 'undici';
-import { upstreamFailure } from '../../proxy/upstream.js';
+import { upstreamFailure } from '../../proxy/paid-call/upstream.js';
 import { startTestHub } from '../helpers/hub.js';
 import { freePort } from '../helpers/processes.js';
 import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';

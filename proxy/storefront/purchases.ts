@@ -1,24 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { parseJsonBody } from '../runtime/json-body.js';
-import { readBody } from '../runtime/read-body.js';
-import { sendJson } from '../runtime/respond.js';
-import { AGENT_PATHS } from '../shared/agent-paths.js';
-import type { AccountView, PaySeller, PurchaseOutcome } from '../shared/contract.js';
-import { ApiError } from '../shared/errors.js';
-import { idSchema } from '../shared/schemas/fields.js';
-import { sha256Hex } from '../shared/signature.js';
-import { describeIssues } from '../shared/validation-message.js';
-import { authRecipe } from './agent-auth.js';
-import type { AgentCaller } from './agent-directory.js';
-import type { ProxyServices } from './context.js';
-import { isSealedRequest, openSealedRequest, type SealedRequest } from './encryption/sealed-request.js';
-import { sendSealedJson } from './encryption/sealed-response.js';
-import { challengeResponse } from './payments/challenge.js';
-import { billingHeaders } from './payments/payment.js';
-import { readPaymentProof, usableProof } from './payments/proof.js';
-import { originUrl, type PublicOrigin, publicOrigin } from './public-origin.js';
-import { accountLinks } from './storefront-links.js';
+import { parseJsonBody } from '../../runtime/json-body.js';
+import { readBody } from '../../runtime/read-body.js';
+import { sendJson } from '../../runtime/respond.js';
+import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import type { AccountView, PaySeller, PurchaseOutcome } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { idSchema } from '../../shared/schemas/fields.js';
+import { sha256Hex } from '../../shared/signature.js';
+import { describeIssues } from '../../shared/validation-message.js';
+import { authRecipe } from '../agents/agent-auth.js';
+import type { AgentCaller } from '../agents/agent-directory.js';
+import { originUrl, type PublicOrigin, publicOrigin } from '../arrival/public-origin.js';
+import type { ProxyServices } from '../context.js';
+import { isSealedRequest, openSealedRequest, type SealedRequest } from '../encryption/sealed-request.js';
+import { sendSealedJson } from '../encryption/sealed-response.js';
+import { challengeResponse } from '../payments/challenge.js';
+import { billingHeaders } from '../payments/payment.js';
+import { readPaymentProof, usableProof } from '../payments/proof.js';
+import { accountLinks } from './links.js';
 
 /**
  * The storefront's paths on the pay URL: hub's, never the seller's (they are not forwarded).

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
-import { startPaidWorld } from '../helpers/paid-world.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 // The URLs hub hands back, and the scheme the seller is told, follow how the agent reached the pay
 // URL: the proxy's own plain HTTP, or, behind a reverse proxy hub is told to trust, what it reports.

@@ -5,8 +5,8 @@ import {
   type RequestCompletion,
   type RequestRecordInput,
   type RequestTallyInput,
-} from '../shared/contract.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+} from '../../shared/contract.js';
+import type { ControlPlaneClient } from '../control-plane-client.js';
 
 /**
  * Sends request records to the control-plane in batches. Background entries (completions, and

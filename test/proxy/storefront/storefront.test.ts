@@ -1,10 +1,10 @@
 import t from 'tap';
-import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
-import { registerAgent } from '../helpers/agents.js';
-import { seedPricedService } from '../helpers/catalog-seed.js';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { seedPricedService } from '../../helpers/catalog-seed.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 // The storefront's paths are hub's, not the seller's, and every refusal made before payment
 // (spec: Errors agents see at the pay URL) is made before anything is asked or forwarded. Buying

@@ -1,4 +1,4 @@
-import type { ClaimView } from '../shared/contract.js';
+import type { ClaimView } from '../../shared/contract.js';
 
 /**
  * The pages a claim mail's links open: a human's first sight of hub, so plain HTML that works

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { readJsonBody } from '../runtime/json-body.js';
-import { sendJson } from '../runtime/respond.js';
-import { AGENT_PATHS } from '../shared/agent-paths.js';
-import { ApiError } from '../shared/errors.js';
-import { describeIssues } from '../shared/validation-message.js';
+import { readJsonBody } from '../../runtime/json-body.js';
+import { sendJson } from '../../runtime/respond.js';
+import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import { ApiError } from '../../shared/errors.js';
+import { describeIssues } from '../../shared/validation-message.js';
+import { publicOrigin } from '../arrival/public-origin.js';
+import type { ProxyServices } from '../context.js';
+import type { PaySeller } from '../seller-catalog.js';
 import { authRecipe } from './agent-auth.js';
-import type { ProxyServices } from './context.js';
-import { publicOrigin } from './public-origin.js';
-import type { PaySeller } from './seller-catalog.js';
 
 /**
  * Agent registration on the pay URL. An agent asks for a challenge for its wallet, signs the

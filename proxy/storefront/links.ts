@@ -1,5 +1,5 @@
-import { AGENT_PATHS } from '../shared/agent-paths.js';
-import { originUrl, type PublicOrigin } from './public-origin.js';
+import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import { originUrl, type PublicOrigin } from '../arrival/public-origin.js';
 
 /** Where an agent gets a key for an account, and renews or tops it up (spec: `redeemUrl`, `topUpUrl`). */
 export function accountLinks(origin: PublicOrigin, accessId: string) {

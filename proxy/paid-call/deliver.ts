@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { guardFor } from '../runtime/containment.js';
-import { mediaTypeOf } from '../runtime/media-type.js';
-import type { ProxyMetrics } from './metrics.js';
+import { guardFor } from '../../runtime/containment.js';
+import { mediaTypeOf } from '../../runtime/media-type.js';
+import type { ProxyMetrics } from '../metrics.js';
 
 /**
  * Sends the seller's response to the agent: the head as given, then the body streamed chunk by

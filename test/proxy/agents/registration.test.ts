@@ -1,8 +1,8 @@
 import t from 'tap';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 for (const provider of testProviders()) {
   t.test(`agent registration on ${provider}`, async (t) => {

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import t from 'tap';
-import type { ControlPlaneClient } from '../../proxy/control-plane-client.js';
-import { RequestRecorder } from '../../proxy/request-recorder.js';
-import type { RequestBatch } from '../../shared/contract.js';
-import { newId } from '../../shared/ids.js';
+import type { ControlPlaneClient } from '../../../proxy/control-plane-client.js';
+import { RequestRecorder } from '../../../proxy/paid-call/request-recorder.js';
+import type { RequestBatch } from '../../../shared/contract.js';
+import { newId } from '../../../shared/ids.js';
 
 // The recorder against a stand-in for the control-plane's recordRequests procedure, so that a
 // flush can be made to fail; the real round trip is covered in faults.test.ts.

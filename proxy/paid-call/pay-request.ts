@@ -1,16 +1,16 @@
 import type { IncomingMessage } from 'node:http';
-import { EMPTY_BODY, hasNoBody, readBody } from '../runtime/read-body.js';
-import type { PaySeller } from '../shared/contract.js';
-import { ApiError } from '../shared/errors.js';
-import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { sha256Hex } from '../shared/signature.js';
-import { authRecipe } from './agent-auth.js';
-import { ANONYMOUS, agentToken, type Caller } from './agent-directory.js';
-import type { ProxyServices } from './context.js';
-import { isSealedRequest, openSealedRequest, type SealedRequest } from './encryption/sealed-request.js';
-import { carriesLoopMark, LOOP_FIELD } from './loop-mark.js';
-import { type PaymentProof, readPaymentProof, usableProof } from './payments/proof.js';
-import { type PublicOrigin, publicOrigin } from './public-origin.js';
+import { EMPTY_BODY, hasNoBody, readBody } from '../../runtime/read-body.js';
+import type { PaySeller } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { sha256Hex } from '../../shared/signature.js';
+import { authRecipe } from '../agents/agent-auth.js';
+import { ANONYMOUS, agentToken, type Caller } from '../agents/agent-directory.js';
+import { carriesLoopMark, LOOP_FIELD } from '../arrival/loop-mark.js';
+import { type PublicOrigin, publicOrigin } from '../arrival/public-origin.js';
+import type { ProxyServices } from '../context.js';
+import { isSealedRequest, openSealedRequest, type SealedRequest } from '../encryption/sealed-request.js';
+import { type PaymentProof, readPaymentProof, usableProof } from '../payments/proof.js';
 
 const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
 

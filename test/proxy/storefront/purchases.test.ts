@@ -4,19 +4,19 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { evm, Mppx } from 'mppx/client';
 import t from 'tap';
 import { privateKeyToAccount } from 'viem/accounts';
-import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
-import { accountWriteBody, parseSnapshot } from '../../control-plane/storefront/account-write.js';
-import { parseAccountWrite } from '../../sdk/account/write-body.js';
-import { createReplyKey, decryptReply, encryptRequest, fetchJwks } from '../../sdk/encryption.js';
-import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
-import { registerAgent } from '../helpers/agents.js';
-import { tokenBalance } from '../helpers/chain.js';
-import { testProviders } from '../helpers/database.js';
-import { addEncryptionKey, craftJwe, jwksListing, retireEncryptionKey } from '../helpers/encryption.js';
-import { managementClient } from '../helpers/management.js';
-import { startPaidWorld } from '../helpers/paid-world.js';
-import { signPayment } from '../helpers/sign-payment.js';
-import { startTestSmtpServer } from '../helpers/smtp-server.js';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { accountWriteBody, parseSnapshot } from '../../../control-plane/storefront/account-write.js';
+import { parseAccountWrite } from '../../../sdk/account/write-body.js';
+import { createReplyKey, decryptReply, encryptRequest, fetchJwks } from '../../../sdk/encryption.js';
+import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { addEncryptionKey, craftJwe, jwksListing, retireEncryptionKey } from '../../helpers/encryption.js';
+import { managementClient } from '../../helpers/management.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { signPayment } from '../../helpers/sign-payment.js';
+import { startTestSmtpServer } from '../../helpers/smtp-server.js';
 
 // Buying plans at the pay URL end to end (spec: Pay URL endpoints, Free plans): the unmodified
 // x402 and mppx clients pay on a local chain, the seller serves calls its usage check allows, and

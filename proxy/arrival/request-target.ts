@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from '../shared/errors.js';
+import { ApiError } from '../../shared/errors.js';
 
 /**
  * What a pay URL request line and Host header may be. hub forwards the target unnormalized (the

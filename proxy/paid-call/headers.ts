@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { LOOP_FIELD, withLoopMark } from './loop-mark.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { LOOP_FIELD, withLoopMark } from '../arrival/loop-mark.js';
 
 /** RFC 9110 §7.6.1: connection-specific fields never forwarded, in either direction. */
 const HOP_BY_HOP = new Set([

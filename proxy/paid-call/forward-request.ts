@@ -1,18 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { tagRequest } from '../runtime/containment.js';
-import { MAX_RECORDED_PATH, type RequestRecordInput } from '../shared/contract.js';
-import { ApiError } from '../shared/errors.js';
-import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { newRequestId } from '../shared/ids.js';
+import { tagRequest } from '../../runtime/containment.js';
+import { MAX_RECORDED_PATH, type RequestRecordInput } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { newRequestId } from '../../shared/ids.js';
+import type { ProxyServices } from '../context.js';
+import { type PlainResponse, replyAgreement, sealResponse } from '../encryption/sealed-response.js';
+import { answerWithChallenge } from '../payments/challenge.js';
+import { Payment } from '../payments/payment.js';
+import type { PaySeller } from '../seller-catalog.js';
 import { ClientGone } from './client-gone.js';
-import type { ProxyServices } from './context.js';
 import { deliver } from './deliver.js';
-import { type PlainResponse, replyAgreement, sealResponse } from './encryption/sealed-response.js';
 import { agentResponseHeaders, type Identity } from './headers.js';
 import { type PayRequest, readPayRequest } from './pay-request.js';
-import { answerWithChallenge } from './payments/challenge.js';
-import { Payment } from './payments/payment.js';
-import type { PaySeller } from './seller-catalog.js';
 import { type Forwarded, sendSigned, upstreamFailure } from './upstream.js';
 import { capturedUsage, recordUsage } from './usage-capture.js';
 

@@ -2,12 +2,12 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import t from 'tap';
 import { type Dispatcher, request } from 'undici';
-import { createProxy } from '../../proxy/create.js';
-import { listen } from '../../runtime/http-server.js';
-import { testProviders } from '../helpers/database.js';
-import { payRequest, startTestHub } from '../helpers/hub.js';
-import { serveOnLoopback } from '../helpers/loopback-server.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { createProxy } from '../../../proxy/create.js';
+import { listen } from '../../../runtime/http-server.js';
+import { testProviders } from '../../helpers/database.js';
+import { payRequest, startTestHub } from '../../helpers/hub.js';
+import { serveOnLoopback } from '../../helpers/loopback-server.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 // A seller's upstream that leads back to hub (its own pay URL, a relay to it, hub's control-plane)
 // and addresses the policy forbids, met at the proxy: the loop ends at the first hop back, and a

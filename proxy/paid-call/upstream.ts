@@ -8,16 +8,16 @@ import {
   portOf,
   refusedError,
   type UpstreamAddresses,
-} from '../runtime/upstream-addresses.js';
-import type { HubConfig } from '../shared/config.js';
-import type { PaySeller } from '../shared/contract.js';
-import { ApiError } from '../shared/errors.js';
-import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { nowSeconds, signatureHeader } from '../shared/signature.js';
+} from '../../runtime/upstream-addresses.js';
+import type { HubConfig } from '../../shared/config.js';
+import type { PaySeller } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { nowSeconds, signatureHeader } from '../../shared/signature.js';
+import type { PublicOrigin } from '../arrival/public-origin.js';
+import type { UpstreamErrorKind } from '../metrics.js';
 import type { ClientGone } from './client-gone.js';
 import { type Identity, upstreamRequestHeaders } from './headers.js';
-import type { UpstreamErrorKind } from './metrics.js';
-import type { PublicOrigin } from './public-origin.js';
 
 /**
  * The seller's API as the proxy reaches it: one keep-alive pool per origin, connecting only where

@@ -1,18 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { readJsonBody } from '../runtime/json-body.js';
-import { hasNoBody, readBody } from '../runtime/read-body.js';
-import { sendJson } from '../runtime/respond.js';
-import { AGENT_PATHS } from '../shared/agent-paths.js';
-import type { ClaimView, PaySeller } from '../shared/contract.js';
-import { ApiError } from '../shared/errors.js';
-import { hashToken, tokenPrefixes } from '../shared/tokens.js';
-import { describeIssues } from '../shared/validation-message.js';
+import { readJsonBody } from '../../runtime/json-body.js';
+import { hasNoBody, readBody } from '../../runtime/read-body.js';
+import { sendJson } from '../../runtime/respond.js';
+import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import type { ClaimView, PaySeller } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { hashToken, tokenPrefixes } from '../../shared/tokens.js';
+import { describeIssues } from '../../shared/validation-message.js';
+import { originUrl, publicOrigin } from '../arrival/public-origin.js';
+import type { ProxyServices } from '../context.js';
 import { authRecipe } from './agent-auth.js';
 import type { Caller } from './agent-directory.js';
 import { type ClaimLink, claimPage } from './claim-pages.js';
-import type { ProxyServices } from './context.js';
-import { originUrl, publicOrigin } from './public-origin.js';
 
 /**
  * Claims on the pay URL: an agent names the email of the human it works for (`POST /agents/claim`,

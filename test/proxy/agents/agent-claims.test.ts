@@ -1,12 +1,12 @@
 import t from 'tap';
-import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
-import { accountWriteBody, parseSnapshot } from '../../control-plane/storefront/account-write.js';
-import { registerAgent } from '../helpers/agents.js';
-import { seedPricedService } from '../helpers/catalog-seed.js';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
-import { startTestSmtpServer } from '../helpers/smtp-server.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
+import { accountWriteBody, parseSnapshot } from '../../../control-plane/storefront/account-write.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { seedPricedService } from '../../helpers/catalog-seed.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { startTestSmtpServer } from '../../helpers/smtp-server.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 // A human claims an agent, end to end: the agent asks on the pay URL, hub mails the human (a real
 // SMTP server on loopback receives it), the link's page confirms on a button press, and the

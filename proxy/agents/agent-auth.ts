@@ -1,6 +1,6 @@
-import { AGENT_PATHS } from '../shared/agent-paths.js';
-import { tokenPrefixes } from '../shared/tokens.js';
-import { originUrl, type PublicOrigin } from './public-origin.js';
+import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import { tokenPrefixes } from '../../shared/tokens.js';
+import { originUrl, type PublicOrigin } from '../arrival/public-origin.js';
 
 /**
  * The `auth` block every `401 bearer_required` carries: how to register, and how to get claimed by

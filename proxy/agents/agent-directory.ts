@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import { bearerToken } from '../shared/bearer.js';
-import type { AgentIdentity } from '../shared/contract.js';
-import { ExpiringCache } from '../shared/expiring-cache.js';
-import { hashToken, tokenPrefixes } from '../shared/tokens.js';
-import { ChangeFeed } from './change-feed.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import { bearerToken } from '../../shared/bearer.js';
+import type { AgentIdentity } from '../../shared/contract.js';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
+import { hashToken, tokenPrefixes } from '../../shared/tokens.js';
+import { ChangeFeed } from '../change-feed.js';
+import type { ControlPlaneClient } from '../control-plane-client.js';
 
 export type AgentCaller = { kind: 'agent' } & AgentIdentity;
 export type Caller = { kind: 'anonymous' } | AgentCaller | { kind: 'unknown_token' };

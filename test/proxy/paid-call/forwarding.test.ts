@@ -1,10 +1,10 @@
 import t from 'tap';
 import { request as undiciRequest } from 'undici';
-import { newId } from '../../shared/ids.js';
-import { seedPricedService } from '../helpers/catalog-seed.js';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub, type TestHub } from '../helpers/hub.js';
-import { sellerBehind, startTestUpstream } from '../helpers/upstream.js';
+import { newId } from '../../../shared/ids.js';
+import { seedPricedService } from '../../helpers/catalog-seed.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub, type TestHub } from '../../helpers/hub.js';
+import { sellerBehind, startTestUpstream } from '../../helpers/upstream.js';
 
 for (const provider of testProviders()) {
   t.test(`proxy forwarding on ${provider}`, async (t) => {

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { testProviders } from '../helpers/database.js';
-import { startTestHub } from '../helpers/hub.js';
-import { rawExchange } from '../helpers/raw-http.js';
-import { startTestUpstream } from '../helpers/upstream.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { rawExchange } from '../../helpers/raw-http.js';
+import { startTestUpstream } from '../../helpers/upstream.js';
 
 // Request targets and Host headers no HTTP client would send, over a raw socket: each is a 400
 // envelope and nothing reaches the seller, whose API sits under a base path it did not put

@@ -1,9 +1,9 @@
-import type { CapturedUsage } from '../shared/contract.js';
-import { HUB_HEADERS } from '../shared/hub-headers.js';
-import { parseUsageHeader, usageErrorOf } from '../shared/usage.js';
-import type { ProxyServices } from './context.js';
+import type { CapturedUsage } from '../../shared/contract.js';
+import { HUB_HEADERS } from '../../shared/hub-headers.js';
+import { parseUsageHeader, usageErrorOf } from '../../shared/usage.js';
+import type { ProxyServices } from '../context.js';
+import type { PaySeller } from '../seller-catalog.js';
 import type { Identity } from './headers.js';
-import type { PaySeller } from './seller-catalog.js';
 
 /**
  * The usage a seller reported in `hub-usage` on a 2xx (spec: Response to the agent), to record
