@@ -1,8 +1,8 @@
 import { apiKeysRouter } from './accounts/api-keys.js';
 import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
-import { agentifyMarkdownRoute } from './agentify/agentify-api.js';
-import { analyticsRouter } from './analytics/analytics-api.js';
+import { agentifyMarkdownRoute } from './agentify/markdown.js';
+import { analyticsRouter } from './analytics/sellers.js';
 import { encryptionKeysRouter } from './catalog/encryption-keys.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
@@ -10,9 +10,9 @@ import { plansRouter } from './catalog/plans.js';
 import { sellersRouter } from './catalog/sellers.js';
 import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
-import { accountWritesRouter } from './delivery/account-writes-api.js';
-import { reportPageViewProcedure } from './page-views/report.js';
-import { accountsRouter } from './storefront/accounts-api.js';
+import { accountWritesRouter } from './delivery/account-writes.js';
+import { reportPageViewProcedure } from './page-views/page-views.js';
+import { accountsRouter } from './storefront/accounts.js';
 import { router } from './trpc/init.js';
 import { usageRouter } from './usage/router.js';
 

@@ -8,7 +8,7 @@ import type { Scope } from '../../shared/scopes.js';
 import { describeIssues } from '../../shared/validation-message.js';
 import { authorizeApiKey } from '../auth/authorize.js';
 import type { ControlPlaneServices } from '../context.js';
-import { acceptPageView } from '../page-views/report.js';
+import { acceptPageView } from '../page-views/page-views.js';
 import { checkUsage } from '../usage/check.js';
 import { credentialCache } from '../usage/credential-cache.js';
 import { reportUsage } from '../usage/report.js';
