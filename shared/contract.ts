@@ -270,8 +270,18 @@ export const challengeInputSchema = z.object({
 });
 export type ChallengeInput = z.infer<typeof challengeInputSchema>;
 
-/** A call the agent's credit with the seller paid in full: no challenge; forward it again under `paymentId`. */
-export type PaidFromCredit = { paidFromCredit: true; paymentId: string; amountUsd: string };
+/**
+ * What a seller's 402 becomes, each way as an answer rather than an error: a priced challenge to
+ * show the agent; a call the agent's credit with the seller paid in full (no challenge: forward it
+ * again under `paymentId`, `claimed` as a verified payment's claim would be); or, when no
+ * pay-as-you-go plan prices the call but one on sale does, the plan to buy or the account to extend.
+ */
+export type ChallengeOutcome =
+  | { kind: 'challenge'; challenge: IssuedChallenge }
+  | PaidFromCredit
+  | { kind: 'plan_to_buy'; reason: PlanStanding['reason']; accessId: string | null };
+
+export type PaidFromCredit = { kind: 'paid_from_credit'; paymentId: string; amountUsd: string; claimed: ClaimedPayment };
 
 /** A priced challenge as the control-plane issued it. */
 export type IssuedChallenge = {
@@ -383,7 +393,7 @@ export const contract = {
   purchaseReceipt: query<{ purchases: AccountView[]; creditUsd: string }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
   captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
-  issuePaymentChallenge: mutation<IssuedChallenge | PaidFromCredit>()(challengeInputSchema),
+  issuePaymentChallenge: mutation<ChallengeOutcome>()(challengeInputSchema),
   claimPaidRequest: mutation<ClaimedPayment>()(claimInputSchema),
   settlePaidRequest: mutation<SettledRequest>()(settleInputSchema),
 };

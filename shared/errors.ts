@@ -115,6 +115,42 @@ export type ErrorCode = keyof typeof errorCodes;
 /** The codes that may be raised: all but the reserved ones, so raising a reserved code does not compile. */
 export type RaisableCode = { [C in ErrorCode]: (typeof errorCodes)[C] extends { reserved: string } ? never : C }[ErrorCode];
 
+/**
+ * What each code adds to its envelope beside `error` and `reason`: typed, so a field a client reads
+ * (`retryAfterSeconds`, `accessId`) is the same name and type wherever the code is raised. A code
+ * not named here adds nothing.
+ */
+type ErrorExtras = {
+  /** How to register and get claimed (proxy/agents/agent-auth.ts › authRecipe). */
+  bearer_required: { auth: AgentAuthRecipe };
+  /**
+   * A payment refused (`settlementReason`), or a call no per-call price covers but a plan on sale
+   * does: where to buy it, and the account to top up when there is one.
+   */
+  payment_required: { settlementReason: string } | { manifestUrl: string; purchaseUrl: string; accessId?: string; topUpUrl?: string };
+  amount_below_minimum: { minimumPurchaseUsd: string };
+  rate_limited: { retryAfterSeconds: number };
+  service_unavailable: { retryAfterSeconds?: number };
+  account_not_provisioned: { retryAfterSeconds: number };
+  key_mint_refused: { sellerCode: string };
+  page_unreachable: { pageStatus?: number };
+  page_not_html: { contentType: string };
+  page_too_large: { limitBytes?: number };
+};
+
+/** The `auth` block of `401 bearer_required`. */
+export type AgentAuthRecipe = {
+  scheme: string;
+  tokenPrefix: string;
+  proof: string;
+  challengeUrl: string;
+  registerUrl: string;
+  steps: string[];
+  claim: { url: string; steps: string[] };
+};
+
+export type ExtraOf<C extends ErrorCode> = C extends keyof ErrorExtras ? ErrorExtras[C] : Record<string, never>;
+
 /** The spec's wire envelope. Pay URL errors may add `settlementReason`, `minimumPurchaseUsd` and the like. */
 export type ErrorBody = { error: string; reason?: string } & Record<string, unknown>;
 
@@ -132,7 +168,7 @@ export function statusOf(code: ErrorCode): number {
  * An error that belongs on the wire. Throw it anywhere below a route; the HTTP binding turns it
  * into `{ error, reason?, ...extra }` with `status`. Anything else thrown becomes a bare 500.
  */
-export class ApiError extends Error {
+class WireError extends Error {
   readonly status: number;
   readonly code: string;
   readonly reason: string | undefined;
@@ -151,8 +187,8 @@ export class ApiError extends Error {
    * A request validation failure: 400 with the human-readable message itself in `error`, as the
    * spec's Errors section asks.
    */
-  static validation(message: string): ApiError {
-    const err = new ApiError('invalid_request', undefined);
+  static validation(message: string): WireError {
+    const err = new WireError('invalid_request', undefined);
     Object.assign(err, { code: message, message });
     return err;
   }
@@ -161,10 +197,11 @@ export class ApiError extends Error {
    * The error an envelope stands for, as another hub process answered it (the proxy reads the
    * control-plane's refusals this way): the same status and body go on to the caller.
    */
-  static fromBody(status: number, body: ErrorBody): ApiError {
+  static fromBody(status: number, body: ErrorBody): WireError {
     const { error, reason, ...extra } = body;
-    const err = new ApiError('invalid_request', typeof reason === 'string' ? reason : undefined, extra);
-    Object.assign(err, { code: error, status, message: err.reason ?? (isErrorCode(error) ? errorCodes[error].reason : error) });
+    const err = new WireError('invalid_request', typeof reason === 'string' ? reason : undefined);
+    // Whatever the other process added, as it sent it: the code is its, not this table's entry.
+    Object.assign(err, { extra, code: error, status, message: err.reason ?? (isErrorCode(error) ? errorCodes[error].reason : error) });
     return err;
   }
 
@@ -174,6 +211,15 @@ export class ApiError extends Error {
     return { ...body, ...this.extra };
   }
 }
+
+/**
+ * `ApiError`, constructed with the extra fields its code carries (`ErrorExtras`): a code's fields
+ * cannot be misspelled or mistyped where it is raised.
+ */
+export const ApiError = WireError as {
+  new <C extends RaisableCode>(code: C, reason?: string, extra?: ExtraOf<C>): WireError;
+} & Pick<typeof WireError, 'validation' | 'fromBody' | 'prototype'>;
+export type ApiError = WireError;
 
 /** Status and body for anything thrown: an `ApiError` as itself, everything else as a bare 500. */
 export function errorResponse(err: unknown): { status: number; body: ErrorBody } {

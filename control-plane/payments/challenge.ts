@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { ChallengeInput, IssuedChallenge, PaidFromCredit, PlanStanding } from '../../shared/contract.js';
+import type { ChallengeInput, ChallengeOutcome, IssuedChallenge, PaidFromCredit, PlanStanding } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
@@ -29,7 +29,7 @@ export async function issuePaymentChallenge(
   rail: PaymentRail | undefined,
   input: ChallengeInput,
   planStanding: StandingOf,
-): Promise<IssuedChallenge | PaidFromCredit> {
+): Promise<ChallengeOutcome> {
   const seller = await paymentSeller(db, input.sellerId);
   if (!seller) throw new ApiError('usage_not_priced', 'The seller is gone.');
   // Both read, neither writes: asked side by side.
@@ -43,7 +43,7 @@ export async function issuePaymentChallenge(
     const err = pricedRead.reason;
     // Usage no pay-as-you-go plan prices can still be bought as a plan: say which way to go.
     if (err instanceof ApiError && err.code === 'usage_not_priced' && standing?.sells) {
-      throw new ApiError('payment_required', standing.reason, { accessId: standing.accessId });
+      return { kind: 'plan_to_buy', reason: standing.reason, accessId: standing.accessId };
     }
     throw err;
   }
@@ -70,7 +70,10 @@ export async function issuePaymentChallenge(
   }
   const attempt = await newAttempt(db, rail, fields, seller);
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements([challengedRecord(input, priced.service.id, attempt.id)])));
-  return { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing };
+  return {
+    kind: 'challenge',
+    challenge: { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing },
+  };
 }
 
 /**
@@ -108,7 +111,13 @@ async function payFromCredit(
     await runEach(tx, attempt.statements([challengedRecord(input, fields.serviceId, attempt.id)]));
     return true;
   });
-  return paid ? { paidFromCredit: true, paymentId: attempt.id, amountUsd: formatUsd(fields.amountMicros) } : undefined;
+  if (!paid) return undefined;
+  return {
+    kind: 'paid_from_credit',
+    paymentId: attempt.id,
+    amountUsd: formatUsd(fields.amountMicros),
+    claimed: { requestId: input.requestId, agentId: input.agentId!, buyerId: input.buyerId, payer: agent.walletAddress, kind: 'call' },
+  };
 }
 
 /** The request's record, stored (or moved) as challenged, with the attempt that stands behind it. */

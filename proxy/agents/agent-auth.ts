@@ -1,4 +1,5 @@
 import { AGENT_PATHS } from '../../shared/agent-paths.js';
+import type { AgentAuthRecipe } from '../../shared/errors.js';
 import { tokenPrefixes } from '../../shared/tokens.js';
 import { originUrl, type PublicOrigin } from '../arrival/public-origin.js';
 
@@ -6,7 +7,7 @@ import { originUrl, type PublicOrigin } from '../arrival/public-origin.js';
  * The `auth` block every `401 bearer_required` carries: how to register, and how to get claimed by
  * the human the agent works for, so an agent developer can follow it without hub's docs.
  */
-export function authRecipe(publicOrigin: PublicOrigin) {
+export function authRecipe(publicOrigin: PublicOrigin): AgentAuthRecipe {
   const origin = originUrl(publicOrigin);
   return {
     scheme: 'Bearer',

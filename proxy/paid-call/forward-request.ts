@@ -94,13 +94,7 @@ export async function forwardRequest(services: ProxyServices, req: IncomingMessa
       },
     );
     if (!paid) return;
-    payment = Payment.fromCredit(services, paid.paymentId, {
-      requestId: identity.requestId,
-      agentId: identity.agentId ?? '',
-      buyerId: identity.buyerId ?? null,
-      payer: '',
-      kind: 'call',
-    });
+    payment = Payment.fromCredit(services, paid.paymentId, paid.claimed);
   }
 }
 

@@ -41,31 +41,24 @@ export async function answerWithChallenge(
   const decoded = read.complete ? decodeContent(read.bytes, seller.headers['content-encoding'], MAX_SELLER_402_BYTES) : undefined;
   const asked = decoded?.ok ? parseSellerPaymentRequired(decoded.bytes) : undefined;
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
-  const challenge = await services.controlPlane
-    .call('issuePaymentChallenge', {
-      sellerId: request.seller.id,
-      requestId: identity.requestId,
-      agentId: identity.agentId ?? null,
-      buyerId: identity.buyerId ?? null,
-      method: request.method,
-      pathAndQuery: request.target,
-      bodyDigest: request.bodyDigest,
-      serviceSlug: asked.serviceSlug,
-      usage: asked.usage,
-      ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
-      sandbox: request.seller.sandbox,
-      useCredit,
-    })
-    .catch((err: unknown) => {
-      // No per-call price, but a plan to buy or extend: the 402 says where.
-      if (err instanceof ApiError && err.code === 'payment_required') {
-        const accessId = typeof err.extra.accessId === 'string' ? err.extra.accessId : null;
-        throw new ApiError('payment_required', err.reason, { ...planLinks(request.origin, accessId) });
-      }
-      throw err;
-    });
-  if ('paidFromCredit' in challenge) return challenge;
-  const { body, headers } = challengeResponse(request, challenge, identity, services.mppSecret);
+  const outcome = await services.controlPlane.call('issuePaymentChallenge', {
+    sellerId: request.seller.id,
+    requestId: identity.requestId,
+    agentId: identity.agentId ?? null,
+    buyerId: identity.buyerId ?? null,
+    method: request.method,
+    pathAndQuery: request.target,
+    bodyDigest: request.bodyDigest,
+    serviceSlug: asked.serviceSlug,
+    usage: asked.usage,
+    ...(asked.planSlug ? { planSlug: asked.planSlug } : {}),
+    sandbox: request.seller.sandbox,
+    useCredit,
+  });
+  if (outcome.kind === 'paid_from_credit') return outcome;
+  // No per-call price, but a plan to buy or extend: the 402 says where.
+  if (outcome.kind === 'plan_to_buy') throw new ApiError('payment_required', outcome.reason, planLinks(request.origin, outcome.accessId));
+  const { body, headers } = challengeResponse(request, outcome.challenge, identity, services.mppSecret);
   sendJson(res, 402, body, headers);
   return undefined;
 }

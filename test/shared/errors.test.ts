@@ -59,13 +59,24 @@ t.test('the table holds every spec code with the spec status', async (t) => {
 
 t.test('ApiError renders the envelope', async (t) => {
   t.same(new ApiError('seller_not_found').toBody(), { error: 'seller_not_found' });
-  t.same(new ApiError('payment_required', 'absent', { zcRequestId: 'hubreq_x' }).toBody(), {
+  t.same(new ApiError('payment_required', 'settlement_failed', { settlementReason: 'insufficient_funds' }).toBody(), {
     error: 'payment_required',
-    reason: 'absent',
+    reason: 'settlement_failed',
+    settlementReason: 'insufficient_funds',
+  });
+  const limited = new ApiError('rate_limited', undefined, { retryAfterSeconds: 3 });
+  t.same(errorResponse(limited), { status: 429, body: { error: 'rate_limited', retryAfterSeconds: 3 } });
+  // A code's extra fields are typed: a field it does not carry does not compile.
+  // @ts-expect-error usage_not_priced adds nothing to its envelope
+  t.ok(new ApiError('usage_not_priced', undefined, { serviceSlug: 'search' }));
+  // @ts-expect-error rate_limited's retryAfterSeconds is a number of seconds
+  t.ok(new ApiError('rate_limited', undefined, { retryAfterSeconds: '3' }));
+  // What another process answered passes through as it was sent.
+  t.same(ApiError.fromBody(402, { error: 'payment_required', reason: 'x', zcRequestId: 'hubreq_x' }).toBody(), {
+    error: 'payment_required',
+    reason: 'x',
     zcRequestId: 'hubreq_x',
   });
-  const unpriced = new ApiError('usage_not_priced', undefined, { serviceSlug: 'search' });
-  t.same(errorResponse(unpriced), { status: 409, body: { error: 'usage_not_priced', serviceSlug: 'search' } });
 });
 
 t.test('validation errors put the message in `error` with 400', async (t) => {

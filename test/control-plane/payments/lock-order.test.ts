@@ -107,14 +107,14 @@ t.test(
     await t.test('a challenge', async (t) => {
       const issued = await challengeBesideBatch(t, newRequestId(true));
       t.match(issued, { amountUsd: '0.010000' });
-      t.notOk(issued && 'paidFromCredit' in issued);
+      t.not(issued?.kind, 'paid_from_credit');
     });
 
     await t.test('a call paid from credit', async (t) => {
       // Seeded for speed: test/proxy/payments/x402-paid-call.test.ts earns this credit through the pay URL.
       await db.payerCredit.create({ data: { sellerId, payer: wallet, balanceMicros: 10_000n } });
       const issued = await challengeBesideBatch(t, newRequestId(true));
-      t.match(issued, { paidFromCredit: true, amountUsd: '0.010000' });
+      t.match(issued, { kind: 'paid_from_credit', amountUsd: '0.010000' });
       t.equal((await db.payerCredit.findFirstOrThrow({ where: { sellerId, payer: wallet } })).balanceMicros, 0n, 'drawn');
     });
 

@@ -650,7 +650,7 @@ for (const provider of testProviders()) {
         },
         planStanding,
       );
-      t.match(stranded, { paidFromCredit: true });
+      t.match(stranded, { kind: 'paid_from_credit', claimed: { agentId: agent.agentId, kind: 'call' } });
       t.equal((await receipt()).creditUsd, '0.000000', 'drawn');
       t.equal(await releaseStrandedCalls(db, 60_000), 0, 'not while it may still be answered');
       t.equal(await releaseStrandedCalls(db, -1), 1, 'released once it cannot be');
