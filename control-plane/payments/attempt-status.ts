@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { ATTEMPT_STATUSES, type AttemptStatus } from '../../shared/payments/attempt-statuses.js';
 import type { Sql } from '../db/sql.js';
 
 /**
@@ -17,19 +18,7 @@ import type { Sql } from '../db/sql.js';
  * A call paid from credit is recorded `in_flight` at once (no challenge is answered); every
  * other attempt starts `challenge_created`.
  */
-export const ATTEMPT_STATUSES = [
-  'challenge_created',
-  'in_flight',
-  'delivered',
-  'reserved',
-  'settling',
-  'settled',
-  'failed',
-  'released',
-  'refund_owed',
-] as const;
-
-export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+export { ATTEMPT_STATUSES, type AttemptStatus };
 
 /** The statuses an attempt is recorded with. */
 export const OPENING_STATUSES: readonly AttemptStatus[] = ['challenge_created', 'in_flight'];

@@ -1,20 +1,16 @@
 import { z } from 'zod';
+import { ATTEMPT_STATUSES, type AttemptStatus } from '../payments/attempt-statuses.js';
 import { timestamp } from './fields.js';
 
 const usd = z.string().meta({ description: 'USD, six decimals' });
 
 /** The value sets analytics reports (docs/decisions.md › Analytics). */
 export const TRANSACTION_KINDS = ['call', 'purchase', 'renewal', 'topup'] as const;
-export const TRANSACTION_STATUSES = [
-  'challenge_created',
-  'in_flight',
-  'reserved',
-  'settling',
-  'settled',
-  'failed',
-  'released',
-  'refund_owed',
-] as const;
+/** A payment attempt's statuses but `delivered`: an identity-only payment moves no money and is no transaction. */
+export const TRANSACTION_STATUSES = ATTEMPT_STATUSES.filter((status) => status !== 'delivered') as [
+  Exclude<AttemptStatus, 'delivered'>,
+  ...Exclude<AttemptStatus, 'delivered'>[],
+];
 export const PAYMENT_METHODS = ['x402_wallet', 'mpp_wallet', 'credit'] as const;
 
 /** A payment attempt as the seller's analytics lists it (spec: Transaction). */
