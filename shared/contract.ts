@@ -363,7 +363,14 @@ type Procedure<Input extends z.ZodType, Output> = {
   input: Input;
   /** Type only: what the procedure answers. */
   output?: Output;
+  /**
+   * Called on every paid request (or every identified one that reports usage): answered by the
+   * control-plane's direct lane (control-plane/internal/direct-calls.ts) rather than tRPC's adapter.
+   */
+  hotPath?: true;
 };
+/** A procedure on every paid request's path. */
+const onHotPath = <P extends Procedure<z.ZodType, unknown>>(procedure: P): P => ({ ...procedure, hotPath: true });
 const query =
   <Output>() =>
   <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'query', input });
@@ -392,13 +399,18 @@ export const contract = {
   redeemKey: mutation<MintedKey>()(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() })),
   purchaseReceipt: query<{ purchases: AccountView[]; creditUsd: string }>()(z.object({ sellerId: anyId, agentId: anyId })),
   recordRequests: mutation<number>()(requestBatchSchema),
-  captureUsage: mutation<{ usageEventIds: string[] }>()(capturedUsageSchema),
-  issuePaymentChallenge: mutation<ChallengeOutcome>()(challengeInputSchema),
-  claimPaidRequest: mutation<ClaimedPayment>()(claimInputSchema),
-  settlePaidRequest: mutation<SettledRequest>()(settleInputSchema),
+  captureUsage: onHotPath(mutation<{ usageEventIds: string[] }>()(capturedUsageSchema)),
+  issuePaymentChallenge: onHotPath(mutation<ChallengeOutcome>()(challengeInputSchema)),
+  claimPaidRequest: onHotPath(mutation<ClaimedPayment>()(claimInputSchema)),
+  settlePaidRequest: onHotPath(mutation<SettledRequest>()(settleInputSchema)),
 };
 
 export type Contract = typeof contract;
+
+/** The procedures `onHotPath` marks. */
+export const HOT_PATH_PROCEDURES: readonly ProcedureName[] = (Object.keys(contract) as ProcedureName[]).filter(
+  (name) => (contract[name] as { hotPath?: true }).hotPath,
+);
 export type ProcedureName = keyof Contract;
 export type ProcedureInput<Name extends ProcedureName> = z.input<Contract[Name]['input']>;
 export type ParsedInput<Name extends ProcedureName> = z.output<Contract[Name]['input']>;

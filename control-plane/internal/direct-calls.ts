@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
+import { HOT_PATH_PROCEDURES } from '../../shared/contract.js';
+import { answerBody, BATCH_OF_ONE, type CallAnswer, type CallFailure, readBatchInputs } from '../../shared/internal-wire.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { presentsInternalToken } from './internal-token.js';
 import { internalApiRouter } from './router.js';
@@ -15,16 +17,11 @@ import { internalApiRouter } from './router.js';
  * Request made of the node request, a web Response written back), which costs several times what
  * the procedure's own bookkeeping does.
  *
- * Only what the proxy sends takes this way: a POST batch of one of these procedures, JSON, with
- * the internal token. Anything else that reaches /trpc (with that token: trpc-endpoint.ts) is
- * tRPC's to answer.
+ * Only what the proxy sends takes this way (shared/internal-wire.ts): a POST batch of one of the
+ * procedures the contract marks `onHotPath` (shared/contract.ts), JSON, with the internal token.
+ * Anything else that reaches /trpc (with that token: trpc-endpoint.ts) is tRPC's to answer.
  */
-const DIRECT = new Set([
-  'internal.issuePaymentChallenge',
-  'internal.claimPaidRequest',
-  'internal.settlePaidRequest',
-  'internal.captureUsage',
-]);
+const DIRECT = new Set(HOT_PATH_PROCEDURES.map((name) => `internal.${name}`));
 
 type Services = ControlPlaneServices;
 type OnError = (failure: { error: TRPCError; path: string }) => void;
@@ -38,7 +35,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
   return {
     serves: (req, procedure, search) =>
       req.method === 'POST' &&
-      search === '?batch=1' &&
+      search === BATCH_OF_ONE &&
       DIRECT.has(procedure) &&
       mediaTypeOf(req.headers['content-type']) === 'application/json' &&
       presentsInternalToken(req, services.internalToken),
@@ -51,7 +48,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
         inputs ??= batchInputs(req);
         return inputs;
       };
-      let answer: unknown;
+      let answer: CallAnswer;
       let status = 200;
       try {
         const data = await callTRPCProcedure({
@@ -70,9 +67,9 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
         const input = inputs ? await inputs.then((read) => read[0]).catch(() => undefined) : undefined;
         const shape = getTRPCErrorShape({ config: internalApiRouter._def._config, ctx, error, input, path: procedure, type: 'mutation' });
         status = shape.data.httpStatus;
-        answer = { error: shape };
+        answer = { error: shape as CallFailure };
       }
-      const body = JSON.stringify([answer]);
+      const body = answerBody(answer);
       res.writeHead(status, {
         vary: 'trpc-accept, accept',
         'content-type': 'application/json',
@@ -87,10 +84,7 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
 async function batchInputs(req: IncomingMessage): Promise<Record<string, unknown>> {
   // Unbounded, as tRPC's own adapter reads it: only the proxy, holding the internal token, gets here.
   const { bytes } = await readUpTo(req, Number.POSITIVE_INFINITY);
-  const text = bytes.toString('utf8');
-  const inputs: unknown = text ? JSON.parse(text) : undefined;
-  if (inputs === undefined) return Object.create(null);
-  if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs))
-    throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
-  return inputs as Record<string, unknown>;
+  const inputs = readBatchInputs(bytes.toString('utf8'));
+  if (!inputs) throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
+  return inputs;
 }
