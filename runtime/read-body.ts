@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { ApiError } from '../shared/errors.js';
+import type { RequestView } from './request-view.js';
 
 export const EMPTY_BODY = Buffer.alloc(0);
 
 /** A GET or HEAD that declares no body (the common case, answered without waiting for the stream). */
-export function hasNoBody(req: IncomingMessage): boolean {
+export function hasNoBody(req: RequestView): boolean {
   return (
     (req.method === 'GET' || req.method === 'HEAD') &&
     req.headers['content-length'] === undefined &&

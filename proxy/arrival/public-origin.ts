@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { RequestView } from '../../runtime/request-view.js';
 import { isHostHeader } from './request-target.js';
 
 /**
@@ -10,9 +10,9 @@ import { isHostHeader } from './request-target.js';
  */
 export type PublicOrigin = { scheme: 'http' | 'https'; host: string };
 
-export function publicOrigin(req: IncomingMessage, trustProxy: boolean): PublicOrigin {
+export function publicOrigin(req: RequestView, trustProxy: boolean): PublicOrigin {
   const direct: PublicOrigin = {
-    scheme: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    scheme: req.socket.encrypted ? 'https' : 'http',
     host: req.headers.host ?? '',
   };
   if (!trustProxy) return direct;

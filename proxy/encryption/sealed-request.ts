@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import { mediaTypeOf } from '../../runtime/media-type.js';
+import type { RequestView } from '../../runtime/request-view.js';
 import type { PaySeller } from '../../shared/contract.js';
 import { hasPrivateMember, JOSE_MEDIA_TYPE, JWE_SUITE, JWKS_PATH, REPLY_JWK_PARAM } from '../../shared/encryption/suite.js';
 import { ApiError } from '../../shared/errors.js';
@@ -37,7 +37,7 @@ const COORDINATE = /^[A-Za-z0-9_-]{43}$/;
 const MEDIA_TYPE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+([ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[\t \x21\x23-\x5b\x5d-\x7e]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
-export function isSealedRequest(req: IncomingMessage): boolean {
+export function isSealedRequest(req: RequestView): boolean {
   return mediaTypeOf(req.headers['content-type']) === JOSE_MEDIA_TYPE;
 }
 

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestView } from '../../runtime/request-view.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { LOOP_FIELD, withLoopMark } from '../arrival/loop-mark.js';
 
@@ -47,7 +48,7 @@ export type Identity = { requestId: string; agentId?: string | undefined; buyerI
  * Any other Authorization (a seller's own API auth) passes through unchanged.
  */
 export function upstreamRequestHeaders(
-  req: IncomingMessage,
+  req: RequestView,
   identity: Identity,
   dropAuthorization: boolean,
   bodyLength: number,

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { EMPTY_BODY, hasNoBody, readBody } from '../../runtime/read-body.js';
+import type { RequestView } from '../../runtime/request-view.js';
 import type { PaySeller } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
@@ -20,7 +21,7 @@ const EMPTY_BODY_SHA256 = sha256Hex(EMPTY_BODY);
  * and the payment it carries. Everything after this reads the facts from here.
  */
 export type PayRequest = {
-  req: IncomingMessage;
+  req: RequestView;
   seller: PaySeller;
   /** As Node parsed it: upper case. */
   method: string;
@@ -45,7 +46,17 @@ export type PayRequest = {
 };
 
 /** Reads a request's facts, refusing what can be refused before its body is read. */
-export async function readPayRequest(services: ProxyServices, req: IncomingMessage, seller: PaySeller): Promise<PayRequest> {
+export function readPayRequest(services: ProxyServices, req: IncomingMessage, seller: PaySeller): Promise<PayRequest> {
+  return payRequestOf(services, req, seller, () => readBody(req, services.config.proxy.maxBodyBytes));
+}
+
+/** `readPayRequest` of a request seen without its socket: `body` reads the body when it is wanted. */
+export async function payRequestOf(
+  services: ProxyServices,
+  req: RequestView,
+  seller: PaySeller,
+  body: () => Promise<Buffer>,
+): Promise<PayRequest> {
   // Forwarded by this hub already and come back: answered before any work, so a loop ends here.
   if (carriesLoopMark(req.headers[LOOP_FIELD], services.pools.loopMark)) throw new ApiError('loop_detected');
   const origin = publicOrigin(req, services.config.proxy.trustProxy);
@@ -75,18 +86,18 @@ export async function readPayRequest(services: ProxyServices, req: IncomingMessa
   }
   const presented = readPaymentProof(req, services.mppSecret);
 
-  const body = hasNoBody(req) ? EMPTY_BODY : await readBody(req, services.config.proxy.maxBodyBytes);
+  const bytes = hasNoBody(req) ? EMPTY_BODY : await body();
   // Refused, when it must be, before any payment is asked (spec: the seven JWE codes), so before a
   // stale payment proof is answered with a new challenge too.
-  const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, body, services.metrics.inProgress - 1) : undefined;
+  const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, bytes, services.metrics.inProgress - 1) : undefined;
   const proof = usableProof(presented);
   return {
     req,
     seller,
     method: req.method ?? 'GET',
     target: req.url ?? '/',
-    body,
-    bodyDigest: body.length ? sha256Hex(body) : EMPTY_BODY_SHA256,
+    body: bytes,
+    bodyDigest: bytes.length ? sha256Hex(bytes) : EMPTY_BODY_SHA256,
     sealed,
     caller,
     mode,

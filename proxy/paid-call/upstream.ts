@@ -1,6 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
+import type { RequestView } from '../../runtime/request-view.js';
 import {
   ADDRESS_REFUSED,
   type AddressRefusedError,
@@ -27,7 +27,7 @@ import { type Identity, upstreamRequestHeaders } from './headers.js';
 
 /** What a signed request is made of (a `PayRequest` has it all). */
 export type OutgoingRequest = {
-  req: IncomingMessage;
+  req: RequestView;
   method: string;
   /** The raw request target, path and query, as the agent sent it. */
   target: string;

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { RequestView } from '../../runtime/request-view.js';
 import type { IssuedChallenge } from '../../shared/contract.js';
 import { normalizeHost } from '../../shared/pay-host.js';
 import {
@@ -28,7 +28,7 @@ export function mppSecret(internalToken: string): string {
   return createHmac('sha256', internalToken).update('hub mpp challenge key v1').digest('base64url');
 }
 
-export function mppChallenge(req: IncomingMessage, challenge: IssuedChallenge, body: Buffer, secret: string) {
+export function mppChallenge(req: RequestView, challenge: IssuedChallenge, body: Buffer, secret: string) {
   const fields = {
     realm: normalizeHost(req.headers.host) ?? 'hub',
     method: EVM_METHOD,
@@ -55,7 +55,7 @@ export type MppCredentialCheck =
   | { kind: 'mpp'; paymentId: string; payload: PaymentPayload; carrier: string };
 
 /** Reads and checks an MPP credential (challenge id, realm, expiry, terms, nonce); never throws. */
-export function readMppCredential(req: IncomingMessage, secret: string): MppCredentialCheck {
+export function readMppCredential(req: RequestView, secret: string): MppCredentialCheck {
   const found = readCredential(req.headers);
   if (found.status === 'absent') return { kind: 'none' };
   if (found.status === 'invalid') return { kind: 'malformed', why: `${found.carrier}: ${found.detail}` };

@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import { unfitJson } from '../../runtime/json-body.js';
+import type { RequestView } from '../../runtime/request-view.js';
 import type { PaymentProtocol } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { type PaymentPayload, paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
@@ -34,7 +34,7 @@ export function usableProof(proof: PaymentProof): Extract<PaymentProof, { kind: 
 }
 
 /** Reads the request's payment; never throws on garbage. */
-export function readPaymentProof(req: IncomingMessage, mppSecret: string): PaymentProof {
+export function readPaymentProof(req: RequestView, mppSecret: string): PaymentProof {
   const x402 = req.headers[X402_HEADERS.signature] ?? req.headers[X402_HEADERS.v1Payment];
   if (x402 !== undefined) return readX402Payment(x402);
   const mpp = readMppCredential(req, mppSecret);
