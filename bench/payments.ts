@@ -15,6 +15,9 @@
 // dev chain keeps its rate as it grows. Finally bench/recover.ts compares native and pure-JS
 // signer recovery.
 //
+// Hub runs twice when PostgreSQL answers at HUB_BENCH_PG_URL (default
+// postgresql://postgres@127.0.0.1:5432/postgres, a scratch database dropped afterwards): on SQLite
+// and on PostgreSQL, over x402; BENCH_POSTGRES=off skips the second.
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
 // (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
 // of hub's proxy and control-plane there (open them in Chrome DevTools); BENCH_STACKS=hub skips
@@ -41,6 +44,7 @@ import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
 import { turns } from '../runtime/turns.js';
 import { cpuMs } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { scratchPostgres } from './lib/scratch-postgres.js';
 import { seedSeller } from './lib/seed.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -50,6 +54,7 @@ const PRICE_UNITS = 10_000n; // $0.01 in the 6-decimal token
 const here = dirname(fileURLToPath(import.meta.url));
 const tsx = ['--import', 'tsx'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 // Dev accounts: 0 deploys, 1 settles for hub, 2 is hub's seller, 3 pays, 4 is x402's seller,
 // 5 settles for x402's facilitator, 6 submits the chain-alone transfers, 7 receives them.
@@ -86,6 +91,7 @@ type Round = {
 async function main() {
   const processes = new Processes();
   const work = mkdtempSync(join(tmpdir(), 'hub-bench-pay-'));
+  let dropScratch: (() => Promise<void>) | undefined;
   let chain: LocalChain | undefined;
   // Interrupted, it still stops every process it started.
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
@@ -117,31 +123,40 @@ async function main() {
     ]);
     await waitUntilUp(`http://127.0.0.1:${expressPort}/`);
 
-    // hub: a control-plane and a proxy over SQLite, settling on the same chain.
-    const masterKey = randomBytes(32).toString('hex');
-    const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
-    const hubEnv = {
-      DATABASE_URL: `file:${join(work, 'hub.db')}`,
-      HUB_DATA_DIR: work,
-      HUB_CHAIN_FILE: chainFile,
-      HUB_DEV_CHAIN: 'off',
-      HUB_MASTER_KEY: masterKey,
-      HUB_CONTROL_PLANE_PORT: String(cpPort),
-      HUB_PROXY_PORT: String(proxyPort),
-      HUB_LOG_LEVEL: 'warn',
+    // hub: a control-plane and a proxy, settling on the same chain; over SQLite, and over
+    // PostgreSQL when one answers (each its own pair of processes and seller).
+    const startHub = async (databaseUrl: string, dataDir: string) => {
+      const masterKey = randomBytes(32).toString('hex');
+      const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
+      const hubEnv = {
+        DATABASE_URL: databaseUrl,
+        HUB_DATA_DIR: dataDir,
+        HUB_CHAIN_FILE: chainFile,
+        HUB_DEV_CHAIN: 'off',
+        HUB_MASTER_KEY: masterKey,
+        HUB_CONTROL_PLANE_PORT: String(cpPort),
+        HUB_PROXY_PORT: String(proxyPort),
+        HUB_LOG_LEVEL: 'warn',
+      };
+      const { kid, secret } = await seedSeller(databaseUrl, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
+        payToAddress: account(HUB_PAY_TO).address,
+        priceMicros: 10_000n,
+      });
+      processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
+      await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
+      const hubBin = join(here, '..', 'bin', 'hub.js');
+      const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+      const controlPlane = processes.start(process.execPath, [...profile, hubBin, 'start', 'control-plane'], hubEnv);
+      await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
+      const proxy = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], hubEnv);
+      await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
+      return { proxyPort, pids: [proxy.pid!, controlPlane.pid!] };
     };
-    const { kid, secret } = await seedSeller(hubEnv.DATABASE_URL, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
-      payToAddress: account(HUB_PAY_TO).address,
-      priceMicros: 10_000n,
-    });
-    processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
-    await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
-    const hubBin = join(here, '..', 'bin', 'hub.js');
-    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-    const controlPlane = processes.start(process.execPath, [...profile, hubBin, 'start', 'control-plane'], hubEnv);
-    await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
-    const proxy = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], hubEnv);
-    await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
+    const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work);
+    const scratch = process.env.BENCH_POSTGRES === 'off' ? undefined : await scratchPostgres(pgAdminUrl);
+    if (scratch) dropScratch = scratch.drop;
+    else log(`PostgreSQL: nothing answers at ${pgAdminUrl.replace(/\/\/[^@]*@/, '//')} (or BENCH_POSTGRES=off); hub on SQLite only`);
+    const onPostgres = scratch ? await startHub(scratch.url, join(work, 'postgresql')) : undefined;
 
     // mppx's stack: their Proxy in front of the same kind of seller API, settling through x402's facilitator.
     const [mppxPort, upstreamPort] = [await freePort(), await freePort()];
@@ -168,16 +183,23 @@ async function main() {
       methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })],
       polyfill: false,
     }).fetch as typeof fetch;
-    const hub = (protocol: string, pay: typeof fetch, transactionOf: Stack['transactionOf']): Stack => ({
-      name: `hub (${protocol})`,
-      url: (i) => `http://bench.pay.localhost:${proxyPort}/search?i=${i}`,
-      pids: [proxy.pid!, controlPlane.pid!],
+    const hub = (
+      protocol: string,
+      pay: typeof fetch,
+      transactionOf: Stack['transactionOf'],
+      on: { proxyPort: number; pids: number[] } = onSqlite,
+      database = '',
+    ): Stack => ({
+      name: `hub (${protocol}${database})`,
+      url: (i) => `http://bench.pay.localhost:${on.proxyPort}/search?i=${i}`,
+      pids: on.pids,
       payTo: account(HUB_PAY_TO).address,
       pay,
       transactionOf,
     });
     const allStacks: Stack[] = [
       hub('x402', payX402, x402Transaction),
+      ...(onPostgres ? [hub('x402', payX402, x402Transaction, onPostgres, ', PostgreSQL')] : []),
       {
         name: 'x402 Express + x402 facilitator',
         url: (i) => `http://127.0.0.1:${expressPort}/search?i=${i}`,
@@ -268,7 +290,14 @@ async function main() {
       );
     }
 
-    if (stacks.length > 2) {
+    const onPg = summary.get('hub (x402, PostgreSQL)@10');
+    if (onPg) {
+      const onLite = summary.get('hub (x402)@10')!;
+      console.log(
+        `\nhub (x402) on PostgreSQL, 10 clients: paid calls/s / on SQLite = ${(onPg.rate / onLite.rate).toFixed(2)}× (target ≥ 0.80×)`,
+      );
+    }
+    if (stacks.length > 3) {
       const chain10 = medianOf(chainRuns[10]!.map((a) => a.rate));
       console.log('');
       for (const [hub, reference, short] of [
@@ -302,6 +331,7 @@ async function main() {
   } finally {
     await processes.stopAll();
     await chain?.stop();
+    await dropScratch?.();
     rmSync(work, { recursive: true, force: true });
   }
 
