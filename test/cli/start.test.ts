@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { seedCompiledContracts } from '../helpers/chain.js';
 import { exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 function alive(pid: number): boolean {
@@ -130,6 +131,7 @@ t.test('a process that ran a while is restarted at once; one that crashes soon a
 t.test('in development, hub start takes payments on a local chain it runs itself, and stops it', async (t) => {
   const { env, cpPort, proxyPort } = await hubEnv(t);
   const chainFile = join(env.HUB_DATA_DIR, 'chain.json');
+  await seedCompiledContracts(env.HUB_DATA_DIR);
   const hub = runHub(t, ['start'], { ...env, HUB_DEV_CHAIN: 'auto', HUB_ENV: 'development', HUB_LOG_LEVEL: 'info' });
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/readyz`, 200, 120_000), 'ready');
   t.ok(await waitForStatus(`http://127.0.0.1:${cpPort}/readyz`, 200));
