@@ -121,6 +121,10 @@ async function postgresDatabase(t: Tap): Promise<DatabaseConfig> {
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  // Commits there do not wait for the disk: no test is about a server that crashes, and the
+  // flush was about 4 ms a commit (0.3 ms without). What each commit makes visible, and when, is
+  // the same either way.
+  await admin.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
   await admin.end();
   t.teardown(async () => {
     const cleanup = new pg.Client({ connectionString: adminUrl() });
