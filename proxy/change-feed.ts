@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 export class ChangeFeed {
   private since: string | null = null;
   private timer: NodeJS.Timeout | undefined;
+  /** Looks run one at a time, so the mark only moves forward. */
+  private looking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly look: (since: string | null) => Promise<{ now: string; ids: string[] }>,
@@ -17,10 +19,21 @@ export class ChangeFeed {
 
   start(): void {
     const poll = () =>
-      this.poll().finally(() => {
-        if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
-      });
+      this.poll()
+        .catch(() => {}) // logged where it failed
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(poll, this.options.pollMs).unref();
+        });
     this.timer = setTimeout(poll, 0).unref();
+  }
+
+  /**
+   * Looks now rather than at the next tick: once it resolves, every change the control-plane
+   * recorded before the call has been handed on (it rejects when the look fails). A look already
+   * under way may have asked before that change, so this one starts after it.
+   */
+  catchUp(): Promise<void> {
+    return this.poll();
   }
 
   stop(): void {
@@ -28,13 +41,13 @@ export class ChangeFeed {
     this.timer = undefined;
   }
 
-  private async poll(): Promise<void> {
-    try {
+  private poll(): Promise<void> {
+    const look = this.looking.then(async () => {
       const { now, ids } = await this.look(this.since);
       this.since = now;
       if (ids.length) this.onChanged(ids);
-    } catch (err) {
-      this.options.logger?.debug({ err }, `${this.options.what} change poll failed`);
-    }
+    });
+    this.looking = look.catch((err) => this.options.logger?.debug({ err }, `${this.options.what} change poll failed`));
+    return look;
   }
 }

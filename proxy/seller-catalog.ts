@@ -49,6 +49,14 @@ export class SellerCatalog {
     this.changes.stop();
   }
 
+  /**
+   * Drops now what the control-plane reports changed, instead of within the next poll: once it
+   * resolves, no change to sellers made before the call is still hidden by the cache.
+   */
+  catchUp(): Promise<void> {
+    return this.changes.catchUp();
+  }
+
   async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {
     const host = normalizeHost(hostHeader);
     if (!host) return null;

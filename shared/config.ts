@@ -185,6 +185,18 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+export type HubMode = 'development' | 'production' | 'test';
+
+/**
+ * HUB_ENV, else `production` or `test` from NODE_ENV, else development. A HUB_ENV hub does not know
+ * counts as production, the strictest (loadConfig refuses it anyway).
+ */
+export function hubMode(env: Record<string, string | undefined> = process.env): HubMode {
+  const given = env.HUB_ENV?.trim();
+  if (given) return given === 'development' || given === 'test' ? given : 'production';
+  return env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+}
+
 /** Reads and validates the configuration; throws a `ConfigError` whose message is one line. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): HubConfig {
   const blankToUndefined = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === '' ? undefined : v]));
@@ -194,7 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
   }
   const e = result.data;
-  const mode = e.HUB_ENV ?? (e.NODE_ENV === 'production' ? 'production' : e.NODE_ENV === 'test' ? 'test' : 'development');
+  const mode = hubMode({ HUB_ENV: e.HUB_ENV, NODE_ENV: e.NODE_ENV });
 
   let database: DatabaseConfig;
   try {

@@ -76,6 +76,14 @@ export class AgentDirectory {
     this.changes.stop();
   }
 
+  /**
+   * Drops now what the control-plane reports changed, instead of within the next poll: once it
+   * resolves, no change to agents made before the call is still hidden by the cache.
+   */
+  catchUp(): Promise<void> {
+    return this.changes.catchUp();
+  }
+
   size(): number {
     return this.cache.size;
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createPublicClient, http } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
-import { alive } from '../helpers/chain.js';
+import { alive, seedCompiledContracts } from '../helpers/chain.js';
 
 t.setTimeout(90_000);
 
@@ -25,6 +25,7 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 t.test('hub chain up writes chain.json, serves the chain, and takes anvil down on SIGTERM', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'hub-chain-up-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  await seedCompiledContracts(dataDir);
   const cli = spawn(process.execPath, [bin, 'chain', 'up', '--accounts', '3'], {
     env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

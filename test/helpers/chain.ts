@@ -1,5 +1,9 @@
+import { cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { compileContracts } from '../../chain/compile.js';
 import { evmChain } from '../../chain/evm-chain.js';
 import { type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
@@ -11,6 +15,18 @@ export async function startTestChain(t: Tap, options: LocalChainOptions = {}): P
   const chain = await startLocalChain({ accounts: 6, ...options });
   t.teardown(() => chain.stop());
   return chain;
+}
+
+/**
+ * Puts into `dataDir` the compiled contracts `hub chain up` and `hub start` look for there, from
+ * the cache the test chains share: compiling them is seconds of CPU for every fresh data
+ * directory. test/docs/readme.test.ts still compiles them from nothing, as a new checkout does.
+ */
+export async function seedCompiledContracts(dataDir: string): Promise<void> {
+  const shared = join(tmpdir(), 'hub-contracts');
+  await compileContracts(['HubUSD', 'HubEscrow'], { cacheDir: shared });
+  // Only finished artifacts: another test may be writing one there (it renames it when done).
+  await cp(shared, join(dataDir, 'contracts'), { recursive: true, filter: (src) => src === shared || src.endsWith('.json') });
 }
 
 export function chainReader(chain: LocalChain) {

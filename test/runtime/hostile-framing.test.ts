@@ -5,15 +5,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { createTestDatabase, testProviders } from '../helpers/database.js';
+import { createTestDatabase } from '../helpers/database.js';
 import { freePort, hubBin, type RunningHub, runHub, waitForStatus } from '../helpers/processes.js';
 import { type RawAnswer, type RawEnding, rawExchange } from '../helpers/raw-http.js';
 import { startTestUpstream } from '../helpers/upstream.js';
 
 // One request must never take hub down. Against the real processes `hub start` runs (each
-// listener in a process of its own, on SQLite and on PostgreSQL), every route that reads a body
-// gets bodies chunked past its limit, declared past it, cut off, and reset mid-way, then random
-// framings; the same two processes must answer every one of them without a 500 and serve on.
+// listener in a process of its own), every route that reads a body gets bodies chunked past its
+// limit, declared past it, cut off, and reset mid-way, then random framings; the same two
+// processes must answer every one of them without a 500 and serve on. A broken body is refused
+// before any query, so one database is enough: SQLite, as `hub start` runs by default.
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -137,7 +138,8 @@ const acceptable = (answer: RawAnswer) =>
   answer.status === 501 ||
   answer.status === 505;
 
-for (const provider of testProviders()) {
+{
+  const provider = 'sqlite';
   t.test(provider, async (t) => {
     const hub = await startHub(t, provider);
     const pids = [hub.controlPlane.child.pid, hub.proxy.child.pid] as number[];

@@ -63,7 +63,6 @@ t.test('an account write survives its control-plane being killed mid-delivery', 
   const pay = (slug: string, path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
     payRequest(`http://127.0.0.1:${proxyPort}`, path, `${slug}.pay.localhost`, init);
   const agent = await registerAgent({ pay }, 'acme');
-  await new Promise((resolve) => setTimeout(resolve, 1_100)); // the proxy sees sales turned on
   const opened = await pay('acme', '/extend', {
     method: 'POST',
     headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },

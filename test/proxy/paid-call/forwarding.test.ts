@@ -253,7 +253,7 @@ for (const provider of testProviders()) {
         },
       });
       await db.seller.update({ where: { id: seller.id }, data: { updatedAt: new Date() } });
-      await new Promise((r) => setTimeout(r, 1_500)); // the proxy's change poll drops the cached manifest
+      await hub.proxy.services.catalog.catchUp(); // the cached manifest predates the plan
       const anonymous = await hub.pay('acme', '/manifest.json');
       t.equal(anonymous.status, 401, 'only registered agents read it');
       t.match(await anonymous.json(), { error: 'bearer_required', auth: { challengeUrl: /\/agents\/challenge$/ } });

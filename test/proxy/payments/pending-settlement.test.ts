@@ -2,7 +2,7 @@ import t from 'tap';
 import { localRail } from '../../../control-plane/payments/rail.js';
 import { finishPendingSettlements } from '../../../control-plane/payments/settlement/pending.js';
 import { settleAndRecord } from '../../../control-plane/payments/settlement/record.js';
-import { CONTROL_PLANE_CALL_TIMEOUT_MS, SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
+import { CONTROL_PLANE_CALL_TIMEOUT_MS } from '../../../shared/contract.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
 import { settlingWith } from '../../helpers/local-facilitator.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
@@ -106,12 +106,17 @@ t.test('a control-plane that dies after broadcasting: its successor finds the tr
 
 t.test('a settlement slower than the proxy waits: the answer goes out settling, and the settlement is recorded behind it', async (t) => {
   let slowed = 0;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  // Slower than the proxy waits by construction: it settles only when the test lets it, once the
+  // agent has the answer and the pending loop has been asked about it.
   const slowChain = settlingWith(async (p, r, real) => {
     slowed++;
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_ANSWER_WITHIN_MS + 1_000));
+    await released;
     return real.settle(p, r);
   });
   const { chain, rail, db, payTo, payerKey, url } = await startPaidWorld(t, 'sqlite', { wrapFacilitator: slowChain });
+  t.teardown(() => release()); // never left holding, should an assertion below fail
   const pay = x402Fetch(payerKey);
   const before = await tokenBalance(chain, payTo);
 
@@ -130,6 +135,7 @@ t.test('a settlement slower than the proxy waits: the answer goes out settling, 
   const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=slow' } });
   t.equal(await finishPendingSettlements(db, rail, 0), 0, 'the pending loop leaves a settlement this process is still making');
   t.equal(slowed, 1, 'not submitted a second time');
+  release();
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
     if ((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status === 'settled') break;
   }
