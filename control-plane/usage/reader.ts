@@ -1,42 +1,45 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import type { Db } from '../db/client.js';
+import { bigintOf, bigintOrNull, booleanOf, dateOf, dateOrNull, inList, type ReadSql, readSqlOf } from '../db/sql.js';
 import type { PriceTerms } from './pricing.js';
 
 /**
- * Everything the usage endpoints read, behind one interface with two implementations:
+ * Everything the usage endpoints read, as one text of each statement for both databases, on the
+ * database's read lane (db/sql.ts › readSqlOf: a read-only connection of its own on a SQLite
+ * file, prepared statements on PostgreSQL's pool). It sees committed data only. Writes go
+ * through the database's own lane (draw.ts).
  *
- * * on a SQLite file, prepared statements on a read-only connection of its own (a lookup costs
- *   ~10 µs there, against ~300 µs through the ORM, which makes the allowance check fast enough
- *   to sit in front of every call); it sees committed data only, and being read-only it never
- *   competes with the ORM's connection for the write lock;
- * * otherwise (PostgreSQL, in-memory SQLite), the ORM.
- *
- * readers/choose-reader.ts picks one per database.
- *
- * Writes always go through the ORM's connection (draw.ts).
+ * A check is one statement (`lookup`) when the seller's catalog is in memory (catalog.ts): on
+ * PostgreSQL every statement is a round trip and most of a check's cost, so the reads that a
+ * check makes of what changes per call are asked together.
  */
 export interface UsageReader {
-  /** Services of the organization with this slug (one per seller at most). */
-  servicesNamed(organizationId: string, slug: string): Promise<ServiceRow[]>;
-  /** The newest per-call payment of the request in one of `statuses`. */
-  callPayment(organizationId: string, requestId: string, statuses: readonly string[]): Promise<PaymentRow | undefined>;
-  /** The request as the proxy recorded it, with its agent and the agent's owner. */
-  request(requestId: string): Promise<RequestRow | undefined>;
-  /** The service's pay-as-you-go plan (the oldest, when there are several). */
-  paygPlan(serviceId: string): Promise<{ id: string; interval: string } | undefined>;
-  /** Accesses to the service held by the agent or by `ownerId`, oldest first. */
-  accesses(service: ServiceRow, agentId: string, ownerId: string | null): Promise<AccessRow[]>;
-  /** Meter ids by key, on the service. */
-  meters(serviceId: string, keys: readonly string[]): Promise<Map<string, string>>;
-  /** Prices of the plans for the meters. */
-  prices(planIds: readonly string[], meterIds: readonly string[]): Promise<PriceRow[]>;
+  /**
+   * At once: the services of the organization with this slug (one per seller at most); for the
+   * request, its newest per-call payment in one of `CLAIMED_PAYMENT_STATUSES`, its record, and
+   * the accesses that its agent, or the agent's buyer, holds on plans of those services; the usage
+   * event recorded under `idempotencyKey`. A null `requestId` or key looks up no request or event.
+   */
+  lookup(organizationId: string, serviceSlug: string, requestId: string | null, idempotencyKey: string | null): Promise<Lookup>;
+  /** Meters, prices and pay-as-you-go plans of the seller's services (catalog.ts keeps them). */
+  catalogRows(sellerId: string): Promise<CatalogRows>;
   /** Included units drawn from accesses, for their periods. */
   accessUsage(accessIds: readonly string[], meterIds: readonly string[], periodStarts: readonly Date[]): Promise<AccessUsageRow[]>;
   /** Included units drawn from a buyer's free pool in one period. */
   freePoolUsage(buyerId: string, periodStart: Date, meterIds: readonly string[]): Promise<{ meterId: string; unitsUsed: bigint }[]>;
-  /** The usage event recorded under an idempotency key. */
-  usageEvent(organizationId: string, idempotencyKey: string): Promise<{ id: string; bodyDigest: string; costMicros: bigint } | undefined>;
 }
 
-export type ServiceRow = { id: string; sellerId: string };
+export type Lookup = {
+  services: ServiceRow[];
+  payment: PaymentRow | undefined;
+  request: RequestRow | undefined;
+  /** Oldest first; not yet narrowed to one service, or to the owner the request names (resolve.ts). */
+  accesses: AccessCandidate[];
+  event: { id: string; bodyDigest: string; costMicros: bigint } | undefined;
+};
+
+/** `version`: when the seller (and so its catalog) last changed, in ms (catalog.ts). */
+export type ServiceRow = { id: string; sellerId: string; version: number };
 export type PaymentRow = { id: string; status: string; serviceId: string | null; planId: string | null; usageJson: string };
 export type RequestRow = {
   sellerId: string;
@@ -57,5 +60,170 @@ export type AccessRow = {
   creditGrantedMicros: bigint | null;
   balanceMicros: bigint;
 };
+export type AccessCandidate = AccessRow & { buyerId: string | null; sellerId: string; serviceId: string };
 export type PriceRow = PriceTerms & { planId: string; meterId: string; defaultMaxQuantity: bigint | null };
 export type AccessUsageRow = { accessId: string; meterId: string; periodStart: Date; unitsUsed: bigint };
+export type CatalogRows = {
+  meters: { id: string; serviceId: string; key: string }[];
+  prices: PriceRow[];
+  /** Oldest first. */
+  paygPlans: { id: string; serviceId: string; interval: string }[];
+};
+
+/**
+ * Payment statuses that claim a request (resolve.ts explains which of them stand behind it). Part
+ * of the lookup's text, so fixed here.
+ */
+export const CLAIMED_PAYMENT_STATUSES = ['in_flight', 'delivered', 'settling', 'settled', 'failed', 'released', 'refund_owed'];
+
+const readers = new WeakMap<Db, UsageReader>();
+
+/** The reader of a database, made once per client. */
+export function usageReader(db: Db): UsageReader {
+  let reader = readers.get(db);
+  if (!reader) {
+    reader = sqlReader(readSqlOf(db));
+    readers.set(db, reader);
+  }
+  return reader;
+}
+
+/**
+ * One row shape for every part of the lookup, so the parts can be one `UNION ALL`: text columns
+ * `s1`…`s6`, timestamps `t1`…`t3`, integers `n1`, `n2`, each part naming what it puts where. Each
+ * column holds one type in every part, as PostgreSQL requires.
+ */
+type LookupRow = {
+  kind: 'service' | 'payment' | 'request' | 'access' | 'event';
+  id: string;
+  s1: string | null;
+  s2: string | null;
+  s3: string | null;
+  s4: string | null;
+  s5: string | null;
+  s6: string | null;
+  t1: unknown;
+  t2: unknown;
+  t3: unknown;
+  n1: unknown;
+  n2: unknown;
+};
+
+const claimed = Prisma.join(CLAIMED_PAYMENT_STATUSES.map((status) => Prisma.raw(`'${status}'`)));
+
+function lookupStatement(organizationId: string, serviceSlug: string, requestId: string | null, idempotencyKey: string | null) {
+  // The accesses' part joins in the order written (CROSS JOIN fixes SQLite's order; PostgreSQL
+  // plans from statistics): from the one request to its agent, to the agent's or its buyer's few
+  // accesses by their own indexes, and only then to plans and services. Started from the
+  // service's side it would read every access on the plan. It comes first because its columns
+  // give every column its type: PostgreSQL types a UNION's columns pair by pair, from the left.
+  return Prisma.sql`
+    SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2", a."status" AS "s3", a."buyerId" AS "s4",
+           a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2", a."createdAt" AS "t3",
+           a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2"
+    FROM "RequestRecord" r CROSS JOIN "Agent" ag CROSS JOIN "Access" a CROSS JOIN "Plan" pl CROSS JOIN "Service" s
+    WHERE r."id" = ${requestId} AND ag."id" = r."agentId" AND (a."agentId" = ag."id" OR a."buyerId" = ag."buyerId")
+      AND pl."id" = a."planId" AND s."id" = pl."serviceId" AND s."organizationId" = ${organizationId} AND s."slug" = ${serviceSlug}
+    UNION ALL
+    SELECT 'service', s."id", s."sellerId", NULL, NULL, NULL, NULL, NULL, seller."updatedAt", NULL, NULL, NULL, NULL
+    FROM "Service" s JOIN "Seller" seller ON seller."id" = s."sellerId"
+    WHERE s."organizationId" = ${organizationId} AND s."slug" = ${serviceSlug}
+    UNION ALL
+    SELECT 'payment', p."id", p."status", p."serviceId", p."planId", p."usageJson", NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM (SELECT "id", "status", "serviceId", "planId", "usageJson" FROM "PaymentAttempt"
+          WHERE "requestId" = ${requestId} AND "organizationId" = ${organizationId} AND "kind" = 'call' AND "status" IN (${claimed})
+          ORDER BY "createdAt" DESC, "id" DESC LIMIT 1) p
+    UNION ALL
+    SELECT 'request', r."id", r."sellerId", r."serviceId", r."agentId", r."buyerId", r."mode", ag."buyerId",
+           ag."claimedAt", b."emailVerifiedAt", NULL, CASE WHEN ag."id" IS NULL THEN 0 ELSE 1 END, NULL
+    FROM "RequestRecord" r LEFT JOIN "Agent" ag ON ag."id" = r."agentId" LEFT JOIN "Buyer" b ON b."id" = ag."buyerId"
+    WHERE r."id" = ${requestId}
+    UNION ALL
+    SELECT 'event', u."id", u."bodyDigest", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, u."costMicros", NULL
+    FROM "UsageEvent" u WHERE u."organizationId" = ${organizationId} AND u."idempotencyKey" = ${idempotencyKey}
+    ORDER BY "kind", "t3", "id"`;
+}
+
+export function sqlReader(sql: ReadSql): UsageReader {
+  const list = (values: readonly string[]) => inList(sql.provider, values);
+
+  return {
+    async lookup(organizationId, serviceSlug, requestId, idempotencyKey) {
+      const rows = await sql.all<LookupRow>(lookupStatement(organizationId, serviceSlug, requestId, idempotencyKey));
+      const found: Lookup = { services: [], payment: undefined, request: undefined, accesses: [], event: undefined };
+      for (const r of rows) {
+        if (r.kind === 'service') found.services.push({ id: r.id, sellerId: r.s1!, version: dateOf(r.t1).getTime() });
+        else if (r.kind === 'payment') found.payment = { id: r.id, status: r.s1!, serviceId: r.s2, planId: r.s3, usageJson: r.s4! };
+        else if (r.kind === 'request')
+          found.request = {
+            sellerId: r.s1!,
+            serviceId: r.s2,
+            agentId: r.s3,
+            buyerId: r.s4,
+            mode: r.s5!,
+            agent: booleanOf(r.n1) ? { buyerId: r.s6, claimed: r.t1 !== null, ownerEmailVerified: r.t2 !== null } : null,
+          };
+        else if (r.kind === 'access')
+          found.accesses.push({
+            id: r.id,
+            agentId: r.s1!,
+            planId: r.s2!,
+            status: r.s3!,
+            buyerId: r.s4,
+            sellerId: r.s5!,
+            serviceId: r.s6!,
+            periodStart: dateOrNull(r.t1),
+            periodEnd: dateOrNull(r.t2),
+            creditGrantedMicros: bigintOrNull(r.n1),
+            balanceMicros: bigintOf(r.n2),
+          });
+        else found.event = { id: r.id, bodyDigest: r.s1!, costMicros: bigintOf(r.n1) };
+      }
+      return found;
+    },
+
+    async catalogRows(sellerId) {
+      const [meters, prices, paygPlans] = await Promise.all([
+        sql.all<{ id: string; serviceId: string; key: string }>(Prisma.sql`
+          SELECT m."id", m."serviceId", m."key" FROM "Meter" m JOIN "Service" s ON s."id" = m."serviceId" WHERE s."sellerId" = ${sellerId}`),
+        sql.all<Record<string, unknown>>(Prisma.sql`
+          SELECT pr."planId", pr."meterId", pr."priceMicros", pr."unitSize", pr."includedUnits", pr."defaultMaxQuantity"
+          FROM "PlanMeterPrice" pr JOIN "Plan" pl ON pl."id" = pr."planId" JOIN "Service" s ON s."id" = pl."serviceId"
+          WHERE s."sellerId" = ${sellerId}`),
+        sql.all<{ id: string; serviceId: string; interval: string }>(Prisma.sql`
+          SELECT pl."id", pl."serviceId", pl."interval" FROM "Plan" pl JOIN "Service" s ON s."id" = pl."serviceId"
+          WHERE s."sellerId" = ${sellerId} AND pl."billingMode" = 'payg' ORDER BY pl."createdAt", pl."id"`),
+      ]);
+      return {
+        meters,
+        prices: prices.map((r) => ({
+          planId: String(r.planId),
+          meterId: String(r.meterId),
+          priceMicros: bigintOf(r.priceMicros),
+          unitSize: bigintOf(r.unitSize),
+          includedUnits: bigintOf(r.includedUnits),
+          defaultMaxQuantity: bigintOrNull(r.defaultMaxQuantity),
+        })),
+        paygPlans,
+      };
+    },
+
+    async accessUsage(accessIds, meterIds, periodStarts) {
+      const rows = await sql.all<Record<string, unknown>>(Prisma.sql`
+        SELECT "accessId", "meterId", "periodStart", "unitsUsed" FROM "AccessMeterUsage"
+        WHERE "accessId" ${list(accessIds)} AND "meterId" ${list(meterIds)} AND "periodStart" IN (${Prisma.join(periodStarts)})`);
+      return rows.map((r) => ({
+        accessId: String(r.accessId),
+        meterId: String(r.meterId),
+        periodStart: dateOf(r.periodStart),
+        unitsUsed: bigintOf(r.unitsUsed),
+      }));
+    },
+
+    async freePoolUsage(buyerId, periodStart, meterIds) {
+      const rows = await sql.all<{ meterId: string; unitsUsed: unknown }>(Prisma.sql`
+        SELECT "meterId", "unitsUsed" FROM "IncludedUnitsUsage" WHERE "buyerId" = ${buyerId} AND "periodStart" = ${periodStart} AND "meterId" ${list(meterIds)}`);
+      return rows.map((r) => ({ meterId: r.meterId, unitsUsed: bigintOf(r.unitsUsed) }));
+    },
+  };
+}
