@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import { PrismaClient as PgPrismaClient } from '../../generated/prisma/postgresql/client.js';
 import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
-import { adapterFactory } from './adapter.js';
-import { registerReadSql, registerSql, sqliteReadSql } from './sql.js';
+import { adapterFactory, readPool } from './adapter.js';
+import { postgresSql, registerReadSql, registerSql, sqliteReadSql } from './sql.js';
 
 /**
  * The app-wide database type. Both generated clients come from the same models; the SQLite
@@ -44,9 +44,12 @@ export async function openDatabase(database: DatabaseConfig, options: { poolSize
   const { factory, dispose, sql } = adapterFactory(database, options);
   const db = new PgPrismaClient({ adapter: factory, errorFormat: ERROR_FORMAT }) as unknown as Db;
   registerSql(db, sql);
+  const reads = readPool(database.url);
+  registerReadSql(db, postgresSql(reads));
   const close = async () => {
     await db.$disconnect();
     await dispose();
+    await reads.end();
   };
   try {
     await db.$queryRawUnsafe('SELECT 1');

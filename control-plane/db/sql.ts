@@ -213,15 +213,27 @@ export function postgresSql(pool: pg.Pool): SqlDatabase {
 }
 
 /**
- * `IN` over a list bound as one JSON parameter, so a statement has one text whatever the list's
- * length (and is prepared once). Each database has its own function for a JSON array's elements.
- * For text values: PostgreSQL compares the elements as text.
+ * `IN` a list bound as one parameter, so a statement has one text whatever the list's length (and
+ * is prepared once): a JSON array's elements on SQLite, an array on PostgreSQL. Either way the
+ * database looks each value up in the column's index, as for a list written out: PostgreSQL
+ * plans `= ANY` as an index condition.
  */
 export function inList(provider: DatabaseConfig['provider'], values: readonly string[]): Prisma.Sql {
-  const list = JSON.stringify(values);
   return provider === 'sqlite'
-    ? Prisma.sql`IN (SELECT value FROM json_each(${list}))`
-    : Prisma.sql`IN (SELECT value FROM json_array_elements_text(CAST(${list} AS json)))`;
+    ? Prisma.sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`
+    : Prisma.sql`= ANY(CAST(${[...values]} AS text[]))`;
+}
+
+/**
+ * `IN` a list of pairs bound as one JSON parameter, for a pair of columns: `(a, b) IN …`. The
+ * database looks each pair up in an index on both columns, where a list per column would match
+ * one column by the index and filter the other.
+ */
+export function inPairs(provider: DatabaseConfig['provider'], pairs: readonly (readonly [string, string])[]): Prisma.Sql {
+  const json = JSON.stringify(pairs);
+  return provider === 'sqlite'
+    ? Prisma.sql`IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json}))`
+    : Prisma.sql`IN (SELECT value ->> 0, value ->> 1 FROM json_array_elements(CAST(${json} AS json)))`;
 }
 
 /** Runs statements one after the other (in a transaction, usually). */

@@ -1,6 +1,6 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
-import { bigintOf, bigintOrNull, booleanOf, dateOf, dateOrNull, inList, type ReadSql, readSqlOf } from '../db/sql.js';
+import { bigintOf, bigintOrNull, booleanOf, dateOf, dateOrNull, inList, inPairs, type ReadSql, readSqlOf } from '../db/sql.js';
 import type { PriceTerms } from './pricing.js';
 
 /**
@@ -107,80 +107,163 @@ type LookupRow = {
   t3: unknown;
   n1: unknown;
   n2: unknown;
+  k1: string | null;
+  k2: string | null;
+  k3: string | null;
 };
 
 const claimed = Prisma.join(CLAIMED_PAYMENT_STATUSES.map((status) => Prisma.raw(`'${status}'`)));
 
-function lookupStatement(organizationId: string, serviceSlug: string, requestId: string | null, idempotencyKey: string | null) {
+type LookupKey = { o: string; s: string; r: string | null; k: string | null };
+
+/**
+ * The lookups of several calls in one statement. Each part finds its rows by lists of the keys'
+ * values on an indexed column (the lists are one parameter each, see db/sql.ts › inList), so the
+ * plan is index lookups whatever the tables' sizes, and returns the values it matched in `k1`
+ * (organization), `k2` (slug or idempotency key) and `k3` (request): the rows are sorted to their
+ * lookups here, and a row that matched only a mix of two lookups' values is dropped.
+ */
+function lookupStatement(provider: ReadSql['provider'], keys: readonly LookupKey[]) {
+  const list = (values: (string | null)[]) => inList(provider, [...new Set(values.filter((v): v is string => v !== null))]);
+  const orgs = list(keys.map((key) => key.o));
+  const slugs = list(keys.map((key) => key.s));
+  const requests = list(keys.map((key) => key.r));
+  const events = inPairs(
+    provider,
+    keys.flatMap((key) => (key.k === null ? [] : [[key.o, key.k] as const])),
+  );
   // The accesses' part joins in the order written (CROSS JOIN fixes SQLite's order; PostgreSQL
-  // plans from statistics): from the one request to its agent, to the agent's or its buyer's few
-  // accesses by their own indexes, and only then to plans and services. Started from the
+  // plans from statistics): from the requests to their agents, to the agents' or their buyers'
+  // few accesses by their own indexes, and only then to plans and services. Started from the
   // service's side it would read every access on the plan. It comes first because its columns
   // give every column its type: PostgreSQL types a UNION's columns pair by pair, from the left.
+  // Payments come oldest first, as accesses do; the newest is the last of its lookup.
   return Prisma.sql`
-    SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2", a."status" AS "s3", a."buyerId" AS "s4",
-           a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2", a."createdAt" AS "t3",
-           a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2"
+    SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2", a."status" AS "s3",
+           a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2",
+           a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2",
+           s."organizationId" AS "k1", s."slug" AS "k2", r."id" AS "k3"
     FROM "RequestRecord" r CROSS JOIN "Agent" ag CROSS JOIN "Access" a CROSS JOIN "Plan" pl CROSS JOIN "Service" s
-    WHERE r."id" = ${requestId} AND ag."id" = r."agentId" AND (a."agentId" = ag."id" OR a."buyerId" = ag."buyerId")
-      AND pl."id" = a."planId" AND s."id" = pl."serviceId" AND s."organizationId" = ${organizationId} AND s."slug" = ${serviceSlug}
+    WHERE r."id" ${requests} AND ag."id" = r."agentId" AND (a."agentId" = ag."id" OR a."buyerId" = ag."buyerId")
+      AND pl."id" = a."planId" AND s."id" = pl."serviceId" AND s."organizationId" ${orgs} AND s."slug" ${slugs}
     UNION ALL
-    SELECT 'service', s."id", s."sellerId", NULL, NULL, NULL, NULL, NULL, seller."updatedAt", NULL, NULL, NULL, NULL
-    FROM "Service" s JOIN "Seller" seller ON seller."id" = s."sellerId"
-    WHERE s."organizationId" = ${organizationId} AND s."slug" = ${serviceSlug}
+    SELECT 'service', s."id", s."sellerId", NULL, NULL, NULL, NULL, NULL, seller."updatedAt", NULL, NULL, NULL, NULL,
+           s."organizationId", s."slug", NULL
+    FROM "Service" s CROSS JOIN "Seller" seller
+    WHERE s."organizationId" ${orgs} AND s."slug" ${slugs} AND seller."id" = s."sellerId"
     UNION ALL
-    SELECT 'payment', p."id", p."status", p."serviceId", p."planId", p."usageJson", NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    FROM (SELECT "id", "status", "serviceId", "planId", "usageJson" FROM "PaymentAttempt"
-          WHERE "requestId" = ${requestId} AND "organizationId" = ${organizationId} AND "kind" = 'call' AND "status" IN (${claimed})
-          ORDER BY "createdAt" DESC, "id" DESC LIMIT 1) p
+    SELECT 'payment', p."id", p."status", p."serviceId", p."planId", p."usageJson", NULL, NULL, NULL, NULL, p."createdAt", NULL, NULL,
+           p."organizationId", NULL, p."requestId"
+    FROM "PaymentAttempt" p
+    WHERE p."requestId" ${requests} AND p."organizationId" ${orgs} AND p."kind" = 'call' AND p."status" IN (${claimed})
     UNION ALL
     SELECT 'request', r."id", r."sellerId", r."serviceId", r."agentId", r."buyerId", r."mode", ag."buyerId",
-           ag."claimedAt", b."emailVerifiedAt", NULL, CASE WHEN ag."id" IS NULL THEN 0 ELSE 1 END, NULL
+           ag."claimedAt", b."emailVerifiedAt", NULL, CASE WHEN ag."id" IS NULL THEN 0 ELSE 1 END, NULL, NULL, NULL, r."id"
     FROM "RequestRecord" r LEFT JOIN "Agent" ag ON ag."id" = r."agentId" LEFT JOIN "Buyer" b ON b."id" = ag."buyerId"
-    WHERE r."id" = ${requestId}
+    WHERE r."id" ${requests}
     UNION ALL
-    SELECT 'event', u."id", u."bodyDigest", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, u."costMicros", NULL
-    FROM "UsageEvent" u WHERE u."organizationId" = ${organizationId} AND u."idempotencyKey" = ${idempotencyKey}
+    SELECT 'event', u."id", u."bodyDigest", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, u."costMicros", NULL,
+           u."organizationId", u."idempotencyKey", NULL
+    FROM "UsageEvent" u WHERE (u."organizationId", u."idempotencyKey") ${events}
     ORDER BY "kind", "t3", "id"`;
+}
+
+/** Which lookup a row answers, as the values it matched. */
+function rowKey(r: LookupRow): string {
+  if (r.kind === 'service') return JSON.stringify([r.kind, r.k1, r.k2]);
+  if (r.kind === 'payment') return JSON.stringify([r.kind, r.k1, r.k3]);
+  if (r.kind === 'request') return JSON.stringify([r.kind, r.k3]);
+  if (r.kind === 'access') return JSON.stringify([r.kind, r.k1, r.k2, r.k3]);
+  return JSON.stringify([r.kind, r.k1, r.k2]);
+}
+
+/** The rows of each kind a lookup is answered by, keyed as `rowKey` keys them. */
+function lookupKeys(key: LookupKey): [LookupRow['kind'], string | undefined][] {
+  const joined = (...parts: (string | null)[]) => (parts.includes(null) ? undefined : JSON.stringify(parts));
+  return [
+    ['service', joined('service', key.o, key.s)],
+    ['payment', joined('payment', key.o, key.r)],
+    ['request', joined('request', key.r)],
+    ['access', joined('access', key.o, key.s, key.r)],
+    ['event', joined('event', key.o, key.k)],
+  ];
+}
+
+/** At most this many lookups share a statement. */
+const MAX_BATCH = 64;
+/** Statements of lookups in flight at once: one being answered while the next is gathered. */
+const MAX_IN_FLIGHT = 2;
+
+type Waiting = { key: LookupKey; resolve: (found: Lookup) => void; reject: (err: unknown) => void };
+
+/**
+ * Lookups that arrive together share one statement, as writes share a commit (group-commit.ts):
+ * on PostgreSQL a statement's round trip, its system calls and the server's start and end of a
+ * statement cost more than the lookup itself, and under load a batch grows by itself, while
+ * alone a lookup goes at the next turn of the event loop. A batch that fails is retried one
+ * lookup at a time, so only a lookup at fault fails (a string PostgreSQL refuses, say).
+ */
+class LookupBatches {
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly run: (keys: readonly LookupKey[]) => Promise<Lookup[]>) {}
+
+  lookup(key: LookupKey): Promise<Lookup> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ key, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.waiting.length === 0) return;
+    this.scheduled = true;
+    // After this turn of the event loop, so lookups of requests that arrived together go together.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) void this.send(this.waiting.splice(0, MAX_BATCH));
+    });
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    this.inFlight++;
+    try {
+      const found = await this.run(batch.map((w) => w.key)).catch(() => undefined);
+      if (found) {
+        for (const [i, w] of batch.entries()) w.resolve(found[i]!);
+        return;
+      }
+      for (const w of batch) await this.run([w.key]).then((alone) => w.resolve(alone[0]!), w.reject);
+    } finally {
+      this.inFlight--;
+      this.schedule();
+    }
+  }
 }
 
 export function sqlReader(sql: ReadSql): UsageReader {
   const list = (values: readonly string[]) => inList(sql.provider, values);
+  const batches = new LookupBatches(async (keys) => {
+    const rows = new Map<string, LookupRow[]>();
+    for (const r of await sql.all<LookupRow>(lookupStatement(sql.provider, keys))) {
+      const key = rowKey(r);
+      const same = rows.get(key);
+      if (same) same.push(r);
+      else rows.set(key, [r]);
+    }
+    return keys.map((key) => {
+      const found: Lookup = { services: [], payment: undefined, request: undefined, accesses: [], event: undefined };
+      for (const [, rowsKey] of lookupKeys(key))
+        for (const r of rowsKey === undefined ? [] : (rows.get(rowsKey) ?? [])) readLookupRow(found, r);
+      return found;
+    });
+  });
 
   return {
-    async lookup(organizationId, serviceSlug, requestId, idempotencyKey) {
-      const rows = await sql.all<LookupRow>(lookupStatement(organizationId, serviceSlug, requestId, idempotencyKey));
-      const found: Lookup = { services: [], payment: undefined, request: undefined, accesses: [], event: undefined };
-      for (const r of rows) {
-        if (r.kind === 'service') found.services.push({ id: r.id, sellerId: r.s1!, version: dateOf(r.t1).getTime() });
-        else if (r.kind === 'payment') found.payment = { id: r.id, status: r.s1!, serviceId: r.s2, planId: r.s3, usageJson: r.s4! };
-        else if (r.kind === 'request')
-          found.request = {
-            sellerId: r.s1!,
-            serviceId: r.s2,
-            agentId: r.s3,
-            buyerId: r.s4,
-            mode: r.s5!,
-            agent: booleanOf(r.n1) ? { buyerId: r.s6, claimed: r.t1 !== null, ownerEmailVerified: r.t2 !== null } : null,
-          };
-        else if (r.kind === 'access')
-          found.accesses.push({
-            id: r.id,
-            agentId: r.s1!,
-            planId: r.s2!,
-            status: r.s3!,
-            buyerId: r.s4,
-            sellerId: r.s5!,
-            serviceId: r.s6!,
-            periodStart: dateOrNull(r.t1),
-            periodEnd: dateOrNull(r.t2),
-            creditGrantedMicros: bigintOrNull(r.n1),
-            balanceMicros: bigintOf(r.n2),
-          });
-        else found.event = { id: r.id, bodyDigest: r.s1!, costMicros: bigintOf(r.n1) };
-      }
-      return found;
-    },
+    lookup: (organizationId, serviceSlug, requestId, idempotencyKey) =>
+      batches.lookup({ o: organizationId, s: serviceSlug, r: requestId, k: idempotencyKey }),
 
     async catalogRows(sellerId) {
       const [meters, prices, paygPlans] = await Promise.all([
@@ -226,4 +309,35 @@ export function sqlReader(sql: ReadSql): UsageReader {
       return rows.map((r) => ({ meterId: r.meterId, unitsUsed: bigintOf(r.unitsUsed) }));
     },
   };
+}
+
+/** Adds a row of the lookup to what was found for its key. */
+function readLookupRow(found: Lookup, r: LookupRow): void {
+  if (r.kind === 'service') found.services.push({ id: r.id, sellerId: r.s1!, version: dateOf(r.t1).getTime() });
+  // Oldest first: the last one is the newest.
+  else if (r.kind === 'payment') found.payment = { id: r.id, status: r.s1!, serviceId: r.s2, planId: r.s3, usageJson: r.s4! };
+  else if (r.kind === 'request')
+    found.request = {
+      sellerId: r.s1!,
+      serviceId: r.s2,
+      agentId: r.s3,
+      buyerId: r.s4,
+      mode: r.s5!,
+      agent: booleanOf(r.n1) ? { buyerId: r.s6, claimed: r.t1 !== null, ownerEmailVerified: r.t2 !== null } : null,
+    };
+  else if (r.kind === 'access')
+    found.accesses.push({
+      id: r.id,
+      agentId: r.s1!,
+      planId: r.s2!,
+      status: r.s3!,
+      buyerId: r.s4,
+      sellerId: r.s5!,
+      serviceId: r.s6!,
+      periodStart: dateOrNull(r.t1),
+      periodEnd: dateOrNull(r.t2),
+      creditGrantedMicros: bigintOrNull(r.n1),
+      balanceMicros: bigintOf(r.n2),
+    });
+  else found.event = { id: r.id, bodyDigest: r.s1!, costMicros: bigintOf(r.n1) };
 }
