@@ -266,15 +266,16 @@ export function sqlReader(sql: ReadSql): UsageReader {
       batches.lookup({ o: organizationId, s: serviceSlug, r: requestId, k: idempotencyKey }),
 
     async catalogRows(sellerId) {
+      // From the seller's services outwards: the read pool joins in the order written.
       const [meters, prices, paygPlans] = await Promise.all([
         sql.all<{ id: string; serviceId: string; key: string }>(Prisma.sql`
-          SELECT m."id", m."serviceId", m."key" FROM "Meter" m JOIN "Service" s ON s."id" = m."serviceId" WHERE s."sellerId" = ${sellerId}`),
+          SELECT m."id", m."serviceId", m."key" FROM "Service" s JOIN "Meter" m ON m."serviceId" = s."id" WHERE s."sellerId" = ${sellerId}`),
         sql.all<Record<string, unknown>>(Prisma.sql`
           SELECT pr."planId", pr."meterId", pr."priceMicros", pr."unitSize", pr."includedUnits", pr."defaultMaxQuantity"
-          FROM "PlanMeterPrice" pr JOIN "Plan" pl ON pl."id" = pr."planId" JOIN "Service" s ON s."id" = pl."serviceId"
+          FROM "Service" s JOIN "Plan" pl ON pl."serviceId" = s."id" JOIN "PlanMeterPrice" pr ON pr."planId" = pl."id"
           WHERE s."sellerId" = ${sellerId}`),
         sql.all<{ id: string; serviceId: string; interval: string }>(Prisma.sql`
-          SELECT pl."id", pl."serviceId", pl."interval" FROM "Plan" pl JOIN "Service" s ON s."id" = pl."serviceId"
+          SELECT pl."id", pl."serviceId", pl."interval" FROM "Service" s JOIN "Plan" pl ON pl."serviceId" = s."id"
           WHERE s."sellerId" = ${sellerId} AND pl."billingMode" = 'payg' ORDER BY pl."createdAt", pl."id"`),
       ]);
       return {
