@@ -16,6 +16,63 @@ const PG_TEXT_OID = 25;
 type AdapterOptions = { poolSize?: number; forSchemaEngine?: boolean };
 
 /**
+ * Connections of the PostgreSQL pool the ORM and the SQL lane share. A connection is a server
+ * process: past two or three per core, more of them only queue in the server instead of in the
+ * pool. Some wait on the network rather than the CPU (a transaction holds its connection across
+ * its round trips, and a usage draw's locked transaction while it queues for an access's row), so
+ * a few more than that, and no more, since a full pool makes callers wait in order while an
+ * overfull server makes them all slow. Usage writes commit in groups (usage/group-commit.ts) and
+ * take one connection per group.
+ */
+export const POOL_SIZE = 10;
+
+/**
+ * Connections of the read lane's pool (usage/reader.ts). Lookups travel in batches, at most two at
+ * a time, and a catalog or an included-units count now and then beside them.
+ */
+export const READ_POOL_SIZE = 4;
+
+/**
+ * No statement runs longer than this on the shared pool (ms): as long as the longest transaction
+ * hub allows (usage/draw.ts, a draw queued behind others on one access), so only a statement that
+ * would outlive any transaction is cut off, and its connection comes back.
+ */
+export const STATEMENT_TIMEOUT_MS = 15_000;
+
+/** Reads are index lookups of a few milliseconds at most: one stuck this long is cut off (ms). */
+export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+
+/**
+ * The read lane's own pool on PostgreSQL. Its sessions are read-only, and plan each prepared
+ * statement once, generically, as index lookups and nested loops only. Its statements look rows
+ * up by lists of keys on indexed columns (usage/reader.ts): re-planning them for each run's values
+ * (PostgreSQL's default when an estimate depends on them) cost several times running them, and a
+ * plan made once must stay right as tables grow: a plan made while a table was nearly empty (a
+ * new deployment) would scan the whole table on every run, until statistics caught up. The
+ * shared pool keeps the defaults: the ORM's statements are planned per run.
+ */
+export function readPool(url: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: READ_POOL_SIZE,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: READ_STATEMENT_TIMEOUT_MS,
+    options: [
+      'plan_cache_mode=force_generic_plan',
+      'enable_seqscan=off',
+      'enable_hashjoin=off',
+      'enable_mergejoin=off',
+      'join_collapse_limit=1',
+      'default_transaction_read_only=on',
+    ]
+      .map((setting) => `-c ${setting}`)
+      .join(' '),
+  });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
  * The Prisma driver adapter for a configured database (better-sqlite3 or node-postgres) and a
  * `dispose` that releases what the adapter cannot: the PostgreSQL pool we created for it.
  */
@@ -36,8 +93,10 @@ export function adapterFactory(database: DatabaseConfig, options: AdapterOptions
   }
   const pool = new pg.Pool({
     connectionString: database.url,
-    max: options.poolSize ?? 10,
+    max: options.poolSize ?? POOL_SIZE,
     connectionTimeoutMillis: 5_000,
+    // Migrations are the schema engine's, and may take as long as they need.
+    ...(options.forSchemaEngine ? {} : { statement_timeout: STATEMENT_TIMEOUT_MS }),
   });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});

@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import { PrismaClient as PgPrismaClient } from '../../generated/prisma/postgresql/client.js';
 import { PrismaClient } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
-import { adapterFactory } from './adapter.js';
-import { registerSql } from './sql.js';
+import { adapterFactory, readPool } from './adapter.js';
+import { postgresSql, registerReadSql, registerSql, sqliteReadSql } from './sql.js';
 
 /**
  * The app-wide database type. Both generated clients come from the same models; the SQLite
@@ -32,14 +32,24 @@ export async function openDatabase(database: DatabaseConfig, options: { poolSize
     await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
-    return { db, provider: 'sqlite', close: () => db.$disconnect() };
+    // After the PRAGMAs: a read-only connection cannot switch the file to WAL itself.
+    const reads = database.file === ':memory:' ? undefined : sqliteReadSql(database.file);
+    if (reads) registerReadSql(db, reads);
+    const close = async () => {
+      reads?.close();
+      await db.$disconnect();
+    };
+    return { db, provider: 'sqlite', close };
   }
   const { factory, dispose, sql } = adapterFactory(database, options);
   const db = new PgPrismaClient({ adapter: factory, errorFormat: ERROR_FORMAT }) as unknown as Db;
   registerSql(db, sql);
+  const reads = readPool(database.url);
+  registerReadSql(db, postgresSql(reads));
   const close = async () => {
     await db.$disconnect();
     await dispose();
+    await reads.end();
   };
   try {
     await db.$queryRawUnsafe('SELECT 1');

@@ -24,16 +24,26 @@ function violatedModel(err: unknown): string | undefined {
 }
 
 /**
- * Which kind of constraint a failed write ran into, on either database and either way of writing:
- * the ORM reports a unique violation as P2002, a raw statement reports P2010 with the driver
- * adapter's error kind.
+ * Which kind of constraint a failed write ran into, on either database and any way of writing:
+ * the ORM reports a unique violation as P2002, a raw statement through it P2010 with the driver
+ * adapter's error kind, and the SQL lane (sql.ts) the driver's own error: PostgreSQL's SQLSTATE,
+ * or better-sqlite3's extended result code.
  */
 export type Violation = 'unique' | 'not_null';
+
+const DRIVER_CODES: Record<string, Violation> = {
+  '23505': 'unique',
+  '23502': 'not_null',
+  SQLITE_CONSTRAINT_UNIQUE: 'unique',
+  SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
+  SQLITE_CONSTRAINT_NOTNULL: 'not_null',
+};
 
 export function violatedConstraint(err: unknown): Violation | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const { code, meta } = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown } } } };
   if (code === 'P2002') return 'unique';
+  if (typeof code === 'string' && Object.hasOwn(DRIVER_CODES, code)) return DRIVER_CODES[code];
   const kind = meta?.driverAdapterError?.cause?.kind;
   if (kind === 'UniqueConstraintViolation') return 'unique';
   if (kind === 'NullConstraintViolation') return 'not_null';

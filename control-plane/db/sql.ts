@@ -1,7 +1,9 @@
-import type { Database } from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import pg from 'pg';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { DatabaseConfig } from '../../shared/config.js';
+import { cacheStatements } from './statement-cache.js';
 import type { ConnectionTurns } from './transaction-gate.js';
 
 /**
@@ -47,17 +49,9 @@ export function registerSql(db: object, lane: SqlDatabase): void {
  * transaction-gate.ts). better-sqlite3 runs each statement synchronously, so nothing interleaves.
  */
 export function sqliteSql(turns: () => ConnectionTurns): SqlDatabase {
-  const encode = (value: unknown) =>
-    value instanceof Date ? sqliteTimestamp(value) : typeof value === 'boolean' ? (value ? 1 : 0) : value;
-  const statement = (database: Database, query: Prisma.Sql) => database.prepare(query.sql).bind(...query.values.map(encode));
-  const on = (database: Database): Sql => ({
-    all: async <Row>(query: Prisma.Sql) => statement(database, query).all() as Row[],
-    get: async <Row>(query: Prisma.Sql) => statement(database, query).get() as Row | undefined,
-    run: async (query) => statement(database, query).run().changes,
-  });
   const alone = <T>(work: (lane: Sql) => Promise<T>) => {
     const { database, exclusive } = turns();
-    return exclusive(() => work(on(database)));
+    return exclusive(() => work(sqliteStatements(database)));
   };
   return {
     provider: 'sqlite',
@@ -71,7 +65,7 @@ export function sqliteSql(turns: () => ConnectionTurns): SqlDatabase {
         // writer cannot make this transaction fail halfway.
         database.prepare('BEGIN IMMEDIATE').run();
         try {
-          const result = await work(on(database));
+          const result = await work(sqliteStatements(database));
           database.prepare('COMMIT').run();
           return result;
         } catch (err) {
@@ -81,6 +75,51 @@ export function sqliteSql(turns: () => ConnectionTurns): SqlDatabase {
       });
     },
   };
+}
+
+/**
+ * Statements on a better-sqlite3 connection whose `prepare` keeps what it prepared
+ * (statement-cache.ts), so a text is parsed and planned once per connection.
+ */
+function sqliteStatements(database: Database): Sql {
+  const encode = (value: unknown) =>
+    value instanceof Date ? sqliteTimestamp(value) : typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  const statement = (query: Prisma.Sql) => database.prepare(query.sql).bind(...query.values.map(encode));
+  return {
+    all: async <Row>(query: Prisma.Sql) => statement(query).all() as Row[],
+    get: async <Row>(query: Prisma.Sql) => statement(query).get() as Row | undefined,
+    run: async (query) => statement(query).run().changes,
+  };
+}
+
+/**
+ * The lane for reads that need committed data only (db/client.ts registers one per database). On a
+ * SQLite file it is a read-only connection of its own: its reads take no turn on the ORM's
+ * connection (they would wait behind every open transaction there) and never compete for the
+ * write lock, and WAL lets it read beside the writer. Elsewhere it is the database's own lane.
+ */
+export type ReadSql = Sql & { readonly provider: DatabaseConfig['provider'] };
+
+const readLanes = new WeakMap<object, ReadSql>();
+
+export function readSqlOf(db: object): ReadSql {
+  return readLanes.get(db) ?? sqlOf(db);
+}
+
+export function registerReadSql(db: object, lane: ReadSql): void {
+  readLanes.set(db, lane);
+}
+
+/** How long a read waits on a lock (only WAL recovery or a checkpoint restart take one). */
+const READ_BUSY_TIMEOUT_MS = 5_000;
+
+/** A read-only connection to a SQLite file, as a lane; `close` releases it. */
+export function sqliteReadSql(file: string): ReadSql & { close(): void } {
+  const database = new BetterSqlite3(file, { readonly: true, fileMustExist: true, timeout: READ_BUSY_TIMEOUT_MS });
+  // As the adapter's connection reads them: integers as bigint, never a rounded number.
+  database.defaultSafeIntegers(true);
+  cacheStatements(database);
+  return { provider: 'sqlite', ...sqliteStatements(database), close: () => database.close() };
 }
 
 /** How Prisma's SQLite adapter writes a DateTime: ISO 8601 with an explicit UTC offset. */
@@ -100,35 +139,101 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-/** PostgreSQL, on the ORM's pool: a transaction holds one pooled connection until it ends. */
+/**
+ * Statement texts each PostgreSQL connection keeps prepared, at most. The hot paths' texts are
+ * few and fixed, and are prepared first; texts that vary with a list's length (multi-row
+ * inserts) would otherwise pile up on a long-lived connection for good. Past the bound a new
+ * text is parsed and planned per run, as an unnamed statement.
+ */
+const PREPARED_PER_CONNECTION = 256;
+const prepared = new WeakMap<object, Set<string>>();
+
+/** A statement's name: derived from its text, so one text is prepared once per connection. */
+const names = new Map<string, string>();
+const MAX_NAMES = 4_096;
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `hub_${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
+    if (names.size >= MAX_NAMES) names.clear();
+    names.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * PostgreSQL, on the ORM's pool: a transaction holds one pooled connection until it ends. Each
+ * statement runs as a named prepared statement: parsed and planned by the server once per
+ * connection, not on every run (half the server's work for the simple lookups of the hot paths).
+ */
 export function postgresSql(pool: pg.Pool): SqlDatabase {
   const encode = (value: unknown) => (value instanceof Date ? value.toISOString() : typeof value === 'bigint' ? value.toString() : value);
-  const on = (client: pg.Pool | pg.PoolClient): Sql => {
-    const query = (q: Prisma.Sql) => client.query({ text: q.text, values: q.values.map(encode), types: pgTypes });
-    return {
-      all: async <Row>(q: Prisma.Sql) => (await query(q)).rows as Row[],
-      get: async <Row>(q: Prisma.Sql) => (await query(q)).rows[0] as Row | undefined,
-      run: async (q) => (await query(q)).rowCount ?? 0,
-    };
+  const query = (client: pg.PoolClient, q: Prisma.Sql) => {
+    const text = q.text;
+    let kept = prepared.get(client);
+    if (!kept) {
+      kept = new Set();
+      prepared.set(client, kept);
+    }
+    const name = statementName(text);
+    const named = kept.has(name) || (kept.size < PREPARED_PER_CONNECTION && Boolean(kept.add(name)));
+    return client.query({ ...(named ? { name } : {}), text, values: q.values.map(encode), types: pgTypes });
+  };
+  const on = (client: pg.PoolClient): Sql => ({
+    all: async <Row>(q: Prisma.Sql) => (await query(client, q)).rows as Row[],
+    get: async <Row>(q: Prisma.Sql) => (await query(client, q)).rows[0] as Row | undefined,
+    run: async (q) => (await query(client, q)).rowCount ?? 0,
+  });
+  const alone = async <T>(work: (client: pg.PoolClient) => Promise<T>) => {
+    const client = await pool.connect();
+    try {
+      return await work(client);
+    } finally {
+      client.release();
+    }
   };
   return {
     provider: 'postgresql',
-    ...on(pool),
-    transaction: async (work) => {
-      const client = await pool.connect();
-      try {
+    all: (q) => alone(async (client) => (await query(client, q)).rows),
+    get: (q) => alone(async (client) => (await query(client, q)).rows[0]),
+    run: (q) => alone(async (client) => (await query(client, q)).rowCount ?? 0),
+    transaction: (work) =>
+      alone(async (client) => {
         await client.query('BEGIN');
-        const result = await work(on(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+        try {
+          const result = await work(on(client));
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      }),
   };
+}
+
+/**
+ * `IN` a list bound as one parameter, so a statement has one text whatever the list's length (and
+ * is prepared once): a JSON array's elements on SQLite, an array on PostgreSQL. Either way the
+ * database looks each value up in the column's index, as for a list written out: PostgreSQL
+ * plans `= ANY` as an index condition.
+ */
+export function inList(provider: DatabaseConfig['provider'], values: readonly string[]): Prisma.Sql {
+  return provider === 'sqlite'
+    ? Prisma.sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`
+    : Prisma.sql`= ANY(CAST(${[...values]} AS text[]))`;
+}
+
+/**
+ * `IN` a list of pairs bound as one JSON parameter, for a pair of columns: `(a, b) IN …`. The
+ * database looks each pair up in an index on both columns, where a list per column would match
+ * one column by the index and filter the other.
+ */
+export function inPairs(provider: DatabaseConfig['provider'], pairs: readonly (readonly [string, string])[]): Prisma.Sql {
+  const json = JSON.stringify(pairs);
+  return provider === 'sqlite'
+    ? Prisma.sql`IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json}))`
+    : Prisma.sql`IN (SELECT value ->> 0, value ->> 1 FROM json_array_elements(CAST(${json} AS json)))`;
 }
 
 /** Runs statements one after the other (in a transaction, usually). */
@@ -159,8 +264,14 @@ export function booleanOf(value: unknown): boolean {
   return value === true || value === 1 || value === 1n;
 }
 
+/** SQLite's own `CURRENT_TIMESTAMP` form (a column default): UTC, without saying so. */
+const SQLITE_CURRENT_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/;
+
 export function dateOf(value: unknown): Date {
-  return value instanceof Date ? value : new Date(value as string);
+  if (value instanceof Date) return value;
+  if (typeof value === 'bigint' || typeof value === 'number') return new Date(Number(value));
+  const text = String(value);
+  return new Date(SQLITE_CURRENT_TIMESTAMP.test(text) ? `${text.replace(' ', 'T')}Z` : text);
 }
 
 export function dateOrNull(value: unknown): Date | null {

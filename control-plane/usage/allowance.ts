@@ -1,8 +1,9 @@
 import type { UsageDenial } from '../../shared/usage.js';
+import { meterKey, priceKey, type UsageCatalog } from './catalog.js';
 import { type Denied, denied, furthest } from './denials.js';
 import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
 import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';
-import type { AccessRow, PriceRow, UsageReader } from './reader.js';
+import type { AccessRow, UsageReader } from './reader.js';
 import type { Purpose, Resolved } from './resolve.js';
 
 /**
@@ -24,10 +25,6 @@ export type Draw =
 /** The draws that would fit, in the order to try them (more than one only for several accesses). */
 export type Allowed = { ok: true; draws: [Draw, ...Draw[]] };
 
-type Price = PriceTerms & { defaultMaxQuantity: bigint | null };
-type Prices = Map<string, Price>;
-const priceKey = (planId: string, meterId: string) => `${planId} ${meterId}`;
-
 export async function allowance(
   reader: UsageReader,
   resolved: Resolved,
@@ -43,11 +40,12 @@ export async function allowance(
     return denied(backing.accesses.map((access) => accessState(access, now)!).reduce(furthest));
   }
 
-  const meters = await metersByKey(reader, service.id, demands);
+  const catalog = await resolved.catalog();
+  const meters = metersByKey(catalog, service.id, demands);
   if (meters.size < new Set(demands.map((d) => d.meterSlug)).size) return denied('meter_not_found');
+  const { prices } = catalog;
 
   if (backing.kind === 'payment') {
-    const prices = await pricesOf(reader, [backing.planId], [...meters.values()]);
     const items = priceDemands(demands, backing.planId, meters, prices);
     if (!Array.isArray(items)) return items;
     // A payment covers what it was challenged for; a report beyond that is recorded and settlement caps it.
@@ -59,7 +57,6 @@ export async function allowance(
   }
 
   if (backing.kind === 'free') {
-    const prices = await pricesOf(reader, [backing.plan.id], [...meters.values()]);
     const priced = priceDemands(demands, backing.plan.id, meters, prices);
     if (!Array.isArray(priced)) return priced;
     const periodStart = freePoolPeriodStart(backing.plan.interval, now);
@@ -69,7 +66,6 @@ export async function allowance(
     return { ok: true, draws: [{ kind: 'free', buyerId: backing.buyerId, periodStart, items }] };
   }
 
-  const prices = await pricesOf(reader, [...new Set(live.map((access) => access.planId))], [...meters.values()]);
   const pricedByAccess = live.map((access) => ({ access, priced: priceDemands(demands, access.planId, meters, prices) }));
   // Counts of included units matter only where a price includes some.
   const counted = pricedByAccess.filter(({ priced }) => Array.isArray(priced) && priced.some((item) => item.terms.includedUnits > 0n));
@@ -106,7 +102,12 @@ type PricedDemand = Omit<DrawItem, 'includedUsed'> & { meterSlug: string };
  * Each demand priced on one plan, one item per meter. `meter_not_priced` when the plan does not
  * price a meter, or a check names no quantity and the price has no `defaultMaxQuantity`.
  */
-function priceDemands(demands: readonly Demand[], planId: string, meters: Map<string, string>, prices: Prices): PricedDemand[] | Denied {
+function priceDemands(
+  demands: readonly Demand[],
+  planId: string,
+  meters: Map<string, string>,
+  prices: UsageCatalog['prices'],
+): PricedDemand[] | Denied {
   const items: PricedDemand[] = [];
   for (const demand of demands) {
     const meterId = meters.get(demand.meterSlug)!;
@@ -118,14 +119,14 @@ function priceDemands(demands: readonly Demand[], planId: string, meters: Map<st
   return mergeItems(items);
 }
 
-async function metersByKey(reader: UsageReader, serviceId: string, demands: readonly Demand[]): Promise<Map<string, string>> {
-  return demands.length === 0 ? new Map() : reader.meters(serviceId, [...new Set(demands.map((d) => d.meterSlug))]);
-}
-
-async function pricesOf(reader: UsageReader, planIds: string[], meterIds: string[]): Promise<Prices> {
-  if (planIds.length === 0 || meterIds.length === 0) return new Map();
-  const rows: PriceRow[] = await reader.prices(planIds, meterIds);
-  return new Map(rows.map((row) => [priceKey(row.planId, row.meterId), row]));
+/** The meters the demands name, by key: those of the service that exist. */
+function metersByKey(catalog: UsageCatalog, serviceId: string, demands: readonly Demand[]): Map<string, string> {
+  const meters = new Map<string, string>();
+  for (const { meterSlug } of demands) {
+    const id = catalog.meters.get(meterKey(serviceId, meterSlug));
+    if (id !== undefined) meters.set(meterSlug, id);
+  }
+  return meters;
 }
 
 const usageKey = (ownerId: string, meterId: string, periodStart: Date) => `${ownerId} ${meterId} ${periodStart.getTime()}`;

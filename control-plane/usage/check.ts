@@ -1,7 +1,7 @@
 import type { Db } from '../db/client.js';
 import { apiKeyProcedure } from '../trpc/procedures.js';
 import { allowance } from './allowance.js';
-import { usageReader } from './readers/choose-reader.js';
+import { usageReader } from './reader.js';
 import { resolveRequest } from './resolve.js';
 import { type CheckUsageInput, type CheckUsageOutput, checkUsageInput, checkUsageOutput } from './wire.js';
 
@@ -26,7 +26,7 @@ export const checkUsageProcedure = apiKeyProcedure('usage:read')
  * `defaultMaxQuantity`. Reads only.
  */
 export async function checkUsage(db: Db, organizationId: string, input: CheckUsageInput, now = new Date()): Promise<CheckUsageOutput> {
-  const reader = await usageReader(db);
+  const reader = usageReader(db);
   const resolved = await resolveRequest(reader, organizationId, input.zcRequestId, input.serviceSlug, 'check');
   if (!resolved.ok) return { allowed: false, reason: resolved.reason };
   const demands = input.usage.map((item) => {

@@ -87,8 +87,8 @@ async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Dat
           : bill(draw.items).items;
     const priced = { items, costMicros: sumMicros(items.map((item) => item.costMicros)) };
     const id = newId('usageEvent');
-    await insertEvents(tx, [eventRow(id, draw, priced, event, now)]);
-    if (items.length) await insertItems(tx, itemRows(id, priced));
+    await tx.$executeRaw(insertEvents([eventRow(id, draw, priced, event, now)]));
+    if (items.length) await tx.$executeRaw(insertItems(itemRows(id, priced)));
     return { id, costMicros: priced.costMicros };
   }, TRANSACTION_LIMITS);
 }
@@ -135,20 +135,17 @@ function itemRows(usageEventId: string, priced: Bill<DrawItem>): ItemRow[] {
  * A group of batch writes as at most four statements: the debits (summed per access, so the
  * guard holds for the group as a whole), the payments' guard, the events and the items.
  */
-function batchStatements(db: Db, writes: readonly BatchWrite[]) {
+function batchStatements(writes: readonly BatchWrite[]): Prisma.Sql[] {
   const debits = new Map<string, bigint>();
   for (const { debit } of writes) if (debit) debits.set(debit.accessId, (debits.get(debit.accessId) ?? 0n) + debit.micros);
   const payments = [...new Set(writes.flatMap((write) => (write.payment ? [write.payment] : [])))];
   const items = writes.flatMap((write) => write.items);
   return [
-    ...(debits.size ? [debitAccesses(db, debits, writes[0]!.event.createdAt)] : []),
+    ...(debits.size ? [debitAccesses(debits, writes[0]!.event.createdAt)] : []),
     // Refuses the group if one of its payments started settling since the report was resolved.
-    ...(payments.length ? [db.$executeRaw(holdOpenForReports(payments))] : []),
-    insertEvents(
-      db,
-      writes.map((write) => write.event),
-    ),
-    ...(items.length ? [insertItems(db, items)] : []),
+    ...(payments.length ? [holdOpenForReports(payments)] : []),
+    insertEvents(writes.map((write) => write.event)),
+    ...(items.length ? [insertItems(items)] : []),
   ];
 }
 
@@ -156,31 +153,31 @@ function batchStatements(db: Db, writes: readonly BatchWrite[]) {
  * Takes credit from accesses. A balance becomes NULL, which its column refuses (aborting the
  * transaction), unless the access is active and can pay: no balance ever goes below zero.
  */
-function debitAccesses(db: Pick<Db, '$executeRaw'>, debits: Map<string, bigint>, now: Date) {
+function debitAccesses(debits: Map<string, bigint>, now: Date) {
   const cases = [...debits].map(
     ([accessId, micros]) =>
       Prisma.sql`WHEN ${accessId} THEN (CASE WHEN "status" = 'active' AND "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END)`,
   );
-  return db.$executeRaw`
+  return Prisma.sql`
     UPDATE "Access" SET "balanceMicros" = CASE "id" ${Prisma.join(cases, ' ')} END, "updatedAt" = ${now}
     WHERE "id" IN (${Prisma.join([...debits.keys()])})`;
 }
 
-function insertEvents(db: Pick<Db, '$executeRaw'>, rows: readonly EventRow[]) {
+function insertEvents(rows: readonly EventRow[]) {
   const values = rows.map(
     (e) =>
       Prisma.sql`(${e.id}, ${e.organizationId}, ${e.idempotencyKey}, ${e.bodyDigest}, ${e.requestId}, ${e.serviceId}, ${e.accessId}, ${e.paymentAttemptId}, ${e.source}, ${e.costMicros}, ${e.createdAt})`,
   );
-  return db.$executeRaw`
+  return Prisma.sql`
     INSERT INTO "UsageEvent" ("id", "organizationId", "idempotencyKey", "bodyDigest", "requestId", "serviceId", "accessId", "paymentAttemptId", "source", "costMicros", "createdAt")
     VALUES ${Prisma.join(values)}`;
 }
 
-function insertItems(db: Pick<Db, '$executeRaw'>, rows: readonly ItemRow[]) {
+function insertItems(rows: readonly ItemRow[]) {
   const values = rows.map(
     (i) => Prisma.sql`(${i.id}, ${i.usageEventId}, ${i.meterId}, ${i.quantity}, ${i.includedUnits}, ${i.costMicros})`,
   );
-  return db.$executeRaw`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "costMicros") VALUES ${Prisma.join(values)}`;
+  return Prisma.sql`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "costMicros") VALUES ${Prisma.join(values)}`;
 }
 
 async function drawFromAccess(tx: Tx, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<PricedItems> {

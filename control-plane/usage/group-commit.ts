@@ -1,17 +1,19 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
+import { runEach, sqlOf } from '../db/sql.js';
 
 /**
- * Group commit. Committing is most of what a write costs here (a transaction through the ORM has
- * a fixed cost several times that of one more statement in it), so writes that arrive while a
- * commit is running wait for it and then commit together, in one transaction, as statements that
- * `statementsFor` makes for the whole group (several writes' rows in one multi-row statement).
+ * Group commit. Committing is most of what a write costs here (a transaction is a round trip to
+ * begin and one to commit on PostgreSQL, and a durable commit is a flush to disk on either
+ * database), so writes that arrive while a commit is running wait for it and then commit together,
+ * in one transaction on the SQL lane (db/sql.ts), as statements that `statementsFor` makes for the
+ * whole group (several writes' rows in one multi-row statement).
  * Under no load a write commits alone and at once; under load the groups grow by themselves.
  *
  * If a group fails (one write refused by a constraint), its writes are retried one by one, so
  * only the write at fault fails, with its own error.
  */
-export type StatementsFor<Write> = (db: Db, writes: readonly Write[]) => Prisma.PrismaPromise<unknown>[];
+export type StatementsFor<Write> = (writes: readonly Write[]) => Prisma.Sql[];
 
 type Waiting<Write> = { write: Write; resolve: () => void; reject: (err: unknown) => void };
 
@@ -40,6 +42,11 @@ export class GroupCommit<Write> {
     });
   }
 
+  private run(writes: readonly Write[]): Promise<void> {
+    const statements = this.statementsFor(writes);
+    return sqlOf(this.db).transaction((tx) => runEach(tx, statements));
+  }
+
   private async flush(): Promise<void> {
     try {
       while (this.waiting.length > 0) await this.commitGroup(this.waiting.splice(0, MAX_GROUP));
@@ -51,12 +58,7 @@ export class GroupCommit<Write> {
   private async commitGroup(group: Waiting<Write>[]): Promise<void> {
     if (group.length > 1) {
       try {
-        await this.db.$transaction(
-          this.statementsFor(
-            this.db,
-            group.map((w) => w.write),
-          ),
-        );
+        await this.run(group.map((w) => w.write));
         for (const waiting of group) waiting.resolve();
         return;
       } catch {
@@ -65,7 +67,7 @@ export class GroupCommit<Write> {
     }
     for (const waiting of group) {
       try {
-        await this.db.$transaction(this.statementsFor(this.db, [waiting.write]));
+        await this.run([waiting.write]);
         waiting.resolve();
       } catch (err) {
         waiting.reject(err);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../../shared/errors.js';
-import type { UsageReader } from './reader.js';
+import type { Lookup } from './reader.js';
 
 /**
  * Idempotent reports. A key is recorded once per organization (a unique index, so it holds
@@ -28,14 +28,8 @@ export function reportDigest(body: ReportBody): string {
     .digest('hex');
 }
 
-/** The earlier answer under `idempotencyKey`, if there is one; throws if it was for another report. */
-export async function replay(
-  reader: UsageReader,
-  organizationId: string,
-  idempotencyKey: string,
-  bodyDigest: string,
-): Promise<RecordedUsage | undefined> {
-  const earlier = await reader.usageEvent(organizationId, idempotencyKey);
+/** The earlier answer under the key, if an event was recorded under it; throws if it was for another report. */
+export function replay(earlier: Lookup['event'], bodyDigest: string): RecordedUsage | undefined {
   if (!earlier) return undefined;
   if (earlier.bodyDigest !== bodyDigest) throw new ApiError('idempotency_key_reused');
   return { id: earlier.id, duplicate: true, costMicros: earlier.costMicros };

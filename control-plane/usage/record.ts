@@ -5,8 +5,8 @@ import { allowance } from './allowance.js';
 import { commitDraw, DrawNoLongerFits, PaymentClosed } from './draw.js';
 import { type RecordedUsage, replay, reportDigest } from './idempotency.js';
 import { mergeItems } from './pricing.js';
-import { usageReader } from './readers/choose-reader.js';
-import { PAYMENT_CLOSED, resolveRequest } from './resolve.js';
+import { usageReader } from './reader.js';
+import { lookupRequest, PAYMENT_CLOSED, resolveRequest } from './resolve.js';
 
 /**
  * Records a usage report: the one path for `POST /v1/usage` and for usage the proxy captured
@@ -28,11 +28,13 @@ export async function recordUsage(db: Db, report: UsageReport, now = new Date())
   const { organizationId, idempotencyKey, requestId, serviceSlug, source } = report;
   const usage = mergeItems(report.usage);
   const bodyDigest = reportDigest({ source, requestId, serviceSlug, usage });
-  const reader = await usageReader(db);
-  const earlier = await replay(reader, organizationId, idempotencyKey, bodyDigest);
+  const reader = usageReader(db);
+  // The key's earlier event comes with the rest of the lookup: one statement for either answer.
+  const found = await lookupRequest(reader, organizationId, requestId, serviceSlug, idempotencyKey);
+  const earlier = replay(found.event, bodyDigest);
   if (earlier) return earlier;
 
-  const resolved = await resolveRequest(reader, organizationId, requestId, serviceSlug, 'report');
+  const resolved = await resolveRequest(reader, organizationId, requestId, serviceSlug, 'report', found);
   if (!resolved.ok) throw new ApiError(resolved.reason, resolved.detail);
   const allowed = await allowance(reader, resolved, usage, 'report', now);
   if (!allowed.ok) throw new ApiError(allowed.reason);
@@ -47,7 +49,8 @@ export async function recordUsage(db: Db, report: UsageReport, now = new Date())
       if (err instanceof PaymentClosed) throw new ApiError('access_not_found', PAYMENT_CLOSED);
       // The same key recorded meanwhile by a concurrent duplicate: answer as a replay.
       if (violatedConstraint(err) === 'unique') {
-        const recorded = await replay(reader, organizationId, idempotencyKey, bodyDigest);
+        const again = await lookupRequest(reader, organizationId, requestId, serviceSlug, idempotencyKey);
+        const recorded = replay(again.event, bodyDigest);
         if (recorded) return recorded;
       }
       throw err;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { isId, isRecordedRequestId } from '../../shared/ids.js';
-import { type AttemptStatus, CLAIMED_STATUSES, TAKES_REPORTS } from '../payments/attempt-status.js';
+import { type AttemptStatus, TAKES_REPORTS } from '../payments/attempt-status.js';
+import { type UsageCatalog, usageCatalog } from './catalog.js';
 import { type Denied, denied } from './denials.js';
-import type { AccessRow, RequestRow, ServiceRow, UsageReader } from './reader.js';
+import type { AccessRow, Lookup, ServiceRow, UsageReader } from './reader.js';
 
 /**
  * What stands behind a request id (spec: Usage check › access_not_found, and Headers on proxied
@@ -36,16 +37,35 @@ export const LIVE_PAYMENT_STATUSES: Record<Purpose, readonly AttemptStatus[]> = 
 export const PAYMENT_CLOSED =
   'The request’s payment has started settling or is done: report a paid request’s usage before answering it, or in its hub-usage header.';
 
-// A payment claimed for a request (CLAIMED_STATUSES), live or done: once paid for, a request is
-// the payment's alone. After settlement (or release) nothing stands behind it, and a late report
-// never falls through to the agent's plan, which would charge a call already paid.
-
 export type Backing =
   | { kind: 'payment'; paymentAttemptId: string; planId: string; paid: Map<string, bigint> }
   | { kind: 'free'; buyerId: string; plan: { id: string; interval: string } }
   | { kind: 'access'; accesses: AccessRow[] };
 
-export type Resolved = { ok: true; service: ServiceRow; requestId: string; backing: Backing };
+export type Resolved = {
+  ok: true;
+  service: ServiceRow;
+  requestId: string;
+  backing: Backing;
+  /** The service's seller's catalog, read once per call. */
+  catalog: () => Promise<UsageCatalog>;
+};
+
+/**
+ * The lookup of a call (reader.ts). A claimed payment is found by the payment statuses in
+ * `CLAIMED_STATUSES` (payments/attempt-status.ts): once paid for, a request is the payment's alone, and after
+ * settlement (or release) nothing stands behind it, so a late report never falls through to the
+ * agent's plan, which would charge a call already paid.
+ */
+export function lookupRequest(
+  reader: UsageReader,
+  organizationId: string,
+  requestId: string,
+  serviceSlug: string,
+  idempotencyKey: string | null = null,
+): Promise<Lookup> {
+  return reader.lookup(organizationId, serviceSlug, isId('request', requestId) ? requestId : null, idempotencyKey);
+}
 
 export async function resolveRequest(
   reader: UsageReader,
@@ -53,26 +73,27 @@ export async function resolveRequest(
   requestId: string,
   serviceSlug: string,
   purpose: Purpose,
+  looked?: Lookup,
 ): Promise<Resolved | Denied> {
-  const wellFormed = isId('request', requestId);
-  const [services, payment, stored] = await Promise.all([
-    reader.servicesNamed(organizationId, serviceSlug),
-    wellFormed ? reader.callPayment(organizationId, requestId, CLAIMED_STATUSES) : undefined,
-    wellFormed ? reader.request(requestId) : undefined,
-  ]);
-  if (services.length === 0) return denied('service_not_found');
-  const record = stored ?? (!payment && isRecordedRequestId(requestId) ? await recordOnItsWay(reader, requestId) : undefined);
+  let found = looked ?? (await lookupRequest(reader, organizationId, requestId, serviceSlug));
+  if (found.services.length === 0) return denied('service_not_found');
+  if (!found.request && !found.payment && isRecordedRequestId(requestId)) {
+    found = (await recordOnItsWay(reader, organizationId, requestId, serviceSlug)) ?? found;
+  }
+  const { services, payment, request: record } = found;
+  const resolved = (service: ServiceRow, backing: Backing, catalog = catalogOnce(reader, service)): Resolved => ({
+    ok: true,
+    service,
+    requestId,
+    backing,
+    catalog,
+  });
 
   if (payment) {
     if (!LIVE_PAYMENT_STATUSES[purpose].includes(payment.status as AttemptStatus)) return denied('access_not_found', PAYMENT_CLOSED);
     const service = services.find((s) => s.id === payment.serviceId);
     if (!service || !payment.planId) return denied('access_not_found');
-    return {
-      ok: true,
-      service,
-      requestId,
-      backing: { kind: 'payment', paymentAttemptId: payment.id, planId: payment.planId, paid: paidUsage(payment.usageJson) },
-    };
+    return resolved(service, { kind: 'payment', paymentAttemptId: payment.id, planId: payment.planId, paid: paidUsage(payment.usageJson) });
   }
 
   // A seller's service slugs are unique per seller, not per organization: the request's seller picks.
@@ -85,17 +106,35 @@ export async function resolveRequest(
   if (record.mode === 'free') {
     // Free mode is served only to claimed agents whose owner has a verified email (spec: hub-mode).
     if (!owner || !agent.claimed || !agent.ownerEmailVerified) return denied('access_not_found');
-    const plan = await reader.paygPlan(service.id);
+    const catalog = catalogOnce(reader, service);
+    const plan = (await catalog()).paygPlans.get(service.id);
     if (!plan) return denied('access_not_found');
-    return { ok: true, service, requestId, backing: { kind: 'free', buyerId: owner, plan } };
+    return resolved(service, { kind: 'free', buyerId: owner, plan }, catalog);
   }
 
   // The agent's own accesses first, then its owner's (shared by the owner's agents), each group
-  // oldest first: the order a report draws from them in.
-  const rows = await reader.accesses(service, agentId, owner);
-  const accesses = [...rows.filter((row) => row.agentId === agentId), ...rows.filter((row) => row.agentId !== agentId)];
+  // oldest first: the order a report draws from them in. The lookup found those of the agent's
+  // buyer, on every service of that name: the owner and the service are decided here.
+  const rows = found.accesses.filter(
+    (row) =>
+      row.serviceId === service.id &&
+      row.sellerId === service.sellerId &&
+      (row.agentId === agentId || (owner !== null && row.buyerId === owner)),
+  );
+  const accesses: AccessRow[] = [...rows.filter((row) => row.agentId === agentId), ...rows.filter((row) => row.agentId !== agentId)].map(
+    ({ buyerId: _buyer, sellerId: _seller, serviceId: _service, ...access }) => access,
+  );
   if (accesses.length === 0) return denied('access_not_found');
-  return { ok: true, service, requestId, backing: { kind: 'access', accesses } };
+  return resolved(service, { kind: 'access', accesses });
+}
+
+/** The service's catalog, read at most once by whoever asks first. */
+function catalogOnce(reader: UsageReader, service: ServiceRow): () => Promise<UsageCatalog> {
+  let catalog: Promise<UsageCatalog> | undefined;
+  return () => {
+    catalog ??= usageCatalog(reader, service);
+    return catalog;
+  };
 }
 
 /**
@@ -105,15 +144,20 @@ export async function resolveRequest(
 const ARRIVAL_PAUSES_MS = [5, 10, 20, 40, 80, 160, 320, 640, 725];
 
 /**
- * The record of an identified request whose check came in before the record did (the id says the
- * proxy stores one). Polling the database, not a signal within this process: the record may land
- * through another control-plane process.
+ * The lookup once the record of an identified request is there, when the check came in before the
+ * record did (the id says the proxy stores one). Polling the database, not a signal within this
+ * process: the record may land through another control-plane process.
  */
-async function recordOnItsWay(reader: UsageReader, requestId: string): Promise<RequestRow | undefined> {
+async function recordOnItsWay(
+  reader: UsageReader,
+  organizationId: string,
+  requestId: string,
+  serviceSlug: string,
+): Promise<Lookup | undefined> {
   for (const pause of ARRIVAL_PAUSES_MS) {
     await new Promise((resolve) => setTimeout(resolve, pause));
-    const record = await reader.request(requestId);
-    if (record) return record;
+    const found = await lookupRequest(reader, organizationId, requestId, serviceSlug);
+    if (found.request) return found;
   }
   return undefined;
 }

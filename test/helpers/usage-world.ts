@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { changeCatalog } from '../../control-plane/catalog/guards.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import { createHotRoutes } from '../../control-plane/rest/hot-routes.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
@@ -59,18 +60,22 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
     meterId: string,
     terms: { priceMicros: bigint; unitSize?: number; includedUnits?: number; defaultMaxQuantity?: number | null },
   ) =>
-    db.planMeterPrice.create({
-      data: {
-        id: newId('planMeterPrice'),
-        organizationId,
-        planId,
-        meterId,
-        priceMicros: terms.priceMicros,
-        unitSize: terms.unitSize ?? 1,
-        includedUnits: terms.includedUnits ?? 0,
-        defaultMaxQuantity: terms.defaultMaxQuantity ?? null,
-      },
-    });
+    // As the catalog's own writes do (catalog/guards.ts › changeCatalog): a price is read from the
+    // seller's cached catalog until the seller is marked changed.
+    changeCatalog(db, sellerId, (tx) =>
+      tx.planMeterPrice.create({
+        data: {
+          id: newId('planMeterPrice'),
+          organizationId,
+          planId,
+          meterId,
+          priceMicros: terms.priceMicros,
+          unitSize: terms.unitSize ?? 1,
+          includedUnits: terms.includedUnits ?? 0,
+          defaultMaxQuantity: terms.defaultMaxQuantity ?? null,
+        },
+      }),
+    );
   const plans = {
     payg: await plan('per-call', 'payg', 'month'),
     credit: await plan('credits', 'credit'),

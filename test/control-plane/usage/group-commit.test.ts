@@ -1,6 +1,7 @@
 import t from 'tap';
 import { violatedConstraint } from '../../../control-plane/db/constraints.js';
 import { GroupCommit } from '../../../control-plane/usage/group-commit.js';
+import { Prisma } from '../../../generated/prisma/sqlite/client.js';
 import { testProviders } from '../../helpers/database.js';
 import { usageWorld } from '../../helpers/usage-world.js';
 
@@ -10,10 +11,10 @@ for (const provider of testProviders()) {
     const w = await usageWorld(t, provider);
     const accessId = await w.access({ agentId: await w.agent(), balanceMicros: 10n });
     // One statement per write here, so a group is several statements in one transaction.
-    const group = new GroupCommit<bigint>(w.db, (db, debits) =>
+    const group = new GroupCommit<bigint>(w.db, (debits) =>
       debits.map(
         (micros) =>
-          db.$executeRaw`UPDATE "Access" SET "balanceMicros" = CASE WHEN "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END WHERE "id" = ${accessId}`,
+          Prisma.sql`UPDATE "Access" SET "balanceMicros" = CASE WHEN "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END WHERE "id" = ${accessId}`,
       ),
     );
 
