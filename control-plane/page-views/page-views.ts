@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type PageViewInput, pageViewInput } from '../../shared/schemas/page-views.js';
 import type { ControlPlaneServices } from '../context.js';
-import { apiKeyProcedure } from '../trpc/procedures.js';
+import { routeProcedure, servedRoute } from '../trpc/served-route.js';
 import { countryCode, pagePath, referrerHost } from './normalize.js';
 import { acceptsMarkdown, viewerClass, viewerId } from './viewer.js';
 
@@ -13,11 +13,17 @@ import { acceptsMarkdown, viewerClass, viewerId } from './viewer.js';
  * (sink.ts). A seller of another organization is 404; past the organization's budget per minute,
  * 429 `rate_limited`.
  */
-export const reportPageViewProcedure = apiKeyProcedure('page-views:write')
-  .meta({
+export const pageViewsRoute = servedRoute({
+  path: '/v1/page-views',
+  scope: 'page-views:write',
+  input: pageViewInput,
+  run: acceptPageView,
+});
+
+export const reportPageViewProcedure = routeProcedure(
+  pageViewsRoute,
+  {
     openapi: {
-      method: 'POST',
-      path: '/v1/page-views',
       tags: ['Page views'],
       summary: 'Report a page view of a seller’s site',
       description:
@@ -25,10 +31,9 @@ export const reportPageViewProcedure = apiKeyProcedure('page-views:write')
     },
     successStatus: 204,
     errors: ['seller_not_found', 'rate_limited'],
-  })
-  .input(pageViewInput)
-  .output(z.void())
-  .mutation(({ ctx, input }) => acceptPageView(ctx, ctx.actor.organizationId, input));
+  },
+  z.void(),
+);
 
 /** Takes one page view for the organization: within its budget, of its seller, queued to be written. */
 export async function acceptPageView(

@@ -1,18 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { z } from 'zod';
 import { readJsonBody } from '../../runtime/json-body.js';
 import { sendJson } from '../../runtime/respond.js';
 import { ApiError } from '../../shared/errors.js';
-import { pageViewInput } from '../../shared/schemas/page-views.js';
-import type { Scope } from '../../shared/scopes.js';
 import { describeIssues } from '../../shared/validation-message.js';
 import { authorizeApiKey } from '../auth/authorize.js';
-import type { ControlPlaneServices } from '../context.js';
-import { acceptPageView } from '../page-views/page-views.js';
-import { checkUsage } from '../usage/check.js';
+import { pageViewsRoute } from '../page-views/page-views.js';
+import type { RouteServices, ServedRoute } from '../trpc/served-route.js';
+import { checkUsageRoute } from '../usage/check.js';
 import { credentialCache } from '../usage/credential-cache.js';
-import { reportUsage } from '../usage/report.js';
-import { checkUsageInput, reportUsageInput } from '../usage/wire.js';
+import { reportUsageRoute } from '../usage/report.js';
 
 /**
  * The routes a seller calls on every request its API serves or every page its site shows (the
@@ -22,25 +18,12 @@ import { checkUsageInput, reportUsageInput } from '../usage/wire.js';
  * machinery around a procedure, which costs several times the work itself, and remember API keys
  * for a few seconds (usage/credential-cache.ts).
  *
- * The control-plane's server puts them ahead of the REST API with one line:
+ * Each route is defined once (trpc/served-route.ts): its path, scope, input and work are the same
+ * object its REST procedure is built from. The control-plane's server puts them ahead of the REST
+ * API with one line:
  *   if (hot.serves(req.method, path)) return hot.handle(req, res, path);
  */
-type Services = Pick<ControlPlaneServices, 'db' | 'pageViews' | 'masterKey'>;
-
-type Route<Input extends z.ZodType> = {
-  scope: Scope;
-  input: Input;
-  /** The answer's body, sent with 200; undefined is an empty 204. */
-  run: (services: Services, organizationId: string, input: z.output<Input>) => Promise<unknown>;
-};
-
-const route = <Input extends z.ZodType>(r: Route<Input>) => r as unknown as Route<z.ZodType>;
-
-const ROUTES = new Map<string, Route<z.ZodType>>([
-  ['/v1/usage/check', route({ scope: 'usage:read', input: checkUsageInput, run: (s, org, input) => checkUsage(s.db, org, input) })],
-  ['/v1/usage', route({ scope: 'usage:write', input: reportUsageInput, run: (s, org, input) => reportUsage(s.db, org, input) })],
-  ['/v1/page-views', route({ scope: 'page-views:write', input: pageViewInput, run: acceptPageView })],
-]);
+const ROUTES = new Map<string, ServedRoute>([checkUsageRoute, reportUsageRoute, pageViewsRoute].map((route) => [route.path, route]));
 
 export type HotRoutes = {
   /** POST to one of their paths; any other method there is left to the REST API (405). */
@@ -49,7 +32,7 @@ export type HotRoutes = {
   handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void>;
 };
 
-export function createHotRoutes(services: Services): HotRoutes {
+export function createHotRoutes(services: RouteServices): HotRoutes {
   const credentials = credentialCache(services.db);
   return {
     serves: (method, path) => method === 'POST' && ROUTES.has(path),

@@ -1,24 +1,29 @@
 import type { Db } from '../db/client.js';
-import { apiKeyProcedure } from '../trpc/procedures.js';
+import { routeProcedure, servedRoute } from '../trpc/served-route.js';
 import { allowance } from './allowance.js';
 import { usageReader } from './reader.js';
 import { resolveRequest } from './resolve.js';
 import { type CheckUsageInput, type CheckUsageOutput, checkUsageInput, checkUsageOutput } from './wire.js';
 
-export const checkUsageProcedure = apiKeyProcedure('usage:read')
-  .meta({
+export const checkUsageRoute = servedRoute({
+  path: '/v1/usage/check',
+  scope: 'usage:read',
+  input: checkUsageInput,
+  run: (services, organizationId, input) => checkUsage(services.db, organizationId, input),
+});
+
+export const checkUsageProcedure = routeProcedure(
+  checkUsageRoute,
+  {
     openapi: {
-      method: 'POST',
-      path: '/v1/usage/check',
       tags: ['Usage'],
       summary: 'May this request use this much?',
       description:
         'Always 200. A denial names the first applicable reason in this order: service_not_found, access_not_found, access_inactive, plan_expired, meter_not_found, meter_not_priced, usage_exhausted. Records nothing.',
     },
-  })
-  .input(checkUsageInput)
-  .output(checkUsageOutput)
-  .mutation(({ ctx, input }) => checkUsage(ctx.db, ctx.actor.organizationId, input));
+  },
+  checkUsageOutput,
+);
 
 /**
  * The allowance check (spec: Endpoints › Usage check): resolves the request, then asks whether

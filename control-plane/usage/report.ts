@@ -1,14 +1,20 @@
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
-import { apiKeyProcedure } from '../trpc/procedures.js';
+import { routeProcedure, servedRoute } from '../trpc/served-route.js';
 import { recordUsage } from './record.js';
 import { type ReportUsageInput, type ReportUsageOutput, reportUsageInput, reportUsageOutput } from './wire.js';
 
-export const reportUsageProcedure = apiKeyProcedure('usage:write')
-  .meta({
+export const reportUsageRoute = servedRoute({
+  path: '/v1/usage',
+  scope: 'usage:write',
+  input: reportUsageInput,
+  run: (services, organizationId, input) => reportUsage(services.db, organizationId, input),
+});
+
+export const reportUsageProcedure = routeProcedure(
+  reportUsageRoute,
+  {
     openapi: {
-      method: 'POST',
-      path: '/v1/usage',
       tags: ['Usage'],
       summary: 'Record what a request used',
       description:
@@ -24,10 +30,9 @@ export const reportUsageProcedure = apiKeyProcedure('usage:write')
       'access_not_found',
       'meter_not_found',
     ],
-  })
-  .input(reportUsageInput)
-  .output(reportUsageOutput)
-  .mutation(({ ctx, input }) => reportUsage(ctx.db, ctx.actor.organizationId, input));
+  },
+  reportUsageOutput,
+);
 
 /** The usage report (spec: Endpoints › Usage report), on the wire. */
 export async function reportUsage(db: Db, organizationId: string, input: ReportUsageInput): Promise<ReportUsageOutput> {
