@@ -36,7 +36,7 @@ import { evm, Mppx } from 'mppx/client';
 import { setGlobalDispatcher } from 'undici';
 import { type Address, createPublicClient, createTestClient, createWalletClient, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { writeDeploymentFile } from '../chain/deployment.js';
+import { readDeploymentFile, writeDeploymentFile } from '../chain/deployment.js';
 import { evmChain } from '../chain/evm-chain.js';
 import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
 import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
@@ -64,6 +64,8 @@ const X402_PAY_TO = 4;
 const X402_SETTLER = 5;
 const CHAIN_SENDER = 6;
 const CHAIN_RECEIVER = 7;
+/** The hub on PostgreSQL settles from an account of its own: a settler keeps its nonce in memory. */
+const PG_SETTLER = 8;
 
 /** A stack under test and the official client that pays it: x402's fetch wrapper, or mppx's. */
 type Stack = {
@@ -97,7 +99,7 @@ async function main() {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void Promise.all([processes.stopAll(), chain?.stop()]).finally(() => process.exit(130)));
   try {
-    chain = await startLocalChain({ accounts: 8, fundMicros: 1_000_000_000_000n });
+    chain = await startLocalChain({ accounts: 9, fundMicros: 1_000_000_000_000n });
     const chainFile = join(work, 'chain.json');
     await writeDeploymentFile(chainFile, chain);
     const account = (i: number) => chain!.accounts[i]!;
@@ -125,7 +127,7 @@ async function main() {
 
     // hub: a control-plane and a proxy, settling on the same chain; over SQLite, and over
     // PostgreSQL when one answers (each its own pair of processes and seller).
-    const startHub = async (databaseUrl: string, dataDir: string) => {
+    const startHub = async (databaseUrl: string, dataDir: string, chainFile: string) => {
       const masterKey = randomBytes(32).toString('hex');
       const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
       const hubEnv = {
@@ -152,11 +154,16 @@ async function main() {
       await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
       return { proxyPort, pids: [proxy.pid!, controlPlane.pid!] };
     };
-    const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work);
+    const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work, chainFile);
     const scratch = process.env.BENCH_POSTGRES === 'off' ? undefined : await scratchPostgres(pgAdminUrl);
     if (scratch) dropScratch = scratch.drop;
     else log(`PostgreSQL: nothing answers at ${pgAdminUrl.replace(/\/\/[^@]*@/, '//')} (or BENCH_POSTGRES=off); hub on SQLite only`);
-    const onPostgres = scratch ? await startHub(scratch.url, join(work, 'postgresql')) : undefined;
+    const pgChainFile = join(work, 'chain-postgresql.json');
+    await writeDeploymentFile(pgChainFile, {
+      ...(await readDeploymentFile(chainFile)),
+      settler: { address: account(PG_SETTLER).address, privateKey: account(PG_SETTLER).privateKey },
+    });
+    const onPostgres = scratch ? await startHub(scratch.url, join(work, 'postgresql'), pgChainFile) : undefined;
 
     // mppx's stack: their Proxy in front of the same kind of seller API, settling through x402's facilitator.
     const [mppxPort, upstreamPort] = [await freePort(), await freePort()];
@@ -362,7 +369,8 @@ async function runPaidCalls(stack: Stack, clients: number, calls: number, nextIn
         latencies.push(performance.now() - begun);
         const transaction = res.status === 200 ? stack.transactionOf(res) : undefined;
         if (transaction) transactions.push(transaction);
-        else if (failures++ === 0) log(`${stack.name}: a paid call answered ${res.status} ${body.slice(0, 300)}`);
+        else if (failures++ === 0)
+          log(`${stack.name}: a paid call answered ${res.status} ${body.slice(0, 300)} ${JSON.stringify(Object.fromEntries(res.headers))}`);
       }
     }),
   );
