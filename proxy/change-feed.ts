@@ -51,3 +51,24 @@ export class ChangeFeed {
     return look;
   }
 }
+
+/**
+ * A cache kept true by a change feed: started and stopped with it, and caught up on demand. Once
+ * `catchUp` resolves, no change made before the call is still hidden by the cache.
+ */
+export abstract class FollowsChanges {
+  protected abstract readonly changes: ChangeFeed;
+
+  start(): void {
+    this.changes.start();
+  }
+
+  stop(): void {
+    this.changes.stop();
+  }
+
+  /** Applies now what the control-plane reports changed, instead of within the next poll. */
+  catchUp(): Promise<void> {
+    return this.changes.catchUp();
+  }
+}

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PaySeller, SellerManifest } from '../shared/contract.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
 import { normalizeHost } from '../shared/pay-host.js';
-import { ChangeFeed } from './change-feed.js';
+import { ChangeFeed, FollowsChanges } from './change-feed.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 
 export type { PaySeller };
@@ -14,17 +14,18 @@ export type { PaySeller };
  * briefly too, so junk Host headers cannot hammer the control-plane. Concurrent misses for one
  * host share one lookup. The cache holds one entry per host and seller, never per request.
  */
-export class SellerCatalog {
+export class SellerCatalog extends FollowsChanges {
   private readonly byHost: ExpiringCache<string, PaySeller | null>;
   private readonly pending = new Map<string, Promise<PaySeller | null>>();
   private readonly manifests: ExpiringCache<string, SellerManifest | null>;
-  private readonly changes: ChangeFeed;
+  protected readonly changes: ChangeFeed;
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
     logger: Logger,
     private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 1_000, maxHosts: 10_000 },
   ) {
+    super();
     this.byHost = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
     this.manifests = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
     this.changes = new ChangeFeed(
@@ -39,22 +40,6 @@ export class SellerCatalog {
       },
       { pollMs: options.pollMs, logger, what: 'catalog' },
     );
-  }
-
-  start(): void {
-    this.changes.start();
-  }
-
-  stop(): void {
-    this.changes.stop();
-  }
-
-  /**
-   * Drops now what the control-plane reports changed, instead of within the next poll: once it
-   * resolves, no change to sellers made before the call is still hidden by the cache.
-   */
-  catchUp(): Promise<void> {
-    return this.changes.catchUp();
   }
 
   async resolve(hostHeader: string | undefined): Promise<PaySeller | null> {

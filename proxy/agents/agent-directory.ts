@@ -3,7 +3,7 @@ import { bearerToken } from '../../shared/bearer.js';
 import type { AgentIdentity } from '../../shared/contract.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { hashToken, tokenPrefixes } from '../../shared/tokens.js';
-import { ChangeFeed } from '../change-feed.js';
+import { ChangeFeed, FollowsChanges } from '../change-feed.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
 
 export type AgentCaller = { kind: 'agent' } & AgentIdentity;
@@ -25,15 +25,16 @@ export function agentToken(authorization: string | undefined): string | undefine
  * within about a second: the directory polls the control-plane for agents changed since its last
  * look and drops them, and `forget` drops one at once where this proxy made the change.
  */
-export class AgentDirectory {
+export class AgentDirectory extends FollowsChanges {
   private readonly cache: ExpiringCache<string, AgentCaller | null>;
-  private readonly changes: ChangeFeed;
+  protected readonly changes: ChangeFeed;
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
     private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000, pollMs: 1_000 },
     logger?: Logger,
   ) {
+    super();
     this.cache = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries });
     this.changes = new ChangeFeed(
       async (since) => {
@@ -66,22 +67,6 @@ export class AgentDirectory {
   /** Drops what is cached about an agent (its owner just changed). */
   forget(agentId: string): void {
     this.cache.deleteWhere((caller) => caller?.agentId === agentId);
-  }
-
-  start(): void {
-    this.changes.start();
-  }
-
-  stop(): void {
-    this.changes.stop();
-  }
-
-  /**
-   * Drops now what the control-plane reports changed, instead of within the next poll: once it
-   * resolves, no change to agents made before the call is still hidden by the cache.
-   */
-  catchUp(): Promise<void> {
-    return this.changes.catchUp();
   }
 
   size(): number {
