@@ -1,4 +1,5 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { Batches } from '../db/batches.js';
 import type { Db } from '../db/client.js';
 import { runEach, sqlOf } from '../db/sql.js';
 
@@ -11,68 +12,31 @@ import { runEach, sqlOf } from '../db/sql.js';
  * Under no load a write commits alone and at once; under load the groups grow by themselves.
  *
  * If a group fails (one write refused by a constraint), its writes are retried one by one, so
- * only the write at fault fails, with its own error.
+ * only the write at fault fails, with its own error (db/batches.ts).
  */
 export type StatementsFor<Write> = (writes: readonly Write[]) => Prisma.Sql[];
-
-type Waiting<Write> = { write: Write; resolve: () => void; reject: (err: unknown) => void };
 
 /** Enough to amortize a commit; few enough that one refused write costs a bounded retry. */
 const MAX_GROUP = 64;
 
 export class GroupCommit<Write> {
-  private waiting: Waiting<Write>[] = [];
-  private flushing = false;
+  private readonly batches: Batches<Write, undefined>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly statementsFor: StatementsFor<Write>,
-  ) {}
+  constructor(db: Db, statementsFor: StatementsFor<Write>) {
+    // One group at a time: the next gathers while this one commits.
+    this.batches = new Batches(
+      async (writes) => {
+        const statements = statementsFor(writes);
+        await sqlOf(db).transaction((tx) => runEach(tx, statements));
+        return writes.map(() => undefined);
+      },
+      { maxBatch: MAX_GROUP, maxInFlight: 1 },
+    );
+  }
 
   /** Resolves once the write is committed; rejects with the error of this write alone. */
   commit(write: Write): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ write, resolve, reject });
-      if (!this.flushing) {
-        // Flush after this turn of the event loop, so writes of requests that arrived together
-        // start out in one group.
-        this.flushing = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  private run(writes: readonly Write[]): Promise<void> {
-    const statements = this.statementsFor(writes);
-    return sqlOf(this.db).transaction((tx) => runEach(tx, statements));
-  }
-
-  private async flush(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) await this.commitGroup(this.waiting.splice(0, MAX_GROUP));
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async commitGroup(group: Waiting<Write>[]): Promise<void> {
-    if (group.length > 1) {
-      try {
-        await this.run(group.map((w) => w.write));
-        for (const waiting of group) waiting.resolve();
-        return;
-      } catch {
-        // Some write in the group was refused: commit each on its own to find which.
-      }
-    }
-    for (const waiting of group) {
-      try {
-        await this.run([waiting.write]);
-        waiting.resolve();
-      } catch (err) {
-        waiting.reject(err);
-      }
-    }
+    return this.batches.add(write);
   }
 }
 

@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { Batches } from '../db/batches.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, bigintOrNull, booleanOf, dateOf, dateOrNull, inList, inPairs, type ReadSql, readSqlOf } from '../db/sql.js';
 import { CLAIMED_STATUSES } from '../payments/attempt-status.js';
@@ -190,58 +191,18 @@ const MAX_BATCH = 64;
 /** Statements of lookups in flight at once: one being answered while the next is gathered. */
 const MAX_IN_FLIGHT = 2;
 
-type Waiting = { key: LookupKey; resolve: (found: Lookup) => void; reject: (err: unknown) => void };
-
 /**
- * Lookups that arrive together share one statement, as writes share a commit (group-commit.ts):
- * on PostgreSQL a statement's round trip, its system calls and the server's start and end of a
- * statement cost more than the lookup itself, and under load a batch grows by itself, while
- * alone a lookup goes at the next turn of the event loop. A batch that fails is retried one
- * lookup at a time, so only a lookup at fault fails (a string PostgreSQL refuses, say).
+ * Lookups that arrive together share one statement (db/batches.ts), as writes share a commit
+ * (group-commit.ts): on PostgreSQL a statement's round trip, its system calls and the server's
+ * start and end of a statement cost more than the lookup itself. A lookup at fault (a string
+ * PostgreSQL refuses, say) fails alone.
  */
-class LookupBatches {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-  private scheduled = false;
-
-  constructor(private readonly run: (keys: readonly LookupKey[]) => Promise<Lookup[]>) {}
-
-  lookup(key: LookupKey): Promise<Lookup> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ key, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.waiting.length === 0) return;
-    this.scheduled = true;
-    // After this turn of the event loop, so lookups of requests that arrived together go together.
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) void this.send(this.waiting.splice(0, MAX_BATCH));
-    });
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
-    this.inFlight++;
-    try {
-      const found = await this.run(batch.map((w) => w.key)).catch(() => undefined);
-      if (found) {
-        for (const [i, w] of batch.entries()) w.resolve(found[i]!);
-        return;
-      }
-      for (const w of batch) await this.run([w.key]).then((alone) => w.resolve(alone[0]!), w.reject);
-    } finally {
-      this.inFlight--;
-      this.schedule();
-    }
-  }
-}
+const lookupBatches = (run: (keys: readonly LookupKey[]) => Promise<Lookup[]>) =>
+  new Batches(run, { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
 
 export function sqlReader(sql: ReadSql): UsageReader {
   const list = (values: readonly string[]) => inList(sql.provider, values);
-  const batches = new LookupBatches(async (keys) => {
+  const batches = lookupBatches(async (keys) => {
     const rows = new Map<string, LookupRow[]>();
     for (const r of await sql.all<LookupRow>(lookupStatement(sql.provider, keys))) {
       const key = rowKey(r);
@@ -259,7 +220,7 @@ export function sqlReader(sql: ReadSql): UsageReader {
 
   return {
     lookup: (organizationId, serviceSlug, requestId, idempotencyKey) =>
-      batches.lookup({ o: organizationId, s: serviceSlug, r: requestId, k: idempotencyKey }),
+      batches.add({ o: organizationId, s: serviceSlug, r: requestId, k: idempotencyKey }),
 
     async catalogRows(sellerId) {
       // From the seller's services outwards: the read pool joins in the order written.
