@@ -52,10 +52,9 @@ export const READ_STATEMENT_TIMEOUT_MS = 5_000;
  * shared pool keeps the defaults: the ORM's statements are planned per run.
  */
 export function readPool(url: string): pg.Pool {
-  const pool = new pg.Pool({
+  return postgresPool({
     connectionString: url,
     max: READ_POOL_SIZE,
-    connectionTimeoutMillis: 5_000,
     statement_timeout: READ_STATEMENT_TIMEOUT_MS,
     options: [
       'plan_cache_mode=force_generic_plan',
@@ -68,6 +67,11 @@ export function readPool(url: string): pg.Pool {
       .map((setting) => `-c ${setting}`)
       .join(' '),
   });
+}
+
+/** A pool whose idle client losing its server does not crash the process: the next query reconnects. */
+function postgresPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ connectionTimeoutMillis: 5_000, ...config });
   pool.on('error', () => {});
   return pool;
 }
@@ -91,15 +95,12 @@ export function adapterFactory(database: DatabaseConfig, options: AdapterOptions
     };
     return { factory, dispose: async () => {}, sql: sqliteSql(turns) };
   }
-  const pool = new pg.Pool({
+  const pool = postgresPool({
     connectionString: database.url,
     max: options.poolSize ?? POOL_SIZE,
-    connectionTimeoutMillis: 5_000,
     // Migrations are the schema engine's, and may take as long as they need.
     ...(options.forSchemaEngine ? {} : { statement_timeout: STATEMENT_TIMEOUT_MS }),
   });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
   // The schema engine never hands its connection back; track clients so dispose can close them.
   const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
