@@ -26,7 +26,8 @@ const USAGE = `usage: hub <command>
   --version                  print hub's version
 `;
 
-const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'hub.js');
+/** The command this process runs as (`bin/hub.js`, or its compiled form): the supervisor starts its processes with it. */
+const hubCommand = process.argv[1] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'hub.js');
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -87,7 +88,7 @@ async function start(role: string | undefined): Promise<void> {
     config.devChain === 'auto' &&
     !process.env.HUB_FACILITATOR_URL &&
     !(await (await import('./chain.js')).describedChainAnswers(config.chainFile, createLogger('chain', config.logLevel)));
-  process.exit(await supervise(bin, ['control-plane', 'proxy'], wantsDevChain ? { devChainFile: config.chainFile } : {}));
+  process.exit(await supervise(hubCommand, ['control-plane', 'proxy'], wantsDevChain ? { devChainFile: config.chainFile } : {}));
 }
 
 async function migrate(): Promise<void> {

@@ -1,63 +1,143 @@
-// Runs the tap suite, lists the ten slowest test files of this run (so a test that grew slow shows
-// up where everyone looks), and ends with one plain summary line ("N passed, N failed").
+// The whole test suite, as `npm test` and CI run it: the TypeScript tree compiled once
+// (compile-for-tests.js), then each test file in a plain Node process, `jobs` at a time, with the
+// settings package.json's "tap" section gives `npx tap` (jobs, timeout, test-env, include). A test
+// file is a tap script; this runner stands in for tap's so no loader hook sits in the processes
+// (D-210). It lists failures with their diagnostics, the ten slowest files, and ends with one
+// plain summary line ("N passed, N failed").
+//
+//   node scripts/run-tests.js [file or folder ...]   (default: every test/**/*.test.ts)
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { Parser } from 'tap-parser';
+import { compiledHubBin, compiledRoot, compileForTests, repoRoot } from './compile-for-tests.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const tapBin = join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
-// tap writes each file's output here and never clears it: only files written by this run count.
-const resultsDir = join(root, '.tap', 'test-results');
-const startedAt = Date.now();
-const child = spawn(process.execPath, [tapBin, ...process.argv.slice(2)], { stdio: ['inherit', 'pipe', 'inherit'] });
+const settings = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).tap;
+const jobs = Number(process.env.HUB_TEST_JOBS ?? settings.jobs);
+const timeoutSeconds = Number(settings.timeout);
+const resultsDir = join(repoRoot, '.tap', 'test-results');
 
-let tail = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  tail = (tail + chunk.toString('utf8')).slice(-4096);
-});
-child.on('exit', (code, signal) => {
-  const slowest = fileTimes()
-    .sort((a, b) => b.ms - a.ms)
-    .slice(0, 10);
-  if (slowest.length) {
-    console.log('\nTen slowest test files:');
-    for (const { file, ms } of slowest) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
-  }
-  const summary = /# \{ (total: \d+[^}]*) \}/.exec(tail);
-  if (summary) {
-    const counts = Object.fromEntries(summary[1].split(', ').map((pair) => pair.split(': ')));
-    const skipped = Number(counts.skip ?? 0) + Number(counts.todo ?? 0);
-    console.log(`\n${counts.pass} passed, ${counts.fail ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
-  }
-  process.exit(code ?? (signal ? 1 : 0));
-});
+/** Test files under each argument (a file or a folder), or under test/ when there is none. */
+function testFiles(args) {
+  const found = [];
+  const walk = (path) => {
+    if (statSync(path).isDirectory()) {
+      for (const entry of readdirSync(path).sort()) walk(join(path, entry));
+    } else if (path.endsWith('.test.ts')) found.push(relative(repoRoot, path));
+  };
+  for (const arg of args.length ? args : ['test']) walk(resolve(repoRoot, arg));
+  return found;
+}
 
 /**
- * Each test file this run wrote results for, with the time tap measured inside it (its last
- * top-level `# time=`): from the test framework's start to its end, so without the process's
- * start-up and module loading, which are about the same for every file.
+ * Counts a file's assertions as tap does: each test point that is not a subtest's own summary.
+ * A subtest's summary is the point its parent emits right after the subtest ends.
  */
-function fileTimes() {
-  const times = [];
-  const walk = (dir) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
+function countAssertions(parser, path, tally) {
+  // Set when a subtest ends: whether a failure inside it was counted already.
+  let endedSubtest = null;
+  parser.on('child', (child) => {
+    const failedBefore = tally.failed;
+    countAssertions(child, [...path, child.name], tally);
+    child.on('complete', () => (endedSubtest = { failedInside: tally.failed > failedBefore }));
+  });
+  parser.on('assert', (point) => {
+    const subtest = endedSubtest;
+    endedSubtest = null;
+    if (point.todo || point.skip) tally.skipped++;
+    else if (subtest && (point.ok || subtest.failedInside)) return;
+    else if (point.ok) tally.passed++;
+    else {
+      tally.failed++;
+      tally.failures.push({ path: [...path, point.name], diag: point.diag });
     }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.tap') && statSync(path).mtimeMs >= startedAt) {
-        const all = [...readFileSync(path, 'utf8').matchAll(/^# time=([\d.]+)ms$/gm)];
-        const ms = Number(all.at(-1)?.[1]);
-        if (Number.isFinite(ms)) times.push({ file: relative(resultsDir, path).replace(/\.tap$/, ''), ms });
-      }
-    }
-  };
-  walk(resultsDir);
-  return times;
+  });
 }
+
+function runFile(file) {
+  return new Promise((done) => {
+    const startedAt = Date.now();
+    const compiled = join(compiledRoot, file.replace(/\.ts$/, '.js'));
+    const env = {
+      ...process.env,
+      ...Object.fromEntries(settings['test-env'].map((pair) => pair.split('='))),
+      TAP: '1',
+      TAP_TIMEOUT: String(timeoutSeconds),
+      HUB_TEST_HUB_BIN: compiledHubBin,
+    };
+    const child = spawn(process.execPath, ['--enable-source-maps', compiled], {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const tally = { passed: 0, failed: 0, skipped: 0, failures: [] };
+    const parser = new Parser();
+    countAssertions(parser, [], tally);
+    let output = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      parser.write(chunk);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+    // tap ends a test at TAP_TIMEOUT itself; this is for a process that no longer answers at all.
+    const killer = setTimeout(() => child.kill('SIGKILL'), (timeoutSeconds + 60) * 1000);
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      parser.end();
+      const ms = Date.now() - startedAt;
+      const results = join(resultsDir, `${file}.tap`);
+      mkdirSync(dirname(results), { recursive: true });
+      writeFileSync(results, `${output}${stderr ? `\n# stderr:\n${stderr.replace(/^/gm, '# ')}` : ''}\n# time=${ms}ms\n`);
+      const crashed = code !== 0 && tally.failed === 0;
+      if (crashed) {
+        tally.failed++;
+        tally.failures.push({ path: [`exited ${code ?? signal}`], diag: { stderr: stderr.slice(-4000) } });
+      }
+      done({ file, ms, ...tally });
+    });
+  });
+}
+
+function report(result) {
+  const { file, ms, passed, failed, failures } = result;
+  const mark = failed ? 'FAIL' : 'ok  ';
+  console.log(`${mark} ${file}  ${passed} passed${failed ? `, ${failed} failed` : ''}  ${(ms / 1000).toFixed(1)} s`);
+  for (const failure of failures) {
+    console.log(`  not ok: ${failure.path.join(' › ')}`);
+    if (failure.diag) console.log(JSON.stringify(failure.diag, null, 2).replace(/^/gm, '    '));
+  }
+}
+
+const files = testFiles(process.argv.slice(2));
+const compiledAt = Date.now();
+const compiledCount = await compileForTests();
+console.log(
+  `compiled ${compiledCount} TypeScript files in ${((Date.now() - compiledAt) / 1000).toFixed(1)} s; ${files.length} test files, ${jobs} at a time`,
+);
+
+const queue = [...files];
+const results = [];
+await Promise.all(
+  Array.from({ length: Math.min(jobs, queue.length) }, async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      const result = await runFile(file);
+      results.push(result);
+      report(result);
+    }
+  }),
+);
+
+const failedFiles = results.filter((r) => r.failed);
+if (failedFiles.length) {
+  console.log('\nFailed:');
+  for (const result of failedFiles) report(result);
+}
+console.log('\nTen slowest test files:');
+for (const { file, ms } of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
+  console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
+const sum = (key) => results.reduce((total, r) => total + r[key], 0);
+const skipped = sum('skipped');
+console.log(`\n${sum('passed')} passed, ${sum('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failedFiles.length ? 1 : 0);

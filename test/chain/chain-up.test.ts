@@ -7,10 +7,9 @@ import t from 'tap';
 import { createPublicClient, http } from 'viem';
 import { readDeploymentFile } from '../../chain/deployment.js';
 import { alive, seedCompiledContracts } from '../helpers/chain.js';
+import { hubBin as bin } from '../helpers/processes.js';
 
 t.setTimeout(90_000);
-
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'hub.js');
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
-export const hubBin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'hub.js');
+/** The `hub` command: `bin/hub.js`, or its compiled form when the test runner compiled the tree (D-210). */
+export const hubBin = process.env.HUB_TEST_HUB_BIN || join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'hub.js');
 
 /** A port that was free a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {
