@@ -24,7 +24,8 @@ type CallInput<Name extends ProcedureName> = undefined extends ProcedureInput<Na
  * client's machinery, which cost it more than half a millisecond of CPU per call.
  *
  * With `checkOutputs` (by default: in tests, shared/contract-outputs.ts) every answer is checked
- * against its procedure's output schema, and one that does not match throws a `ContractOutputError`.
+ * against its procedure's output schema; one that does not match throws a `ContractOutputError`,
+ * raised again as an uncaught exception so that no caller's catch hides it.
  */
 export function createControlPlaneClient(
   baseUrl: string,
