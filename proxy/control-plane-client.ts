@@ -6,6 +6,7 @@ import {
   type ProcedureName,
   type ProcedureOutput,
 } from '../shared/contract.js';
+import { contractOutputsChecked, enforceOutput } from '../shared/contract-outputs.js';
 import { ApiError } from '../shared/errors.js';
 import { type CallAnswer, type CallFailure, callRequest, readAnswer } from '../shared/internal-wire.js';
 
@@ -21,10 +22,15 @@ type CallInput<Name extends ProcedureName> = undefined extends ProcedureInput<Na
  * Each call is a tRPC batch of one (shared/internal-wire.ts), sent with undici's `request`: the
  * control-plane sees what tRPC's own client would send, and the proxy skips the fetch-based
  * client's machinery, which cost it more than half a millisecond of CPU per call.
+ *
+ * With `checkOutputs` (by default: in tests, shared/contract-outputs.ts) every answer is checked
+ * against its procedure's output schema; one that does not match throws a `ContractOutputError`,
+ * raised again as an uncaught exception so that no caller's catch hides it.
  */
 export function createControlPlaneClient(
   baseUrl: string,
   internalToken: string,
+  { checkOutputs = contractOutputsChecked() }: { checkOutputs?: boolean } = {},
 ): { client: ControlPlaneClient; close: () => Promise<void> } {
   const dispatcher = new Agent({
     keepAliveTimeout: 30_000,
@@ -47,7 +53,10 @@ export function createControlPlaneClient(
       });
       const text = await res.body.text();
       const answer = readAnswer(text);
-      if (answer && 'result' in answer) return answer.result.data as never;
+      if (answer && 'result' in answer) {
+        if (checkOutputs) enforceOutput(name, answer.result.data, 'proxy');
+        return answer.result.data as never;
+      }
       throw (
         (answer && refusalOf(answer.error)) ?? new Error(`control-plane call ${name} failed: ${res.statusCode} ${describe(answer, text)}`)
       );

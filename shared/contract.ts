@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import type { Jwks } from './encryption/suite.js';
-import { type PaymentRequirements, paymentPayloadSchema, type SettleResponse } from './payments/x402-wire.js';
+import { paymentPayloadSchema, paymentRequirementsSchema, settleResponseSchema } from './payments/x402-wire.js';
+import { publicJwk } from './schemas/encryption-keys.js';
+import { usdOutput } from './schemas/fields.js';
 import { MAX_SLUG_LENGTH, MAX_USAGE_ITEMS, MAX_USAGE_QUANTITY } from './usage.js';
 
 /**
  * The contract between the proxy and the control-plane: every procedure the proxy calls, its input
- * schema (the control-plane validates it), the type of its answer, and the limits both sides keep.
- * Nothing else crosses between the two processes. A procedure that fails throws hub's `ApiError`;
- * it reaches the proxy as the spec's envelope and the proxy's client turns it back into an
- * `ApiError` (proxy/control-plane-client.ts), so a refusal needs no conversion on the way.
+ * schema (the control-plane validates it), the schema of its answer (the answer's type is inferred
+ * from it; tests check every answer against it: shared/contract-outputs.ts), and the limits both
+ * sides keep. Nothing else crosses between the two processes. A procedure that fails throws hub's
+ * `ApiError`; it reaches the proxy as the spec's envelope and the proxy's client turns it back into
+ * an `ApiError` (proxy/control-plane-client.ts), so a refusal needs no conversion on the way.
  */
 
 // ─── Limits ─────────────────────────────────────────────────────────────────────────────────────
@@ -36,79 +38,113 @@ const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 const slug = z.string().min(1).max(MAX_SLUG_LENGTH);
 const quantity = z.number().int().min(0).max(MAX_USAGE_QUANTITY);
 
+// What answers are made of. Answers are JSON: money is a six-decimal string of USD (a bigint of
+// micro-USD inside, written by shared/money.ts › formatUsd), ids are strings, times are
+// `Date.toISOString()` strings. Objects are strict: a field the schema does not name is a mismatch
+// too, so nothing crosses unnoticed (x402's own shapes stay loose, as x402-wire.ts says why).
+const someId = z.string().min(1).max(64);
+const usd = usdOutput;
+/** Micro-USD as the integer's decimal digits. */
+const micros = z.string().regex(/^(?:0|[1-9][0-9]*)$/, 'must be an integer of micro-USD as a decimal string');
+const isoTime = z.iso.datetime();
+/** A wallet as hub keeps it: lowercased. */
+const wallet = z.string().regex(/^0x[0-9a-f]{40}$/, 'must be a lowercased 20-byte hex address');
+const count = z.number().int().min(0);
+
 // ─── Catalog ────────────────────────────────────────────────────────────────────────────────────
 
 /** What the proxy needs to serve a seller's pay URL, signing secrets included (newest first). */
-export type PaySeller = {
-  id: string;
-  organizationId: string;
-  slug: string;
-  name: string;
-  upstreamBaseUrl: string;
-  sandbox: boolean;
-  hostnames: string[];
-  signingSecrets: { kid: string; secret: string }[];
+export const paySellerSchema = z.strictObject({
+  id: someId,
+  organizationId: someId,
+  slug: z.string().min(1),
+  name: z.string(),
+  upstreamBaseUrl: z.string().min(1),
+  sandbox: z.boolean(),
+  hostnames: z.array(z.string().min(1)),
+  signingSecrets: z.array(z.strictObject({ kid: someId, secret: z.string().min(1) })),
   /** Active encryption keys, newest first, with the private scalar `d` opened (the proxy decrypts). */
-  encryptionKeys: { kid: string; x: string; y: string; d: string }[];
-  updatedAt: string;
-};
+  encryptionKeys: z.array(z.strictObject({ kid: someId, x: z.string().min(1), y: z.string().min(1), d: z.string().min(1) })),
+  updatedAt: isoTime,
+});
+export type PaySeller = z.infer<typeof paySellerSchema>;
+
+export const manifestEncryptionSchema = z.strictObject({
+  alg: z.literal('ECDH-ES'),
+  enc: z.literal('A256GCM'),
+  /** The protected-header parameter that carries the agent's public reply JWK. */
+  replyJwkParameter: z.string().min(1),
+  /** Also served, without credentials, at this path of the pay URL. */
+  jwksPath: z.string().min(1),
+  jwks: z.strictObject({ keys: z.array(z.strictObject(publicJwk.shape)) }),
+});
+export type ManifestEncryption = z.infer<typeof manifestEncryptionSchema>;
 
 /** `GET /manifest.json` on the pay URL. */
-export type SellerManifest = {
-  seller: { id: string; slug: string; name: string };
-  plans: {
-    id: string;
-    slug: string;
-    name: string;
-    serviceSlug: string;
-    /** `standard`, or `free_trial` (opens without payment, once per buyer). */
-    kind: string;
-    billingMode: string;
-    interval: string | null;
-    purchasable: boolean;
-    basePriceUsd: string;
-    includedCreditUsd: string;
-    /** Included credit counted in the seller's own units, with their label (`0`/null when none). */
-    includedCreditUnits: number;
-    includedCreditUnitLabel: string | null;
-    minimumPurchaseUsd: string;
-    /** Who may open it without paying: `off`, `required` (a claimed agent with a verified email), `requested`. */
-    verifiedEmailPolicy: string;
-    /** How many accounts of this plan a seller grants in all, when bounded. */
-    maxClaims: number | null;
-    prices: {
-      meterSlug: string;
-      unit: string;
-      priceUsd: string;
-      unitSize: number;
-      includedUnits: number;
-      defaultMaxQuantity: number | null;
-    }[];
-  }[];
+export const sellerManifestSchema = z.strictObject({
+  seller: z.strictObject({ id: someId, slug: z.string().min(1), name: z.string() }),
+  plans: z.array(
+    z.strictObject({
+      id: someId,
+      slug: z.string().min(1),
+      name: z.string(),
+      serviceSlug: z.string().min(1),
+      /** `standard`, or `free_trial` (opens without payment, once per buyer). */
+      kind: z.string(),
+      billingMode: z.string(),
+      /** `none`, `month` or `year`. */
+      interval: z.string(),
+      purchasable: z.boolean(),
+      basePriceUsd: usd,
+      includedCreditUsd: usd,
+      /** Included credit counted in the seller's own units, with their label (`0`/null when none). */
+      includedCreditUnits: count,
+      includedCreditUnitLabel: z.string().nullable(),
+      minimumPurchaseUsd: usd,
+      /** Who may open it without paying: `off`, `required` (a claimed agent with a verified email), `requested`. */
+      verifiedEmailPolicy: z.string(),
+      /** How many accounts of this plan a seller grants in all, when bounded. */
+      maxClaims: count.nullable(),
+      prices: z.array(
+        z.strictObject({
+          meterSlug: z.string().min(1),
+          unit: z.string(),
+          priceUsd: usd,
+          unitSize: count,
+          includedUnits: count,
+          defaultMaxQuantity: count.nullable(),
+        }),
+      ),
+    }),
+  ),
   /** How to encrypt a request to this seller end to end; null while it publishes no key. */
-  encryption: ManifestEncryption | null;
-};
-
-export type ManifestEncryption = {
-  alg: 'ECDH-ES';
-  enc: 'A256GCM';
-  /** The protected-header parameter that carries the agent's public reply JWK. */
-  replyJwkParameter: string;
-  /** Also served, without credentials, at this path of the pay URL. */
-  jwksPath: string;
-  jwks: Jwks;
-};
+  encryption: manifestEncryptionSchema.nullable(),
+});
+export type SellerManifest = z.infer<typeof sellerManifestSchema>;
 
 // ─── Agents ─────────────────────────────────────────────────────────────────────────────────────
 
-/** `emailVerified`: the owning buyer's email is verified (free mode needs it). */
-export type AgentIdentity = { agentId: string; buyerId: string | null; claimed: boolean; emailVerified: boolean };
+export const agentIdentitySchema = z.strictObject({
+  agentId: someId,
+  buyerId: someId.nullable(),
+  claimed: z.boolean(),
+  /** The owning buyer's email is verified (free mode needs it). */
+  emailVerified: z.boolean(),
+});
+export type AgentIdentity = z.infer<typeof agentIdentitySchema>;
 
 export const registrationChallengeInput = z.object({ walletAddress: z.string().max(100), sellerSlug: z.string().max(100) });
-export type RegistrationChallenge = { challengeId: string; message: string; expiresAt: string };
+export const registrationChallengeSchema = z.strictObject({ challengeId: id('regc_'), message: z.string().min(1), expiresAt: isoTime });
+export type RegistrationChallenge = z.infer<typeof registrationChallengeSchema>;
 
 export const registrationInput = z.object({ challengeId: z.string().max(64), signature: z.string().max(200) });
-export type Registration = { agentId: string; buyerId: string | null; walletAddress: string; token: string };
+export const registrationSchema = z.strictObject({
+  agentId: someId,
+  buyerId: someId.nullable(),
+  walletAddress: wallet,
+  token: z.string().min(1),
+});
+export type Registration = z.infer<typeof registrationSchema>;
 
 // ─── Agent claims ───────────────────────────────────────────────────────────────────────────────
 
@@ -120,17 +156,23 @@ export const claimRequestInput = z.object({
   /** Scheme and host of the pay URL the agent asked on: the mailed links point there. */
   payOrigin: z.string().max(300),
 });
-export type ClaimRequested = { status: 'pending' | 'claimed'; email: string; expiresAt: string | null };
+export const claimRequestedSchema = z.strictObject({
+  status: z.enum(['pending', 'claimed']),
+  email: z.string().min(1),
+  expiresAt: isoTime.nullable(),
+});
+export type ClaimRequested = z.infer<typeof claimRequestedSchema>;
 
 /** A claim as its links show it to the human who opens them. */
-export type ClaimView = {
-  state: 'open' | 'confirmed' | 'released' | 'expired' | 'used' | 'unknown' | 'taken';
-  agentId?: string;
-  walletAddress?: string;
-  email?: string;
-  sellerName?: string | null;
-  payOrigin?: string;
-};
+export const claimViewSchema = z.strictObject({
+  state: z.enum(['open', 'confirmed', 'released', 'expired', 'used', 'unknown', 'taken']),
+  agentId: someId.optional(),
+  walletAddress: wallet.optional(),
+  email: z.string().min(1).optional(),
+  sellerName: z.string().nullable().optional(),
+  payOrigin: z.string().min(1).optional(),
+});
+export type ClaimView = z.infer<typeof claimViewSchema>;
 export const claimLinkInput = z.object({ tokenHash: sha256Hex });
 
 // ─── Storefront ─────────────────────────────────────────────────────────────────────────────────
@@ -147,42 +189,56 @@ export const startPurchaseInput = z.object({
   bodyDigest: sha256Hex,
 });
 
-/** An account (`hubacc_`) as its holder and its seller see it. */
-export type AccountView = {
-  accessId: string;
+/**
+ * An account (`hubacc_`) as its holder and its seller see it (the management API's `Account`,
+ * shared/schemas/accounts.ts, is the same view as REST documents it).
+ */
+export const accountViewSchema = z.strictObject({
+  accessId: someId,
   /** active | canceled | suspended */
-  status: string;
+  status: z.string(),
   /** pending | provisioning | active | failed: whether the seller has the account (stateful sellers) */
-  provisioningState: string;
+  provisioningState: z.string(),
   /** The newest account write's delivery; null for sellers that take none. */
-  deliveryStatus: string | null;
-  agentId: string;
-  buyerId: string | null;
-  plan: { id: string; slug: string; name: string; billingMode: string; interval: string };
-  period: { start: string | null; end: string | null };
-  creditGrantedUsd: string | null;
-  creditReversedUsd: string;
-  balanceUsd: string | null;
-  includedUnits: { meterSlug: string; includedUnits: number; usedUnits: number }[];
-  stateVersion: number;
-  createdAt: string;
-  canceledAt: string | null;
+  deliveryStatus: z.string().nullable(),
+  agentId: someId,
+  buyerId: someId.nullable(),
+  plan: z.strictObject({ id: someId, slug: z.string().min(1), name: z.string(), billingMode: z.string(), interval: z.string() }),
+  period: z.strictObject({ start: isoTime.nullable(), end: isoTime.nullable() }),
+  creditGrantedUsd: usd.nullable(),
+  creditReversedUsd: usd,
+  balanceUsd: usd.nullable(),
+  includedUnits: z.array(z.strictObject({ meterSlug: z.string().min(1), includedUnits: count, usedUnits: count })),
+  stateVersion: count,
+  createdAt: isoTime,
+  canceledAt: isoTime.nullable(),
   /** Paid for an account the seller never took; the seller owes it back. */
-  refundOwedUsd: string;
-};
+  refundOwedUsd: usd,
+});
+export type AccountView = z.infer<typeof accountViewSchema>;
 
 /** The payment behind a purchase: settled at once, or reserved until a stateful seller has the account. */
-export type PurchasePayment = { id: string; amountUsd: string; status: string; settleTransactionHash: string | null };
+export const purchasePaymentSchema = z.strictObject({
+  id: id('apay_'),
+  amountUsd: usd,
+  status: z.string(),
+  settleTransactionHash: z.string().nullable(),
+});
+export type PurchasePayment = z.infer<typeof purchasePaymentSchema>;
 
 /** A key a stateful seller minted: relayed to the agent, never stored. */
-export type MintedKey = { accessId: string; apiKey: string; maxKeys?: number; keyExpiresAt?: string };
+export const mintedKeySchema = z.strictObject({
+  accessId: someId,
+  apiKey: z.string().min(1),
+  maxKeys: z.number().int().optional(),
+  /** As the seller wrote it. */
+  keyExpiresAt: z.string().optional(),
+});
+export type MintedKey = z.infer<typeof mintedKeySchema>;
 
-export type PurchaseOutcome =
-  | { kind: 'challenge'; challenge: IssuedChallenge; requestId: string }
-  | { kind: 'opened'; account: AccountView; payment: PurchasePayment | null; settled: SettleOutcome | null }
-  | { kind: 'settling'; payment: PurchasePayment };
+/** What a purchase's start or paid retry answers (built on the payment's shapes: see `purchaseOutcomeSchema` below). */
+export type PurchaseOutcome = z.infer<typeof purchaseOutcomeSchema>;
 
-// ─── Request records ────────────────────────────────────────────────────────────────────────────
 // ─── Request records ────────────────────────────────────────────────────────────────────────────
 
 export const requestRecordSchema = z.object({
@@ -270,39 +326,63 @@ export const challengeInputSchema = z.object({
 });
 export type ChallengeInput = z.infer<typeof challengeInputSchema>;
 
+/** The reason a priced call's 402 gives an identified agent, and the account it can extend. */
+export const planStandingSchema = z.strictObject({
+  reason: z.enum(['usage_exhausted', 'access_not_found']),
+  accessId: someId.nullable(),
+  sells: z.boolean(),
+});
+export type PlanStanding = z.infer<typeof planStandingSchema>;
+
+/** A priced challenge as the control-plane issued it. */
+export const issuedChallengeSchema = z.strictObject({
+  paymentId: id('apay_'),
+  amountMicros: micros,
+  amountUsd: usd,
+  payTo: z.string().min(1),
+  token: z.strictObject({ address: z.string().min(1), decimals: count, name: z.string(), version: z.string() }),
+  serviceSlug: z.string().min(1),
+  usage: z.array(z.strictObject({ meterSlug: z.string().min(1), quantity: count })),
+  plan: z.strictObject({ id: someId, slug: z.string().min(1), billingMode: z.string() }).nullable(),
+  rail: z.string().min(1),
+  network: paymentRequirementsSchema.shape.network,
+  requirements: paymentRequirementsSchema,
+  expiresAt: isoTime,
+  /** Why an identified agent's plan did not cover the call; absent for anonymous callers. */
+  standing: planStandingSchema.optional(),
+});
+export type IssuedChallenge = z.infer<typeof issuedChallengeSchema>;
+
+/** An admitted paid retry: forwarded under the challenged request's id, for the paying agent. */
+export const claimedPaymentSchema = z.strictObject({
+  requestId: id('hubreq_'),
+  agentId: someId,
+  buyerId: someId.nullable(),
+  payer: wallet,
+  kind: z.string().min(1),
+});
+export type ClaimedPayment = z.infer<typeof claimedPaymentSchema>;
+
+export const paidFromCreditSchema = z.strictObject({
+  kind: z.literal('paid_from_credit'),
+  paymentId: id('apay_'),
+  amountUsd: usd,
+  claimed: claimedPaymentSchema,
+});
+export type PaidFromCredit = z.infer<typeof paidFromCreditSchema>;
+
 /**
  * What a seller's 402 becomes, each way as an answer rather than an error: a priced challenge to
  * show the agent; a call the agent's credit with the seller paid in full (no challenge: forward it
  * again under `paymentId`, `claimed` as a verified payment's claim would be); or, when no
  * pay-as-you-go plan prices the call but one on sale does, the plan to buy or the account to extend.
  */
-export type ChallengeOutcome =
-  | { kind: 'challenge'; challenge: IssuedChallenge }
-  | PaidFromCredit
-  | { kind: 'plan_to_buy'; reason: PlanStanding['reason']; accessId: string | null };
-
-export type PaidFromCredit = { kind: 'paid_from_credit'; paymentId: string; amountUsd: string; claimed: ClaimedPayment };
-
-/** A priced challenge as the control-plane issued it. */
-export type IssuedChallenge = {
-  paymentId: string;
-  amountMicros: string;
-  amountUsd: string;
-  payTo: string;
-  token: { address: string; decimals: number; name: string; version: string };
-  serviceSlug: string;
-  usage: { meterSlug: string; quantity: number }[];
-  plan: { id: string; slug: string; billingMode: string } | null;
-  rail: string;
-  network: `${string}:${string}`;
-  requirements: PaymentRequirements;
-  expiresAt: string;
-  /** Why an identified agent's plan did not cover the call; absent for anonymous callers. */
-  standing?: PlanStanding | undefined;
-};
-
-/** The reason a priced call's 402 gives an identified agent, and the account it can extend. */
-export type PlanStanding = { reason: 'usage_exhausted' | 'access_not_found'; accessId: string | null; sells: boolean };
+export const challengeOutcomeSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('challenge'), challenge: issuedChallengeSchema }),
+  paidFromCreditSchema,
+  z.strictObject({ kind: z.literal('plan_to_buy'), reason: planStandingSchema.shape.reason, accessId: someId.nullable() }),
+]);
+export type ChallengeOutcome = z.infer<typeof challengeOutcomeSchema>;
 
 export const protocolSchema = z.enum(['x402', 'mpp']);
 export type PaymentProtocol = z.infer<typeof protocolSchema>;
@@ -316,9 +396,6 @@ export const claimInputSchema = z.object({
 });
 export type ClaimInput = z.infer<typeof claimInputSchema>;
 
-/** An admitted paid retry: forwarded under the challenged request's id, for the paying agent. */
-export type ClaimedPayment = { requestId: string; agentId: string; buyerId: string | null; payer: string; kind: string };
-
 export const settleInputSchema = z.object({
   paymentId: id('apay_'),
   upstreamStatus: z.number().int().min(100).max(599),
@@ -330,39 +407,79 @@ export const settleInputSchema = z.object({
 });
 export type SettleInput = z.infer<typeof settleInputSchema>;
 
-export type Adjustment = { meterSlug: string; reportedQuantity: number; settledQuantity: number };
+export const adjustmentSchema = z.strictObject({ meterSlug: z.string().min(1), reportedQuantity: count, settledQuantity: count });
+export type Adjustment = z.infer<typeof adjustmentSchema>;
 
 /** The `hub-billing` header (spec: Response to the agent). */
-export type BillingSummary = {
-  status: 'settled' | 'settling';
-  authorizedUsd: string;
-  chargedUsd: string;
-  remainderUsd: string;
+export const billingSummarySchema = z.strictObject({
+  status: z.enum(['settled', 'settling']),
+  authorizedUsd: usd,
+  chargedUsd: usd,
+  remainderUsd: usd,
   /** Never null: docs/decisions.md › Payments says which value each outcome reads. */
-  remainderHandling: 'credited' | 'escrow_returned' | 'escrow_expired';
+  remainderHandling: z.enum(['credited', 'escrow_returned', 'escrow_expired']),
   /** Only on a call paid from the payer's credit with the seller, which no transaction moved. */
-  paidFrom?: 'credit';
-  settleTransactionHash: string | null;
-};
+  paidFrom: z.literal('credit').optional(),
+  settleTransactionHash: z.string().nullable(),
+});
+export type BillingSummary = z.infer<typeof billingSummarySchema>;
+
+const released = z.strictObject({ kind: z.literal('released') });
+const identity = z.strictObject({ kind: z.literal('identity') });
+const billed = z.strictObject({
+  kind: z.literal('billed'),
+  billing: billingSummarySchema,
+  adjusted: z.array(adjustmentSchema),
+  /** Null when no payment moved (a charge of zero): nothing to claim success for. */
+  receipt: settleResponseSchema.nullable(),
+});
+const failed = z.strictObject({ kind: z.literal('failed'), settlementReason: z.string().min(1), adjusted: z.array(adjustmentSchema) });
 
 /** How a paid request ended; `failed` is an answer, not an error (the response is already on its way). */
-export type SettleOutcome =
-  | { kind: 'released' }
-  | { kind: 'identity' }
-  /** `receipt` is null when no payment moved (a charge of zero): nothing to claim success for. */
-  | { kind: 'billed'; billing: BillingSummary; adjusted: Adjustment[]; receipt: SettleResponse | null }
-  | { kind: 'failed'; settlementReason: string; adjusted: Adjustment[] };
+export const settleOutcomeSchema = z.discriminatedUnion('kind', [released, identity, billed, failed]);
+export type SettleOutcome = z.infer<typeof settleOutcomeSchema>;
 
+const usageError = { usageError: z.string().min(1).optional() };
 /** A settled request and, when the usage captured with it was refused, its `hub-usage-error`. */
-export type SettledRequest = SettleOutcome & { usageError?: string };
+export const settledRequestSchema = z.discriminatedUnion('kind', [
+  released.extend(usageError),
+  identity.extend(usageError),
+  billed.extend(usageError),
+  failed.extend(usageError),
+]);
+export type SettledRequest = z.infer<typeof settledRequestSchema>;
+
+// ─── Storefront outcomes (built on the payment's shapes above) ──────────────────────────────────
+
+export const purchaseOutcomeSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('challenge'), challenge: issuedChallengeSchema, requestId: id('hubreq_') }),
+  z.strictObject({
+    kind: z.literal('opened'),
+    account: accountViewSchema,
+    payment: purchasePaymentSchema.nullable(),
+    settled: settleOutcomeSchema.nullable(),
+  }),
+  z.strictObject({ kind: z.literal('settling'), payment: purchasePaymentSchema }),
+]);
+
+// ─── Readiness ──────────────────────────────────────────────────────────────────────────────────
+
+const paymentsAvailable = z.strictObject({ payments: z.literal('available') });
+const paymentsUnavailable = z.strictObject({ payments: z.literal('unavailable'), reason: z.string().min(1) });
+/** Whether hub can take payments now, and why not: what both processes' `/readyz` say beside `status`. */
+export const paymentsReadinessSchema = z.discriminatedUnion('payments', [paymentsAvailable, paymentsUnavailable]);
+export type PaymentsReadiness = z.infer<typeof paymentsReadinessSchema>;
+
+const reachable = { ok: z.literal(true), database: z.boolean() };
+const pingSchema = z.discriminatedUnion('payments', [paymentsAvailable.extend(reachable), paymentsUnavailable.extend(reachable)]);
 
 // ─── The procedures ─────────────────────────────────────────────────────────────────────────────
 
-type Procedure<Input extends z.ZodType, Output> = {
+type Procedure<Input extends z.ZodType, Output extends z.ZodType> = {
   kind: 'query' | 'mutation';
   input: Input;
-  /** Type only: what the procedure answers. */
-  output?: Output;
+  /** What the procedure answers (shared/contract-outputs.ts checks answers against it in tests). */
+  output: Output;
   /**
    * Called on every paid request (or every identified one that reports usage): answered by the
    * control-plane's direct lane (control-plane/internal/direct-calls.ts) rather than tRPC's adapter.
@@ -370,39 +487,47 @@ type Procedure<Input extends z.ZodType, Output> = {
   hotPath?: true;
 };
 /** A procedure on every paid request's path. */
-const onHotPath = <P extends Procedure<z.ZodType, unknown>>(procedure: P): P => ({ ...procedure, hotPath: true });
-const query =
-  <Output>() =>
-  <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'query', input });
-const mutation =
-  <Output>() =>
-  <Input extends z.ZodType>(input: Input): Procedure<Input, Output> => ({ kind: 'mutation', input });
-
-/** Whether hub can take payments now, and why not: what both processes' `/readyz` say beside `status`. */
-export type PaymentsReadiness = { payments: 'available' } | { payments: 'unavailable'; reason: string };
+const onHotPath = <P extends Procedure<z.ZodType, z.ZodType>>(procedure: P): P => ({ ...procedure, hotPath: true });
+const query = <Input extends z.ZodType, Output extends z.ZodType>(input: Input, output: Output): Procedure<Input, Output> => ({
+  kind: 'query',
+  input,
+  output,
+});
+const mutation = <Input extends z.ZodType, Output extends z.ZodType>(input: Input, output: Output): Procedure<Input, Output> => ({
+  kind: 'mutation',
+  input,
+  output,
+});
 
 export const contract = {
-  ping: query<{ ok: true; database: boolean } & PaymentsReadiness>()(z.void()),
-  sellerByHost: query<PaySeller | null>()(z.object({ host: z.string().min(1).max(300) })),
-  sellersChangedSince: query<{ now: string; sellerIds: string[] }>()(z.object({ since: z.iso.datetime().nullable() })),
-  manifest: query<SellerManifest | null>()(z.object({ sellerId: anyId })),
-  agentByTokenHash: query<AgentIdentity | null>()(z.object({ tokenHash: sha256Hex })),
-  agentChallenge: mutation<RegistrationChallenge>()(registrationChallengeInput),
-  agentRegister: mutation<Registration>()(registrationInput),
-  agentsChangedSince: query<{ now: string; agentIds: string[] }>()(z.object({ since: z.iso.datetime().nullable() })),
-  requestAgentClaim: mutation<ClaimRequested>()(claimRequestInput),
-  viewClaim: query<ClaimView>()(claimLinkInput.extend({ link: z.enum(['confirm', 'release']) })),
-  confirmClaim: mutation<ClaimView>()(claimLinkInput),
-  releaseClaim: mutation<ClaimView>()(claimLinkInput),
-  startPurchase: mutation<PurchaseOutcome>()(startPurchaseInput),
-  completePurchase: mutation<PurchaseOutcome>()(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() })),
-  redeemKey: mutation<MintedKey>()(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() })),
-  purchaseReceipt: query<{ purchases: AccountView[]; creditUsd: string }>()(z.object({ sellerId: anyId, agentId: anyId })),
-  recordRequests: mutation<number>()(requestBatchSchema),
-  captureUsage: onHotPath(mutation<{ usageEventIds: string[] }>()(capturedUsageSchema)),
-  issuePaymentChallenge: onHotPath(mutation<ChallengeOutcome>()(challengeInputSchema)),
-  claimPaidRequest: onHotPath(mutation<ClaimedPayment>()(claimInputSchema)),
-  settlePaidRequest: onHotPath(mutation<SettledRequest>()(settleInputSchema)),
+  ping: query(z.void(), pingSchema),
+  sellerByHost: query(z.object({ host: z.string().min(1).max(300) }), paySellerSchema.nullable()),
+  sellersChangedSince: query(
+    z.object({ since: z.iso.datetime().nullable() }),
+    z.strictObject({ now: isoTime, sellerIds: z.array(someId) }),
+  ),
+  manifest: query(z.object({ sellerId: anyId }), sellerManifestSchema.nullable()),
+  agentByTokenHash: query(z.object({ tokenHash: sha256Hex }), agentIdentitySchema.nullable()),
+  agentChallenge: mutation(registrationChallengeInput, registrationChallengeSchema),
+  agentRegister: mutation(registrationInput, registrationSchema),
+  agentsChangedSince: query(z.object({ since: z.iso.datetime().nullable() }), z.strictObject({ now: isoTime, agentIds: z.array(someId) })),
+  requestAgentClaim: mutation(claimRequestInput, claimRequestedSchema),
+  viewClaim: query(claimLinkInput.extend({ link: z.enum(['confirm', 'release']) }), claimViewSchema),
+  confirmClaim: mutation(claimLinkInput, claimViewSchema),
+  releaseClaim: mutation(claimLinkInput, claimViewSchema),
+  startPurchase: mutation(startPurchaseInput, purchaseOutcomeSchema),
+  completePurchase: mutation(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() }), purchaseOutcomeSchema),
+  redeemKey: mutation(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() }), mintedKeySchema),
+  purchaseReceipt: query(
+    z.object({ sellerId: anyId, agentId: anyId }),
+    z.strictObject({ purchases: z.array(accountViewSchema), creditUsd: usd }),
+  ),
+  /** How many records the batch stored. */
+  recordRequests: mutation(requestBatchSchema, count),
+  captureUsage: onHotPath(mutation(capturedUsageSchema, z.strictObject({ usageEventIds: z.array(someId) }))),
+  issuePaymentChallenge: onHotPath(mutation(challengeInputSchema, challengeOutcomeSchema)),
+  claimPaidRequest: onHotPath(mutation(claimInputSchema, claimedPaymentSchema)),
+  settlePaidRequest: onHotPath(mutation(settleInputSchema, settledRequestSchema)),
 };
 
 export type Contract = typeof contract;
@@ -414,4 +539,4 @@ export const HOT_PATH_PROCEDURES: readonly ProcedureName[] = (Object.keys(contra
 export type ProcedureName = keyof Contract;
 export type ProcedureInput<Name extends ProcedureName> = z.input<Contract[Name]['input']>;
 export type ParsedInput<Name extends ProcedureName> = z.output<Contract[Name]['input']>;
-export type ProcedureOutput<Name extends ProcedureName> = Exclude<Contract[Name]['output'], undefined>;
+export type ProcedureOutput<Name extends ProcedureName> = z.output<Contract[Name]['output']>;

@@ -1,5 +1,6 @@
 import { upstreamAddressesOf } from '../../runtime/upstream-addresses.js';
 import { contract, type ParsedInput, type ProcedureName, type ProcedureOutput } from '../../shared/contract.js';
+import { contractOutputsChecked, enforceOutput } from '../../shared/contract-outputs.js';
 import { confirmClaim, releaseClaim, viewClaim } from '../claims/claim-links.js';
 import { requestAgentClaim } from '../claims/request-claim.js';
 import type { RequestContext } from '../context.js';
@@ -48,11 +49,24 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   },
 };
 
+/**
+ * In tests each answer is checked against its output schema before it leaves, in whichever lane
+ * (shared/contract-outputs.ts). Not with tRPC's `.output()`, which answers the schema's parsed copy
+ * (its keys in the schema's order) instead of what the procedure returned.
+ */
+const checkOutputs = contractOutputsChecked();
+
 function serve<Name extends ProcedureName>(name: Name) {
   const { kind, input } = contract[name];
   const implementation = implementations[name] as Implementation<ProcedureName>;
   const procedure = internalProcedure.input(input);
-  const resolve = ({ ctx, input }: { ctx: RequestContext; input: unknown }) => implementation(ctx, input as never);
+  const resolve = checkOutputs
+    ? async ({ ctx, input }: { ctx: RequestContext; input: unknown }) => {
+        const answer = await implementation(ctx, input as never);
+        enforceOutput(name, answer, 'control-plane');
+        return answer;
+      }
+    : ({ ctx, input }: { ctx: RequestContext; input: unknown }) => implementation(ctx, input as never);
   return kind === 'query' ? procedure.query(resolve) : procedure.mutation(resolve);
 }
 
