@@ -9,55 +9,22 @@ import { parseArgs } from 'node:util';
 import type { ProcedureName, ProcedureOutput } from '../shared/contract.js';
 import { checkOutput } from '../shared/contract-outputs.js';
 import { newId } from '../shared/ids.js';
+import { sampleAnswers } from '../test/helpers/contract-answers.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1' } } });
 const seconds = Number(values.seconds);
 
-const payer = `0x${'ab'.repeat(20)}`;
-const requestId = newId('request');
-const paymentId = newId('paymentAttempt');
-
+const sample = sampleAnswers();
+// A challenge as a priced plan's buyer sees it: the plan and the standing that names it.
 const challenge: ProcedureOutput<'issuePaymentChallenge'> = {
   kind: 'challenge',
   challenge: {
-    paymentId,
-    amountMicros: '10000',
-    amountUsd: '0.010000',
-    payTo: `0x${'12'.repeat(20)}`,
-    token: { address: `0x${'34'.repeat(20)}`, decimals: 6, name: 'USD Coin', version: '2' },
-    serviceSlug: 'search',
-    usage: [{ meterSlug: 'calls', quantity: 1 }],
+    ...sample.issued,
     plan: { id: newId('plan'), slug: 'per-call', billingMode: 'payg' },
-    rail: 'base_usdc',
-    network: 'eip155:8453',
-    requirements: {
-      scheme: 'exact',
-      network: 'eip155:8453',
-      asset: `0x${'34'.repeat(20)}`,
-      amount: '10000',
-      payTo: `0x${'12'.repeat(20)}`,
-      maxTimeoutSeconds: 300,
-      extra: { name: 'USD Coin', version: '2', paymentId },
-    },
-    expiresAt: new Date().toISOString(),
     standing: { reason: 'usage_exhausted', accessId: newId('access'), sells: true },
   },
 };
-const claimed: ProcedureOutput<'claimPaidRequest'> = { requestId, agentId: newId('agent'), buyerId: null, payer, kind: 'call' };
-const settled: ProcedureOutput<'settlePaidRequest'> = {
-  kind: 'billed',
-  adjusted: [],
-  billing: {
-    status: 'settled',
-    authorizedUsd: '0.010000',
-    chargedUsd: '0.010000',
-    remainderUsd: '0.000000',
-    remainderHandling: 'credited',
-    settleTransactionHash: `0x${'cd'.repeat(32)}`,
-  },
-  receipt: { success: true, transaction: `0x${'cd'.repeat(32)}`, network: 'eip155:8453', amount: '10000', payer },
-};
-const captured: ProcedureOutput<'captureUsage'> = { usageEventIds: [newId('usageEvent')] };
+const { claimed, billed: settled, captured } = sample;
 
 /**
  * Runs `fn` for `seconds` of wall time (after a short warm-up) and answers µs of this process's CPU

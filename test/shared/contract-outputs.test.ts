@@ -16,6 +16,7 @@ import { checkOutput, contractOutputsChecked } from '../../shared/contract-outpu
 import { newId } from '../../shared/ids.js';
 import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
 import { seedPricedService } from '../helpers/catalog-seed.js';
+import { sampleAnswers } from '../helpers/contract-answers.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { testProviders } from '../helpers/database.js';
 
@@ -35,50 +36,7 @@ t.test('tests check answers; production never does', async (t) => {
   t.notOk(contractOutputsChecked({ HUB_CHECK_CONTRACT_OUTPUTS: '1', HUB_ENV: 'production' }), 'HUB_ENV=production too');
 });
 
-const payer = `0x${'ab'.repeat(20)}`;
-const paymentId = newId('paymentAttempt');
-const claimed: ProcedureOutput<'claimPaidRequest'> = {
-  requestId: newId('request'),
-  agentId: newId('agent'),
-  buyerId: null,
-  payer,
-  kind: 'call',
-};
-const issued: IssuedChallenge = {
-  paymentId,
-  amountMicros: '10000',
-  amountUsd: '0.010000',
-  payTo: `0x${'12'.repeat(20)}`,
-  token: { address: `0x${'34'.repeat(20)}`, decimals: 6, name: 'USD Coin', version: '2' },
-  serviceSlug: 'search',
-  usage: [{ meterSlug: 'calls', quantity: 1 }],
-  plan: null,
-  rail: 'base_usdc',
-  network: 'eip155:8453',
-  requirements: {
-    scheme: 'exact',
-    network: 'eip155:8453',
-    asset: `0x${'34'.repeat(20)}`,
-    amount: '10000',
-    payTo: `0x${'12'.repeat(20)}`,
-    maxTimeoutSeconds: 300,
-    extra: { name: 'USD Coin', version: '2', paymentId },
-  },
-  expiresAt: '2030-01-31T12:00:00.000Z',
-};
-const billed: ProcedureOutput<'settlePaidRequest'> = {
-  kind: 'billed',
-  adjusted: [{ meterSlug: 'calls', reportedQuantity: 5, settledQuantity: 1 }],
-  billing: {
-    status: 'settled',
-    authorizedUsd: '0.010000',
-    chargedUsd: '0.010000',
-    remainderUsd: '0.000000',
-    remainderHandling: 'credited',
-    settleTransactionHash: `0x${'cd'.repeat(32)}`,
-  },
-  receipt: { success: true, transaction: `0x${'cd'.repeat(32)}`, network: 'eip155:8453', payer },
-};
+const { paymentId, claimed, issued, billed } = sampleAnswers();
 
 t.test('answers outside the contract are refused', async (t) => {
   const good: [ProcedureName, unknown][] = [
