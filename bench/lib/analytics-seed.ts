@@ -69,7 +69,7 @@ export async function seedAnalytics(databaseUrl: string, load: AnalyticsLoad, lo
           completedAt: when,
         });
       }
-      await recordRequests(db, { created, completed: [], tallies: [] }, provider);
+      await recordRequests(db, { created, completed: [], tallies: [] });
       if (i % 200_000 === 0) log(`  requests ${i.toLocaleString('en-US')}`);
     }
     seconds.requests = (performance.now() - began) / 1000;

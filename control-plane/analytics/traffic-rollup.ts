@@ -1,5 +1,4 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { Db } from '../db/client.js';
 import type { Sql } from '../db/sql.js';
 import { bucketOf } from './time-buckets.js';
 
@@ -23,10 +22,8 @@ type Grain = (typeof GRAINS)[number];
  * proxy's batch held while it waited for the count, would deadlock.
  */
 
-type Writer = Pick<Db, '$executeRaw'>;
-
 /** Adds delivered calls, given per seller and instant; several of one bucket are summed first. */
-export function countCalls(db: Writer, calls: { sellerId: string; at: Date | number; count: number }[]) {
+export function countCalls(tx: Pick<Sql, 'run'>, calls: { sellerId: string; at: Date | number; count: number }[]) {
   const summed = new Map<string, { sellerId: string; grain: Grain; bucket: number; count: number }>();
   for (const c of calls) {
     for (const grain of GRAINS) {
@@ -45,8 +42,8 @@ export function countCalls(db: Writer, calls: { sellerId: string; at: Date | num
       a.bucket - b.bucket,
   );
   const rows = inLockOrder.map((r) => Prisma.sql`(${r.sellerId}, ${r.grain}, ${r.bucket}, ${r.count})`);
-  return db.$executeRaw`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "calls") VALUES ${Prisma.join(rows)}
-    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "calls" = "SellerStat"."calls" + excluded."calls"`;
+  return tx.run(Prisma.sql`INSERT INTO "SellerStat" ("sellerId", "grain", "bucket", "calls") VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "calls" = "SellerStat"."calls" + excluded."calls"`);
 }
 
 /** Counts one priced challenge; a statement for the transaction that records it. */

@@ -33,9 +33,10 @@ export const POOL_SIZE = 10;
 export const READ_POOL_SIZE = 4;
 
 /**
- * No statement runs longer than this on the shared pool (ms): as long as the longest transaction
- * hub allows (usage/draw.ts, a draw queued behind others on one access), so only a statement that
- * would outlive any transaction is cut off, and its connection comes back.
+ * No statement runs longer than this on the shared pool (ms): long enough for a usage draw queued
+ * on one access's row behind others (usage/draw.ts: 100 reports behind a pool of a few
+ * connections), so only a statement stuck past any such wait is cut off, and its connection comes
+ * back.
  */
 export const STATEMENT_TIMEOUT_MS = 15_000;
 

@@ -236,6 +236,34 @@ export function inPairs(provider: DatabaseConfig['provider'], pairs: readonly (r
     : Prisma.sql`IN (SELECT value ->> 0, value ->> 1 FROM json_array_elements(CAST(${json} AS json)))`;
 }
 
+/** A column of `jsonRows`: its name, and the PostgreSQL type its values are read as. */
+export type JsonColumn = readonly [name: string, pgType: string];
+
+/**
+ * Rows bound as one JSON parameter (an array of arrays, each value at its column's position), as
+ * a table to select from: `FROM ${jsonRows(…)} AS batch`. A statement has one text whatever the
+ * number of rows, so it is prepared once, and no number of rows runs into a limit on parameters.
+ * SQLite reads each value as the JSON holds it (true and false as 1 and 0, as its columns keep
+ * them); PostgreSQL casts each to its column's type, which it could not infer for values that are
+ * not yet in a table. Values are written as the lane binds them: timestamps in each database's
+ * form, bigints as text.
+ */
+export function jsonRows(
+  provider: DatabaseConfig['provider'],
+  columns: readonly JsonColumn[],
+  rows: readonly (readonly unknown[])[],
+): Prisma.Sql {
+  const timestamp = provider === 'sqlite' ? sqliteTimestamp : (at: Date) => at.toISOString();
+  const encode = (value: unknown) => (value instanceof Date ? timestamp(value) : typeof value === 'bigint' ? value.toString() : value);
+  const json = JSON.stringify(rows.map((row) => row.map(encode)));
+  const read = columns.map(([name, pgType], i) =>
+    Prisma.raw(provider === 'sqlite' ? `value ->> ${i} AS "${name}"` : `CAST(value ->> ${i} AS ${pgType}) AS "${name}"`),
+  );
+  return provider === 'sqlite'
+    ? Prisma.sql`(SELECT ${Prisma.join(read)} FROM json_each(${json}))`
+    : Prisma.sql`(SELECT ${Prisma.join(read)} FROM json_array_elements(CAST(${json} AS json)))`;
+}
+
 /** Runs statements one after the other (in a transaction, usually). */
 export async function runEach(tx: Sql, statements: readonly Prisma.Sql[]): Promise<void> {
   for (const statement of statements) await tx.run(statement);

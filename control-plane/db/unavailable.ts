@@ -57,6 +57,8 @@ function isTransient(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const { code, meta, message } = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: unknown } }; message?: unknown };
   if (typeof code === 'string' && PRISMA_CODES.has(code)) return true;
+  // The SQL lane's (sql.ts) failures are the driver's own: PostgreSQL's SQLSTATE in `code`.
+  if (typeof code === 'string' && POSTGRES_CODES.has(code)) return true;
   const cause = meta?.driverAdapterError?.cause as { kind?: unknown; code?: unknown; message?: unknown } | undefined;
   if (cause) {
     if (typeof cause.kind === 'string' && ADAPTER_KINDS.has(cause.kind)) return true;

@@ -38,7 +38,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
   purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
   redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input, upstreamAddressesOf(ctx.config)),
-  recordRequests: (ctx, input) => recordRequests(ctx.db, input, ctx.provider),
+  recordRequests: (ctx, input) => recordRequests(ctx.db, input),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
   issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input, planStanding),
   claimPaidRequest: (ctx, input) => claimPaidRequest(ctx.db, ctx.payments, input),

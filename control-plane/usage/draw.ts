@@ -1,8 +1,9 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
 import { sumMicros } from '../../shared/money.js';
-import type { Db } from '../db/client.js';
+import type { Db, Provider } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { bigintOf, bigintOrNull, dateOrNull, inList, type Sql, sqlOf } from '../db/sql.js';
 import { holdOpenForReports } from '../payments/attempt-status.js';
 import { accessState, type Draw, type DrawItem } from './allowance.js';
 import { groupCommit } from './group-commit.js';
@@ -13,17 +14,17 @@ import { affordable, type Bill, bill } from './pricing.js';
  * Commits one draw and its usage event in a single transaction: all of it or none of it, and a
  * duplicate idempotency key (unique per organization) rolls the whole draw back.
  *
- * Two ways, both safe under concurrency on either database:
+ * Two ways, both on the SQL lane (db/sql.ts) and safe under concurrency on either database:
  *
- * * Included units are counted against what is left of them, so a draw that takes any runs in an
- *   interactive transaction that first writes to the row guarding the count (the access; the
+ * * Included units are counted against what is left of them, so a draw that takes any runs in a
+ *   transaction of its own that first writes to the row guarding the count (the access; the
  *   buyer's pool rows, in meter order). A write takes PostgreSQL's row lock until commit, and
  *   SQLite runs one write transaction at a time, so concurrent draws queue up and each prices
  *   what the one before it left.
  * * Everything else (a paid request, or credit alone) is one batch of statements: the credit is
  *   taken by an update that sets the balance to NULL, which the column refuses, unless the access
  *   is active and can pay, so a balance never goes below zero and a refused debit aborts the
- *   batch. A batch costs half an interactive transaction, and batches that arrive together
+ *   batch. A batch costs half a transaction of its own, and batches that arrive together
  *   commit together (group-commit.ts). It is the common case: included units are the first few
  *   units of a period.
  */
@@ -47,11 +48,7 @@ export class PaymentClosed extends Error {
   override name = 'PaymentClosed';
 }
 
-type Tx = Prisma.TransactionClient;
 type PricedItems = Bill<DrawItem>['items'];
-
-/** Long enough for 100 reports queued on one access behind a pool of a few connections. */
-const TRANSACTION_LIMITS = { maxWait: 15_000, timeout: 15_000 };
 
 export async function commitDraw(db: Db, draw: Draw, event: UsageEventInput, now: Date): Promise<{ id: string; costMicros: bigint }> {
   const priced = bill(draw.items);
@@ -78,19 +75,20 @@ async function commitBatch(db: Db, draw: Draw, priced: Bill<DrawItem>, event: Us
 }
 
 async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Date) {
-  return db.$transaction(async (tx) => {
+  const lane = sqlOf(db);
+  return lane.transaction(async (tx) => {
     const items =
       draw.kind === 'access'
-        ? await drawFromAccess(tx, draw, now)
+        ? await drawFromAccess(tx, lane.provider, draw, now)
         : draw.kind === 'free'
           ? await drawFromFreePool(tx, draw, now)
           : bill(draw.items).items;
     const priced = { items, costMicros: sumMicros(items.map((item) => item.costMicros)) };
     const id = newId('usageEvent');
-    await tx.$executeRaw(insertEvents([eventRow(id, draw, priced, event, now)]));
-    if (items.length) await tx.$executeRaw(insertItems(itemRows(id, priced)));
+    await tx.run(insertEvents([eventRow(id, draw, priced, event, now)]));
+    if (items.length) await tx.run(insertItems(itemRows(id, priced)));
     return { id, costMicros: priced.costMicros };
-  }, TRANSACTION_LIMITS);
+  });
 }
 
 type EventRow = UsageEventInput & {
@@ -180,65 +178,79 @@ function insertItems(rows: readonly ItemRow[]) {
   return Prisma.sql`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "costMicros") VALUES ${Prisma.join(values)}`;
 }
 
-async function drawFromAccess(tx: Tx, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<PricedItems> {
+async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<PricedItems> {
   // The guarding write: it locks the access and reads it back as it is now.
-  const access = await tx.access.update({
-    where: { id: draw.access.id },
-    data: { updatedAt: now },
-    select: { status: true, periodStart: true, periodEnd: true, creditGrantedMicros: true, balanceMicros: true },
-  });
+  const row = await tx.get<Record<string, unknown>>(Prisma.sql`
+    UPDATE "Access" SET "updatedAt" = ${now} WHERE "id" = ${draw.access.id}
+    RETURNING "status", "periodStart", "periodEnd", "creditGrantedMicros", "balanceMicros"`);
+  // Priced from a row just read, so gone only if its seller was deleted since: a failure, as it was for the ORM.
+  if (!row) throw new Error(`The access ${draw.access.id} to draw on no longer exists.`);
+  const access = {
+    status: String(row.status),
+    periodStart: dateOrNull(row.periodStart),
+    periodEnd: dateOrNull(row.periodEnd),
+    creditGrantedMicros: bigintOrNull(row.creditGrantedMicros),
+    balanceMicros: bigintOf(row.balanceMicros),
+  };
   // Canceled, expired or renewed since it was priced: the caller tries its next draw.
   if (accessState(access, now) || accessPeriodStart(access).getTime() !== draw.periodStart.getTime()) throw new DrawNoLongerFits();
-  const rows = await tx.accessMeterUsage.findMany({
-    where: { accessId: draw.access.id, periodStart: draw.periodStart, meterId: { in: draw.items.map((item) => item.meterId) } },
-    select: { meterId: true, unitsUsed: true },
-  });
-  const used = new Map(rows.map((row) => [row.meterId, row.unitsUsed]));
+  const rows = await tx.all<{ meterId: string; unitsUsed: unknown }>(Prisma.sql`
+    SELECT "meterId", "unitsUsed" FROM "AccessMeterUsage"
+    WHERE "accessId" = ${draw.access.id} AND "periodStart" = ${draw.periodStart} AND "meterId" ${inList(
+      provider,
+      draw.items.map((item) => item.meterId),
+    )}`);
+  const used = new Map(rows.map((row) => [row.meterId, bigintOf(row.unitsUsed)]));
   const priced = bill(draw.items.map((item) => ({ ...item, includedUsed: used.get(item.meterId) ?? 0n })));
   if (!affordable(priced, access.creditGrantedMicros === null ? null : access.balanceMicros)) throw new DrawNoLongerFits();
 
-  for (const item of priced.items) {
-    if (item.includedUnits === 0n) continue;
-    const key = { accessId: draw.access.id, meterId: item.meterId, periodStart: draw.periodStart };
-    await tx.accessMeterUsage.upsert({
-      where: { accessId_meterId_periodStart: key },
-      create: { ...key, unitsUsed: item.includedUnits },
-      update: { unitsUsed: { increment: item.includedUnits } },
-    });
-  }
+  await countIncludedUnits(tx, 'AccessMeterUsage', ['accessId', draw.access.id], draw.periodStart, priced.items, now);
   if (priced.costMicros > 0n) {
-    const paid = await tx.access.updateMany({
-      where: { id: draw.access.id, balanceMicros: { gte: priced.costMicros } },
-      data: { balanceMicros: { decrement: priced.costMicros } },
-    });
-    if (paid.count !== 1) throw new DrawNoLongerFits();
+    const paid = await tx.run(Prisma.sql`
+      UPDATE "Access" SET "balanceMicros" = "balanceMicros" - ${priced.costMicros}, "updatedAt" = ${now}
+      WHERE "id" = ${draw.access.id} AND "balanceMicros" >= ${priced.costMicros}`);
+    if (paid !== 1) throw new DrawNoLongerFits();
   }
   return priced.items;
 }
 
-async function drawFromFreePool(tx: Tx, draw: Extract<Draw, { kind: 'free' }>, now: Date): Promise<PricedItems> {
+async function drawFromFreePool(tx: Sql, draw: Extract<Draw, { kind: 'free' }>, now: Date): Promise<PricedItems> {
   // The guarding writes: one row per meter of the buyer's pool, created at zero when new, in
   // meter order so two draws never wait on each other crosswise.
   const used = new Map<string, bigint>();
   for (const item of [...draw.items].sort((a, b) => (a.meterId < b.meterId ? -1 : 1))) {
-    const key = { buyerId: draw.buyerId, meterId: item.meterId, periodStart: draw.periodStart };
-    const row = await tx.includedUnitsUsage.upsert({
-      where: { buyerId_meterId_periodStart: key },
-      create: { ...key, unitsUsed: 0n },
-      update: { updatedAt: now },
-      select: { unitsUsed: true },
-    });
-    used.set(item.meterId, row.unitsUsed);
+    const row = await tx.get<{ unitsUsed: unknown }>(Prisma.sql`
+      INSERT INTO "IncludedUnitsUsage" ("buyerId", "meterId", "periodStart", "unitsUsed", "updatedAt")
+      VALUES (${draw.buyerId}, ${item.meterId}, ${draw.periodStart}, 0, ${now})
+      ON CONFLICT ("buyerId", "meterId", "periodStart") DO UPDATE SET "updatedAt" = excluded."updatedAt"
+      RETURNING "unitsUsed"`);
+    used.set(item.meterId, bigintOf(row!.unitsUsed));
   }
   const priced = bill(draw.items.map((item) => ({ ...item, includedUsed: used.get(item.meterId) ?? 0n })));
   if (!affordable(priced, null)) throw new DrawNoLongerFits();
 
-  for (const item of priced.items) {
-    if (item.includedUnits === 0n) continue;
-    await tx.includedUnitsUsage.update({
-      where: { buyerId_meterId_periodStart: { buyerId: draw.buyerId, meterId: item.meterId, periodStart: draw.periodStart } },
-      data: { unitsUsed: { increment: item.includedUnits } },
-    });
-  }
+  await countIncludedUnits(tx, 'IncludedUnitsUsage', ['buyerId', draw.buyerId], draw.periodStart, priced.items, now);
   return priced.items;
+}
+
+/**
+ * Adds the included units an access's or a buyer's draw took to their counts for the period, one
+ * row per meter (made by the first draw of the period), in one statement.
+ */
+async function countIncludedUnits(
+  tx: Sql,
+  table: 'AccessMeterUsage' | 'IncludedUnitsUsage',
+  [ownerColumn, ownerId]: ['accessId' | 'buyerId', string],
+  periodStart: Date,
+  items: PricedItems,
+  now: Date,
+): Promise<void> {
+  const drawn = items.filter((item) => item.includedUnits > 0n);
+  if (drawn.length === 0) return;
+  const values = drawn.map((item) => Prisma.sql`(${ownerId}, ${item.meterId}, ${periodStart}, ${item.includedUnits}, ${now})`);
+  await tx.run(Prisma.sql`
+    INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw(`"${ownerColumn}"`)}, "meterId", "periodStart", "unitsUsed", "updatedAt")
+    VALUES ${Prisma.join(values)}
+    ON CONFLICT (${Prisma.raw(`"${ownerColumn}"`)}, "meterId", "periodStart")
+    DO UPDATE SET "unitsUsed" = ${Prisma.raw(`"${table}"`)}."unitsUsed" + excluded."unitsUsed", "updatedAt" = excluded."updatedAt"`);
 }

@@ -115,11 +115,11 @@ for (const provider of testProviders()) {
       const events = rows
         .slice(0, 600)
         .map((r, i) => ({ at: r.createdAt, paid: i % 3 === 0, wallet: `0x${String(i % 50).padStart(40, '0')}` }));
+      const sql = sqlOf(cp.db);
       await countCalls(
-        cp.db,
+        sql,
         events.map((e) => ({ sellerId, at: e.at, count: 2 })),
       );
-      const sql = sqlOf(cp.db);
       for (const e of events) {
         await sql.run(countAttempt(sellerId, e.at));
         if (e.paid) await countTransaction(sql, { sellerId, createdAt: e.at, chargedMicros: 10_000n, payer: e.wallet });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bigintOf, booleanOf, dateOf, dateOrNull, sqlOf } from '../../../control-plane/db/sql.js';
+import { bigintOf, booleanOf, dateOf, dateOrNull, jsonRows, sqlOf } from '../../../control-plane/db/sql.js';
 import { Prisma } from '../../../generated/prisma/sqlite/client.js';
 import { createTestDatabase, testProviders } from '../../helpers/database.js';
 
@@ -47,6 +47,48 @@ for (const provider of testProviders()) {
       t.equal(bigintOf(read?.balanceMicros), huge, 'a bigint beyond 2^53 keeps every digit');
       t.same(dateOf(read?.updatedAt), at, 'timestamps compare as the ORM stores them');
       t.equal(dateOrNull(null), null);
+    });
+
+    await t.test('rows bound as one JSON parameter are written as the ORM writes them', async (t) => {
+      const columns = [
+        ['sellerId', 'text'],
+        ['payer', 'text'],
+        ['balanceMicros', 'bigint'],
+        ['updatedAt', 'timestamp(3)'],
+      ] as const;
+      const insert = (rows: unknown[][]) => Prisma.sql`INSERT INTO "PayerCredit" ("sellerId", "payer", "balanceMicros", "updatedAt")
+        SELECT "sellerId", "payer", "balanceMicros", "updatedAt" FROM ${jsonRows(provider, columns, rows)} AS batch`;
+      const huge = 2n ** 62n + 9n;
+      const at = new Date('2026-11-25T08:00:00.007Z');
+      t.equal(insert([[1]]).sql, insert([[1], [2], [3]]).sql, 'one text whatever the number of rows');
+      t.equal(
+        await sql.run(
+          insert([
+            ['sel_1', '0xj1', huge, at],
+            ['sel_1', '0xj2', 0n, at],
+          ]),
+        ),
+        2,
+      );
+      const read = await db.payerCredit.findMany({ where: { payer: { in: ['0xj1', '0xj2'] } }, orderBy: { payer: 'asc' } });
+      t.match(read, [
+        { payer: '0xj1', balanceMicros: huge, updatedAt: at },
+        { payer: '0xj2', balanceMicros: 0n, updatedAt: at },
+      ]);
+      t.equal(await db.payerCredit.count({ where: { updatedAt: at } }), 2, 'timestamps compare as the ORM stores them');
+
+      const flags = [
+        ['id', 'text'],
+        ['sandbox', 'boolean'],
+        ['status', 'integer'],
+      ] as const;
+      const [off, on] = await sql.all<{ id: string; sandbox: unknown; status: unknown }>(
+        Prisma.sql`SELECT * FROM ${jsonRows(provider, flags, [
+          ['a', false, null],
+          ['b', true, 200],
+        ])} AS batch ORDER BY "id"`,
+      );
+      t.match([booleanOf(off?.sandbox), off?.status, booleanOf(on?.sandbox), Number(on?.status)], [false, null, true, 200]);
     });
 
     await t.test('a transaction that throws writes nothing', async (t) => {

@@ -1,6 +1,7 @@
 import { connect, createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { openDatabase } from '../../../control-plane/db/client.js';
+import { unavailableDatabase } from '../../../control-plane/db/unavailable.js';
 import { createControlPlaneServer } from '../../../control-plane/server.js';
 import { closeServer, listen } from '../../../runtime/http-server.js';
 import { startTestControlPlane } from '../../helpers/control-plane.js';
@@ -81,3 +82,17 @@ t.test(
     t.same([ready.status, await ready.json()], [503, { status: 'database_unreachable' }], '/readyz says why');
   },
 );
+
+t.test('a lock or a timeout lost on the SQL lane is 503 too, as through the ORM', async (t) => {
+  // The lane (db/sql.ts) throws the driver's own error, PostgreSQL's SQLSTATE in `code`.
+  const driverError = (code: string, message: string) => Object.assign(new Error(message), { code });
+  const lost: [string, string][] = [
+    ['57014', 'canceling statement due to statement timeout'],
+    ['40P01', 'deadlock detected'],
+    ['55P03', 'could not obtain lock on row in relation "Access"'],
+  ];
+  for (const [code, message] of lost) {
+    t.match(unavailableDatabase(driverError(code, message)), { code: 'service_unavailable' }, code);
+  }
+  t.equal(unavailableDatabase(driverError('23505', 'duplicate key value violates unique constraint')), undefined, 'a refusal is not');
+});

@@ -33,21 +33,17 @@ for (const provider of testProviders()) {
 
     await t.test('records are created in one batch and completed in the next', async (t) => {
       const rows = Array.from({ length: 3 }, () => record());
-      t.equal(await recordRequests(db, { created: rows, completed: [], tallies: [] }, provider), 3);
+      t.equal(await recordRequests(db, { created: rows, completed: [], tallies: [] }), 3);
       const completedAt = '2026-11-21T10:15:30.123Z';
-      await recordRequests(
-        db,
-        {
-          created: [],
-          completed: [
-            { id: rows[0]!.id, lifecycle: 'delivered', upstreamStatus: 200, completedAt },
-            { id: rows[1]!.id, lifecycle: 'failed', upstreamStatus: null, completedAt },
-            { id: newId('request'), lifecycle: 'delivered', upstreamStatus: 200, completedAt },
-          ],
-          tallies: [],
-        },
-        provider,
-      );
+      await recordRequests(db, {
+        created: [],
+        completed: [
+          { id: rows[0]!.id, lifecycle: 'delivered', upstreamStatus: 200, completedAt },
+          { id: rows[1]!.id, lifecycle: 'failed', upstreamStatus: null, completedAt },
+          { id: newId('request'), lifecycle: 'delivered', upstreamStatus: 200, completedAt },
+        ],
+        tallies: [],
+      });
       const stored = await db.requestRecord.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
       const byId = new Map(stored.map((r) => [r.id, r]));
       t.match(byId.get(rows[0]!.id), {
@@ -69,12 +65,12 @@ for (const provider of testProviders()) {
         count,
         ...over,
       });
-      await recordRequests(db, { created: [], completed: [], tallies: [tally(5), tally(2), tally(1, { lifecycle: 'failed' })] }, provider);
-      await recordRequests(
-        db,
-        { created: [], completed: [], tallies: [tally(10), tally(4, { sandbox: true }), tally(3, { minute: '2026-11-21T10:16:00.000Z' })] },
-        provider,
-      );
+      await recordRequests(db, { created: [], completed: [], tallies: [tally(5), tally(2), tally(1, { lifecycle: 'failed' })] });
+      await recordRequests(db, {
+        created: [],
+        completed: [],
+        tallies: [tally(10), tally(4, { sandbox: true }), tally(3, { minute: '2026-11-21T10:16:00.000Z' })],
+      });
       const rows = await db.requestTally.findMany({
         where: { sellerId },
         orderBy: [{ minute: 'asc' }, { lifecycle: 'asc' }, { sandbox: 'asc' }],
@@ -94,15 +90,11 @@ for (const provider of testProviders()) {
       const gone = await seller();
       await db.seller.delete({ where: { id: gone } });
       const kept = record();
-      const stored = await recordRequests(
-        db,
-        {
-          created: [kept, record({ sellerId: gone })],
-          completed: [],
-          tallies: [{ sellerId: gone, minute, sandbox: false, lifecycle: 'delivered', count: 1 }],
-        },
-        provider,
-      );
+      const stored = await recordRequests(db, {
+        created: [kept, record({ sellerId: gone })],
+        completed: [],
+        tallies: [{ sellerId: gone, minute, sandbox: false, lifecycle: 'delivered', count: 1 }],
+      });
       t.equal(stored, 1);
       t.ok(await db.requestRecord.findUnique({ where: { id: kept.id } }));
       t.equal(await db.requestTally.count({ where: { sellerId: gone } }), 0);
@@ -111,17 +103,13 @@ for (const provider of testProviders()) {
     await t.test('a large batch is split into statements below the parameter limits', async (t) => {
       const other = await seller();
       const rows = Array.from({ length: 1_000 }, () => record({ sellerId: other }));
-      await recordRequests(db, { created: rows, completed: [], tallies: [] }, provider);
+      await recordRequests(db, { created: rows, completed: [], tallies: [] });
       const completedAt = new Date().toISOString();
-      await recordRequests(
-        db,
-        {
-          created: [],
-          completed: rows.map((r) => ({ id: r.id, lifecycle: 'delivered' as const, upstreamStatus: 204, completedAt })),
-          tallies: [],
-        },
-        provider,
-      );
+      await recordRequests(db, {
+        created: [],
+        completed: rows.map((r) => ({ id: r.id, lifecycle: 'delivered' as const, upstreamStatus: 204, completedAt })),
+        tallies: [],
+      });
       t.equal(await db.requestRecord.count({ where: { sellerId: other, lifecycle: 'delivered', upstreamStatus: 204 } }), 1_000);
     });
   });

@@ -1,9 +1,11 @@
 import t, { type Test } from 'tap';
 import { countCalls } from '../../../control-plane/analytics/traffic-rollup.js';
 import { openDatabase } from '../../../control-plane/db/client.js';
+import { sqlOf } from '../../../control-plane/db/sql.js';
 import { issuePaymentChallenge } from '../../../control-plane/payments/challenge.js';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { planStanding } from '../../../control-plane/storefront/plan-standing.js';
+import { Prisma } from '../../../generated/prisma/sqlite/client.js';
 import { newId, newRequestId } from '../../../shared/ids.js';
 import { seedPricedService } from '../../helpers/catalog-seed.js';
 import { createTestDatabase } from '../../helpers/database.js';
@@ -60,36 +62,33 @@ t.test(
      */
     const challengeBesideBatch = async (t: Test, requestId: string) => {
       let challenge: ReturnType<typeof issuePaymentChallenge> | undefined;
-      const batch = batchWriter.db.$transaction(
-        async (tx) => {
-          await tx.$executeRaw`INSERT INTO "RequestRecord" ("id", "sellerId", "method", "path", "sandbox", "lifecycle", "mode", "createdAt")
-          VALUES (${requestId}, ${sellerId}, 'GET', '/search', false, 'forwarded', 'paid', ${new Date()}) ON CONFLICT ("id") DO NOTHING`;
-          challenge = issuePaymentChallenge(
-            db,
-            rail,
-            {
-              sellerId,
-              requestId,
-              agentId,
-              buyerId: null,
-              method: 'GET',
-              pathAndQuery: '/search',
-              bodyDigest: 'digest',
-              serviceSlug: 'search',
-              usage: [{ meterSlug: 'calls', quantity: 1 }],
-              sandbox: false,
-            },
-            planStanding,
-          );
-          challenge.catch(() => {});
-          for (let tries = 0; (await waitingOnLocks()) === 0; tries++) {
-            if (tries > 200) throw new Error('the challenge never waited for the record');
-            await new Promise((resolve) => setTimeout(resolve, 25));
-          }
-          await countCalls(tx, [{ sellerId, at: Date.now(), count: 1 }]);
-        },
-        { timeout: 20_000 },
-      );
+      const batch = sqlOf(batchWriter.db).transaction(async (tx) => {
+        await tx.run(Prisma.sql`INSERT INTO "RequestRecord" ("id", "sellerId", "method", "path", "sandbox", "lifecycle", "mode", "createdAt")
+          VALUES (${requestId}, ${sellerId}, 'GET', '/search', false, 'forwarded', 'paid', ${new Date()}) ON CONFLICT ("id") DO NOTHING`);
+        challenge = issuePaymentChallenge(
+          db,
+          rail,
+          {
+            sellerId,
+            requestId,
+            agentId,
+            buyerId: null,
+            method: 'GET',
+            pathAndQuery: '/search',
+            bodyDigest: 'digest',
+            serviceSlug: 'search',
+            usage: [{ meterSlug: 'calls', quantity: 1 }],
+            sandbox: false,
+          },
+          planStanding,
+        );
+        challenge.catch(() => {});
+        for (let tries = 0; (await waitingOnLocks()) === 0; tries++) {
+          if (tries > 200) throw new Error('the challenge never waited for the record');
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        await countCalls(tx, [{ sellerId, at: Date.now(), count: 1 }]);
+      });
       const [batchDone, challenged] = await Promise.allSettled([
         batch,
         batch.then(

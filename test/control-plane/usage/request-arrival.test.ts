@@ -13,26 +13,22 @@ for (const [provider, binding] of bindingsAndProviders()) {
     await w.access({ agentId });
     const requests = [{ meterSlug: 'requests', quantity: 1 }];
     const store = (id: string) =>
-      recordRequests(
-        w.db,
-        {
-          created: [
-            {
-              id,
-              sellerId: w.sellerId,
-              agentId,
-              method: 'GET',
-              path: '/forecast',
-              sandbox: false,
-              lifecycle: 'forwarded',
-              createdAt: new Date().toISOString(),
-            },
-          ],
-          completed: [],
-          tallies: [],
-        },
-        provider,
-      );
+      recordRequests(w.db, {
+        created: [
+          {
+            id,
+            sellerId: w.sellerId,
+            agentId,
+            method: 'GET',
+            path: '/forecast',
+            sandbox: false,
+            lifecycle: 'forwarded',
+            createdAt: new Date().toISOString(),
+          },
+        ],
+        completed: [],
+        tallies: [],
+      });
     const later = (ms: number, fn: () => Promise<unknown>) =>
       new Promise((resolve, reject) => setTimeout(() => fn().then(resolve, reject), ms));
 
