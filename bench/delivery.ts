@@ -104,6 +104,9 @@ async function measure(database: string, url: string, receiver: string, kid: str
   try {
     const masterKey = randomBytes(32);
     const world = await seed(db, masterKey, `${receiver}/zeroclick/access`, kid, secret);
+    // PostgreSQL plans from table statistics, which a bulk load leaves stale until autovacuum
+    // analyzes the tables (within a minute or so in service); measured right after the load, ask now.
+    if (config.provider === 'postgresql') await db.$executeRawUnsafe('ANALYZE');
     console.log(`${database}: seeded ${WRITES} pending writes`);
 
     const referencePerSecond = await plainClient(`${receiver}/zeroclick/access`, kid, secret, world.snapshot);
