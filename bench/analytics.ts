@@ -2,7 +2,8 @@
 // many page views a second hub takes in.
 //
 // For each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
-// postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards):
+// postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards;
+// BENCH_POSTGRES=off skips it):
 // one seller's year is loaded through the writers the product uses (bench/lib/analytics-seed.ts):
 // BENCH_REQUESTS request records (default 1,000,000), BENCH_PAYMENTS payments (100,000) and
 // BENCH_VIEWS page views (1,000,000) over 365 days. Then `hub start control-plane` runs on it and
@@ -20,12 +21,11 @@ import { openDatabase } from '../control-plane/db/client.js';
 import { parseDatabaseUrl } from '../shared/config.js';
 import { type AnalyticsLoad, type AnalyticsSeed, seedAnalytics } from './lib/analytics-seed.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
-import { scratchPostgres } from './lib/scratch-postgres.js';
+import { benchPostgres } from './lib/scratch-postgres.js';
 import { jsonPostScript } from './lib/usage-scripts.js';
 import { requireWrk, wrk } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const LOAD: AnalyticsLoad = {
   requests: Number(process.env.BENCH_REQUESTS ?? 1_000_000),
   payments: Number(process.env.BENCH_PAYMENTS ?? 100_000),
@@ -52,14 +52,14 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'hub-bench-analytics-'));
   try {
     await measure('SQLite', `file:${join(work, 'hub.db')}`, work, { timings, ingestion, loaded });
-    const scratch = await scratchPostgres(pgAdminUrl);
+    const scratch = await benchPostgres(log);
     if (scratch) {
       try {
         await measure('PostgreSQL', scratch.url, work, { timings, ingestion, loaded });
       } finally {
         await scratch.drop();
       }
-    } else log(`PostgreSQL: nothing answers at ${pgAdminUrl.replace(/\/\/[^@]*@/, '//')}; measured SQLite only`);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -44,7 +44,7 @@ import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
 import { turns } from '../runtime/turns.js';
 import { cpuMs } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
-import { scratchPostgres } from './lib/scratch-postgres.js';
+import { benchPostgres } from './lib/scratch-postgres.js';
 import { seedSeller } from './lib/seed.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -54,7 +54,6 @@ const PRICE_UNITS = 10_000n; // $0.01 in the 6-decimal token
 const here = dirname(fileURLToPath(import.meta.url));
 const tsx = ['--import', 'tsx'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 // Dev accounts: 0 deploys, 1 settles for hub, 2 is hub's seller, 3 pays, 4 is x402's seller,
 // 5 settles for x402's facilitator, 6 submits the chain-alone transfers, 7 receives them.
@@ -155,9 +154,8 @@ async function main() {
       return { proxyPort, pids: [proxy.pid!, controlPlane.pid!] };
     };
     const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work, chainFile);
-    const scratch = process.env.BENCH_POSTGRES === 'off' ? undefined : await scratchPostgres(pgAdminUrl);
-    if (scratch) dropScratch = scratch.drop;
-    else log(`PostgreSQL: nothing answers at ${pgAdminUrl.replace(/\/\/[^@]*@/, '//')} (or BENCH_POSTGRES=off); hub on SQLite only`);
+    const scratch = await benchPostgres(log);
+    dropScratch = scratch?.drop;
     const pgChainFile = join(work, 'chain-postgresql.json');
     await writeDeploymentFile(pgChainFile, {
       ...(await readDeploymentFile(chainFile)),

@@ -1,7 +1,8 @@
 // npm run bench:usage — usage checks and idempotent reports per second, over HTTP on loopback.
 //
 // For each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
-// postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards),
+// postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards;
+// BENCH_POSTGRES=off skips it),
 // seeded with 200 agents that each hold a credit access and a forwarded request, and for each
 // binding of the usage routes:
 //   REST    `hub start control-plane` as it is: the routes' procedures behind the REST API
@@ -17,14 +18,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
-import { scratchPostgres } from './lib/scratch-postgres.js';
+import { benchPostgres } from './lib/scratch-postgres.js';
 import { type UsageLoad, writeUsageScript } from './lib/usage-scripts.js';
 import { seedUsage } from './lib/usage-seed.js';
 import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const pgAdminUrl = process.env.HUB_BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const log = (line: string) => console.log(line);
 const AGENTS = 200;
 const LOADS: UsageLoad[] = ['check', 'report', 'replay'];
@@ -39,15 +39,13 @@ async function main() {
   await requireWrk(log);
   const rows: Row[] = [];
   await measure('SQLite', (work) => `file:${join(work, 'hub.db')}`, rows);
-  const scratch = await scratchPostgres(pgAdminUrl);
+  const scratch = await benchPostgres(log);
   if (scratch) {
     try {
       await measure('PostgreSQL', () => scratch.url, rows);
     } finally {
       await scratch.drop();
     }
-  } else {
-    console.log(`PostgreSQL: nothing answers at ${redact(pgAdminUrl)}; measured SQLite only`);
   }
 
   console.log(
@@ -135,12 +133,6 @@ async function measure(database: string, databaseUrl: (work: string) => string, 
 
 function describe(load: UsageLoad): string {
   return { check: 'check', report: 'report (new key)', replay: 'report (replayed key)' }[load];
-}
-
-function redact(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }
 
 main().then(

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
 import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
+import { dateOf, inList, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { accountWriteBody, parseSnapshot, type WriteVariant } from '../storefront/account-write.js';
 import { callAccountEndpoint, SecretCache } from './account-call.js';
@@ -31,7 +32,59 @@ export type WorkerOptions = {
 
 const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, batch: 64 };
 
-type Taken = Prisma.AccountWriteGetPayload<{ include: { access: { include: { seller: true } } } }>;
+/**
+ * Writes (`w`) of the kind `write` that match `where`, in `order`, at most `limit`, each with what
+ * sending it needs: its seller's endpoint and variant.
+ */
+function dueWrites(where: Prisma.Sql, order: Prisma.Sql, limit: number): Prisma.Sql {
+  return Prisma.sql`SELECT w."id", w."accessId", w."stateVersion", w."bodyJson",
+      s."id" AS "sellerId", s."upstreamBaseUrl", s."accessEndpointUrl", s."accountWriteVariant"
+    FROM "AccountWrite" w JOIN "Access" a ON a."id" = w."accessId" JOIN "Seller" s ON s."id" = a."sellerId"
+    WHERE w."kind" = 'write' AND ${where} ${order} LIMIT ${limit}`;
+}
+
+type DueRow = {
+  id: string;
+  accessId: string;
+  stateVersion: unknown;
+  bodyJson: string;
+  sellerId: string;
+  upstreamBaseUrl: string;
+  accessEndpointUrl: string | null;
+  accountWriteVariant: string;
+};
+
+/** A write this pass took. */
+type Taken = {
+  id: string;
+  accessId: string;
+  stateVersion: number;
+  bodyJson: string;
+  /** This pass's attempt counted. */
+  attempts: number;
+  firstTriedAt: Date;
+  seller: { id: string; upstreamBaseUrl: string; accessEndpointUrl: string | null; accountWriteVariant: string };
+  /** The newest version among its account's writes. */
+  newest: number;
+};
+
+function takenOf(due: DueRow, took: { attempts: unknown; firstTriedAt: unknown; newest: unknown }): Taken {
+  return {
+    id: due.id,
+    accessId: due.accessId,
+    stateVersion: Number(due.stateVersion),
+    bodyJson: due.bodyJson,
+    attempts: Number(took.attempts),
+    firstTriedAt: dateOf(took.firstTriedAt),
+    seller: {
+      id: due.sellerId,
+      upstreamBaseUrl: due.upstreamBaseUrl,
+      accessEndpointUrl: due.accessEndpointUrl,
+      accountWriteVariant: due.accountWriteVariant,
+    },
+    newest: Number(took.newest),
+  };
+}
 
 export class AccountWriteWorker extends PollingWorker {
   private readonly options: WorkerOptions;
@@ -52,87 +105,81 @@ export class AccountWriteWorker extends PollingWorker {
    * One pass: takes up to a batch of due writes in one conditional update marked with this pass's
    * token, supersedes all but the newest version per account, delivers the rest side by side, and
    * records the outcomes (applied ones together). Returns how many were due.
+   *
+   * Its statements are few whatever the batch, on the SQL lane (db/sql.ts): the due writes read
+   * with their sellers (a second look for lapsed leases when the first does not fill the batch),
+   * the take (which reads back what it took), the sellers' secrets beside it, and, once the
+   * sellers have answered, one transaction for the writes applied and their accounts. On
+   * PostgreSQL every statement is a round trip and every commit a flush of the WAL to disk, and
+   * a pass waits for each before the next.
    */
   async runOnce(now = new Date()): Promise<number> {
     const { schedule, batch } = this.options;
-    const dueWhere = {
-      kind: 'write',
-      OR: [
-        { status: 'pending', nextAttemptAt: { lte: now } },
-        { status: 'delivering', claimedUntil: { lt: now } },
-      ],
-    };
+    const sql = sqlOf(this.db);
+    const list = (values: readonly string[]) => inList(sql.provider, values);
     // Two index-backed looks rather than one OR: due pending writes first, then lapsed leases.
-    const due = await this.db.accountWrite.findMany({
-      where: { kind: 'write', status: 'pending', nextAttemptAt: { lte: now } },
-      orderBy: { nextAttemptAt: 'asc' },
-      take: batch,
-      select: { id: true },
-    });
+    const pending = Prisma.sql`w."status" = 'pending' AND w."nextAttemptAt" <= ${now}`;
+    const due = await sql.all<DueRow>(dueWrites(pending, Prisma.sql`ORDER BY w."nextAttemptAt"`, batch));
     if (due.length < batch) {
-      due.push(
-        ...(await this.db.accountWrite.findMany({
-          where: { kind: 'write', status: 'delivering', claimedUntil: { lt: now } },
-          take: batch - due.length,
-          select: { id: true },
-        })),
-      );
+      const lapsed = Prisma.sql`w."status" = 'delivering' AND w."claimedUntil" < ${now}`;
+      due.push(...(await sql.all<DueRow>(dueWrites(lapsed, Prisma.empty, batch - due.length))));
     }
     if (due.length === 0) return 0;
     const token = randomBytes(12).toString('base64url');
-    await this.db.accountWrite.updateMany({
-      where: { id: { in: due.map((row) => row.id) }, ...dueWhere },
-      data: {
-        status: 'delivering',
-        claimedUntil: new Date(now.getTime() + schedule.leaseMs),
-        claimedBy: token,
-        attempts: { increment: 1 },
-      },
-    });
-    // Every later update is conditioned on the token: a row taken again after a lapsed lease is no longer ours.
-    const mine = { claimedBy: token, status: 'delivering' };
-    const taken = await this.db.accountWrite.findMany({ where: mine, include: { access: { include: { seller: true } } } });
-    if (taken.length === 0) return due.length;
-    await this.db.accountWrite.updateMany({ where: { ...mine, firstTriedAt: null }, data: { firstTriedAt: now } });
-
-    const newest = await this.db.accountWrite.groupBy({
-      by: ['accessId'],
-      where: { kind: 'write', accessId: { in: [...new Set(taken.map((row) => row.accessId))] } },
-      _max: { stateVersion: true },
-    });
-    const newestOf = new Map(newest.map((row) => [row.accessId, row._max.stateVersion ?? 0]));
-    const superseded = taken.filter((row) => row.stateVersion < (newestOf.get(row.accessId) ?? 0));
-    if (superseded.length) {
-      await this.db.accountWrite.updateMany({
-        where: { ...mine, id: { in: superseded.map((row) => row.id) } },
-        data: { status: 'superseded', claimedUntil: null },
-      });
-    }
-    const toSend = taken.filter((row) => row.stateVersion >= (newestOf.get(row.accessId) ?? 0));
     const secrets = new SecretCache(this.db, this.masterKey);
+    // The take reads back the rows it took, with the attempt it counted (the first attempt's time
+    // set by it too) and the newest version of each row's account. The sellers' secrets are read
+    // beside it.
+    const [took] = await Promise.all([
+      sql.all<{ id: string; attempts: unknown; firstTriedAt: unknown; newest: unknown }>(Prisma.sql`UPDATE "AccountWrite"
+        SET "status" = 'delivering', "claimedUntil" = ${new Date(now.getTime() + schedule.leaseMs)}, "claimedBy" = ${token},
+          "attempts" = "attempts" + 1, "firstTriedAt" = COALESCE("firstTriedAt", ${now})
+        WHERE "id" ${list(due.map((row) => row.id))} AND "kind" = 'write'
+          AND (("status" = 'pending' AND "nextAttemptAt" <= ${now}) OR ("status" = 'delivering' AND "claimedUntil" < ${now}))
+        RETURNING "id", "attempts", "firstTriedAt",
+          (SELECT MAX(n."stateVersion") FROM "AccountWrite" n WHERE n."accessId" = "AccountWrite"."accessId" AND n."kind" = 'write') AS "newest"`),
+      ...[...new Set(due.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
+    ]);
+    if (took.length === 0) return due.length;
+    const dueById = new Map(due.map((row) => [row.id, row]));
+    const taken = took.map((row): Taken => takenOf(dueById.get(row.id)!, row));
+    // Every later update is conditioned on the token: a row taken again after a lapsed lease is no longer ours.
+    const mine = Prisma.sql`"claimedBy" = ${token} AND "status" = 'delivering'`;
+
+    const superseded = taken.filter((row) => row.stateVersion < row.newest);
+    if (superseded.length) {
+      await sql.run(Prisma.sql`UPDATE "AccountWrite" SET "status" = 'superseded', "claimedUntil" = NULL
+        WHERE ${mine} AND "id" ${list(superseded.map((row) => row.id))}`);
+    }
+    const toSend = taken.filter((row) => row.stateVersion >= row.newest);
     const outcomes = await Promise.all(toSend.map(async (row) => ({ row, ...(await this.send(row, secrets)) })));
 
     const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
     const done = new Date();
-    for (const status of new Set(applied.map((o) => o.status))) {
-      await this.db.accountWrite.updateMany({
-        where: { ...mine, id: { in: applied.filter((o) => o.status === status).map((o) => o.row.id) } },
-        data: { status: 'applied', deliveredAt: done, claimedUntil: null, lastError: null, lastHttpStatus: status, lastReply: null },
-      });
-    }
-    if (applied.length)
+    if (applied.length) {
       await writesApplied(
         this.db,
         this.rail,
         applied.map((o) => o.row),
         this.logger,
+        async (tx) => {
+          for (const status of new Set(applied.map((o) => o.status))) {
+            const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
+            await tx.run(Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
+                "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
+              WHERE ${mine} AND "id" ${list(ids)}`);
+          }
+        },
       );
-    for (const outcome of outcomes) if (outcome.verdict.kind !== 'applied') await this.settle(outcome, mine, done, now);
+    }
+    for (const outcome of outcomes) {
+      if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
+    }
     return due.length;
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {
-    const seller = row.access.seller;
+    const seller = row.seller;
     const snapshot = parseSnapshot(row.bodyJson);
     const variant = seller.accountWriteVariant as WriteVariant;
     const result = await callAccountEndpoint(
@@ -161,14 +208,13 @@ export class AccountWriteWorker extends PollingWorker {
     outcome: { row: Taken; verdict: WriteVerdict; status: number | null; reply: string | null },
     mine: { claimedBy: string; status: string },
     done: Date,
-    now: Date,
   ): Promise<void> {
     const { row, verdict } = outcome;
     const { schedule } = this.options;
     const where = { ...mine, id: row.id };
     const reply = { lastHttpStatus: outcome.status, lastReply: outcome.reply };
     // Provisioning replies count as attempts: a seller that provisions for ever is given up on.
-    const spent = exhausted(schedule, row.attempts, row.firstTriedAt ?? now, done);
+    const spent = exhausted(schedule, row.attempts, row.firstTriedAt, done);
     if (verdict.kind === 'provisioning' && !spent) {
       await this.db.accountWrite.updateMany({
         where,

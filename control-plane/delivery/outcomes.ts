@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
+import { inList, type Sql, sqlOf } from '../db/sql.js';
 import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { settleAndRecord } from '../payments/settlement/record.js';
@@ -22,18 +24,31 @@ import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
  * does not hold the seller's wallet, so the seller owes it (the management API shows it).
  */
 
-/** Writes the seller applied (each the newest of its account when taken). */
+/**
+ * Writes the seller applied (each the newest of its account when taken). `markApplied` records
+ * them applied, in one transaction with what it means for their accounts; the payments reserved
+ * for those accounts are captured after it commits.
+ */
 export async function writesApplied(
   db: Db,
   rail: PaymentRail | undefined,
   writes: readonly { accessId: string; stateVersion: number }[],
   logger: Logger,
+  markApplied: (tx: Sql) => Promise<void>,
 ): Promise<void> {
-  // An account whose newest write was applied is the seller's; one re-sent after it failed ends
-  // the failure's suspension. (An account's version is its newest write's.)
-  const newest = writes.map((w) => ({ id: w.accessId, stateVersion: w.stateVersion }));
-  await db.access.updateMany({ where: { provisioningState: 'failed', OR: newest }, data: { status: 'active' } });
-  await db.access.updateMany({ where: { OR: newest }, data: { provisioningState: 'active' } });
+  const sql = sqlOf(db);
+  const list = (values: readonly string[]) => inList(sql.provider, values);
+  await sql.transaction(async (tx) => {
+    await markApplied(tx);
+    // An account whose newest write was applied is the seller's; one re-sent after it failed ends
+    // the failure's suspension. (An account's version is its newest write's: an account matches
+    // when its id and version are a write's, found by its id.) The right of each SET reads the
+    // row as it was.
+    await tx.run(Prisma.sql`UPDATE "Access" SET "provisioningState" = 'active',
+        "status" = CASE WHEN "provisioningState" = 'failed' THEN 'active' ELSE "status" END, "updatedAt" = ${new Date()}
+      WHERE "id" ${list(writes.map((w) => w.accessId))}
+        AND ("id" || ':' || "stateVersion") ${list(writes.map((w) => `${w.accessId}:${w.stateVersion}`))}`);
+  });
   const reserved = await db.paymentAttempt.findMany({ where: { accessId: { in: writes.map((w) => w.accessId) }, status: 'reserved' } });
   for (const attempt of reserved) {
     const accessId = attempt.accessId!;

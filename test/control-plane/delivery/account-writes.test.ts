@@ -209,7 +209,11 @@ for (const provider of testProviders()) {
         status: 409,
         body: { error: 'account_write_not_failed' },
       });
-      t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { provisioningState: 'active' });
+      t.match(
+        await db.access.findUniqueOrThrow({ where: { id: account.accessId } }),
+        { provisioningState: 'active', status: 'active' },
+        "the seller has the account: the failure's suspension ends",
+      );
       t.equal(
         (await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status,
         'released',
