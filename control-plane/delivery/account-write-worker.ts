@@ -129,13 +129,14 @@ export class AccountWriteWorker extends PollingWorker {
     const secrets = new SecretCache(this.db, this.masterKey);
     // The take reads back the rows it took, with the attempt it counted (the first attempt's time
     // set by it too) and the newest version of each row's account. The sellers' secrets are read
-    // beside it.
+    // beside it. Whether a row is still due is a CASE, not an OR of two ranges: SQLite would walk
+    // those ranges' indexes (the whole backlog) rather than look up the ids.
     const [took] = await Promise.all([
       sql.all<{ id: string; attempts: unknown; firstTriedAt: unknown; newest: unknown }>(Prisma.sql`UPDATE "AccountWrite"
         SET "status" = 'delivering', "claimedUntil" = ${new Date(now.getTime() + schedule.leaseMs)}, "claimedBy" = ${token},
           "attempts" = "attempts" + 1, "firstTriedAt" = COALESCE("firstTriedAt", ${now})
         WHERE "id" ${list(due.map((row) => row.id))} AND "kind" = 'write'
-          AND (("status" = 'pending' AND "nextAttemptAt" <= ${now}) OR ("status" = 'delivering' AND "claimedUntil" < ${now}))
+          AND CASE "status" WHEN 'pending' THEN "nextAttemptAt" <= ${now} WHEN 'delivering' THEN "claimedUntil" < ${now} ELSE FALSE END
         RETURNING "id", "attempts", "firstTriedAt",
           (SELECT MAX(n."stateVersion") FROM "AccountWrite" n WHERE n."accessId" = "AccountWrite"."accessId" AND n."kind" = 'write') AS "newest"`),
       ...[...new Set(due.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
