@@ -17,14 +17,16 @@
 //
 // Hub runs twice when PostgreSQL answers at HUB_BENCH_PG_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres, a scratch database dropped afterwards): on SQLite
-// and on PostgreSQL, over x402; BENCH_POSTGRES=off skips the second.
+// and on PostgreSQL, over x402; BENCH_POSTGRES=off skips the second. A third hub on SQLite answers
+// the proxy's calls through tRPC's node adapter (HUB_INTERNAL_CALLS=adapter) instead of the direct
+// lane, to show what the lane saves; BENCH_ADAPTER=off skips it.
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
 // (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
 // of hub's proxy and control-plane there (open them in Chrome DevTools); BENCH_STACKS=hub skips
 // the reference stacks.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +67,7 @@ const CHAIN_SENDER = 6;
 const CHAIN_RECEIVER = 7;
 /** The hub on PostgreSQL settles from an account of its own: a settler keeps its nonce in memory. */
 const PG_SETTLER = 8;
+const ADAPTER_SETTLER = 9;
 
 /** A stack under test and the official client that pays it: x402's fetch wrapper, or mppx's. */
 type Stack = {
@@ -98,7 +101,7 @@ async function main() {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void Promise.all([processes.stopAll(), chain?.stop()]).finally(() => process.exit(130)));
   try {
-    chain = await startLocalChain({ accounts: 9, fundMicros: 1_000_000_000_000n });
+    chain = await startLocalChain({ accounts: 10, fundMicros: 1_000_000_000_000n });
     const chainFile = join(work, 'chain.json');
     await writeDeploymentFile(chainFile, chain);
     const account = (i: number) => chain!.accounts[i]!;
@@ -126,7 +129,7 @@ async function main() {
 
     // hub: a control-plane and a proxy, settling on the same chain; over SQLite, and over
     // PostgreSQL when one answers (each its own pair of processes and seller).
-    const startHub = async (databaseUrl: string, dataDir: string, chainFile: string) => {
+    const startHub = async (databaseUrl: string, dataDir: string, chainFile: string, env: Record<string, string> = {}) => {
       const masterKey = randomBytes(32).toString('hex');
       const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
       const hubEnv = {
@@ -138,6 +141,7 @@ async function main() {
         HUB_CONTROL_PLANE_PORT: String(cpPort),
         HUB_PROXY_PORT: String(proxyPort),
         HUB_LOG_LEVEL: 'warn',
+        ...env,
       };
       const { kid, secret } = await seedSeller(databaseUrl, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
         payToAddress: account(HUB_PAY_TO).address,
@@ -156,12 +160,23 @@ async function main() {
     const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work, chainFile);
     const scratch = await benchPostgres(log);
     dropScratch = scratch?.drop;
-    const pgChainFile = join(work, 'chain-postgresql.json');
-    await writeDeploymentFile(pgChainFile, {
-      ...(await readDeploymentFile(chainFile)),
-      settler: { address: account(PG_SETTLER).address, privateKey: account(PG_SETTLER).privateKey },
-    });
-    const onPostgres = scratch ? await startHub(scratch.url, join(work, 'postgresql'), pgChainFile) : undefined;
+    /** A hub of its own settles from an account of its own (each settler keeps its nonce in memory). */
+    const settlingAs = async (name: string, settler: number) => {
+      const file = join(work, `chain-${name}.json`);
+      const { address, privateKey } = account(settler);
+      await writeDeploymentFile(file, { ...(await readDeploymentFile(chainFile)), settler: { address, privateKey } });
+      return file;
+    };
+    const onPostgres = scratch
+      ? await startHub(scratch.url, join(work, 'postgresql'), await settlingAs('postgresql', PG_SETTLER))
+      : undefined;
+    if (process.env.BENCH_ADAPTER !== 'off') mkdirSync(join(work, 'adapter'));
+    const viaAdapter =
+      process.env.BENCH_ADAPTER === 'off'
+        ? undefined
+        : await startHub(`file:${join(work, 'adapter', 'hub.db')}`, join(work, 'adapter'), await settlingAs('adapter', ADAPTER_SETTLER), {
+            HUB_INTERNAL_CALLS: 'adapter',
+          });
 
     // mppx's stack: their Proxy in front of the same kind of seller API, settling through x402's facilitator.
     const [mppxPort, upstreamPort] = [await freePort(), await freePort()];
@@ -205,6 +220,7 @@ async function main() {
     const allStacks: Stack[] = [
       hub('x402', payX402, x402Transaction),
       ...(onPostgres ? [hub('x402', payX402, x402Transaction, onPostgres, ', PostgreSQL')] : []),
+      ...(viaAdapter ? [hub('x402', payX402, x402Transaction, viaAdapter, ", tRPC's adapter")] : []),
       {
         name: 'x402 Express + x402 facilitator',
         url: (i) => `http://127.0.0.1:${expressPort}/search?i=${i}`,
@@ -302,7 +318,14 @@ async function main() {
         `\nhub (x402) on PostgreSQL, 10 clients: paid calls/s / on SQLite = ${(onPg.rate / onLite.rate).toFixed(2)}× (target ≥ 0.80×)`,
       );
     }
-    if (stacks.length > 3) {
+    const onAdapter = summary.get("hub (x402, tRPC's adapter)@10");
+    if (onAdapter) {
+      const direct = summary.get('hub (x402)@10')!;
+      console.log(
+        `hub (x402) through tRPC's adapter, 10 clients: paid calls/s / direct lane = ${(onAdapter.rate / direct.rate).toFixed(2)}×; CPU per paid call ${onAdapter.cpu.toFixed(1)} ms against ${direct.cpu.toFixed(1)} ms`,
+      );
+    }
+    if (summary.has('x402 Express + x402 facilitator@10') && summary.has('mppx Proxy + x402 facilitator@10')) {
       const chain10 = medianOf(chainRuns[10]!.map((a) => a.rate));
       console.log('');
       for (const [hub, reference, short] of [

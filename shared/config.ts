@@ -100,6 +100,7 @@ const envSchema = z.object({
   HUB_MAX_BODY_BYTES: positiveInt(1_048_576),
   HUB_MAX_ENCRYPTED_RESPONSE_BYTES: positiveInt(16_777_216),
   HUB_JWE_MODE: z.enum(['inline', 'spare', 'pool']).default('spare'),
+  HUB_INTERNAL_CALLS: z.enum(['direct', 'adapter']).default('direct'),
   HUB_JWE_THREADS: decimal('must be a whole number in decimal').pipe(z.number().min(1).max(64, 'must be at most 64')).default(1),
   HUB_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   HUB_UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(30_000),
@@ -118,7 +119,16 @@ const envSchema = z.object({
 export type HubConfig = {
   env: 'development' | 'production' | 'test';
   host: string;
-  controlPlane: { port: number; url: string };
+  controlPlane: {
+    port: number;
+    url: string;
+    /**
+     * How the proxy's hot-path calls are answered: `direct` (the procedure through tRPC's
+     * `callTRPCProcedure`, answered from node:http) or `adapter` (tRPC's node adapter, as every
+     * other internal call). Both answer byte for byte alike; `adapter` exists to measure the cost.
+     */
+    internalCalls: 'direct' | 'adapter';
+  };
   proxy: {
     port: number;
     /** Where the proxy serves `GET /metrics`; unset, nowhere (never on the pay URL's port). */
@@ -230,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     controlPlane: {
       port: e.HUB_CONTROL_PLANE_PORT,
       url: (e.HUB_CONTROL_PLANE_URL ?? `http://127.0.0.1:${e.HUB_CONTROL_PLANE_PORT}`).replace(/\/+$/, ''),
+      internalCalls: e.HUB_INTERNAL_CALLS,
     },
     proxy: {
       port: e.HUB_PROXY_PORT,

@@ -17,7 +17,7 @@ type OnError = (failure: { error: TRPCError; path: string | undefined }) => void
  * answered in tRPC's wire format, as the proxy's client reads it.
  */
 export function createInternalEndpoint(services: ControlPlaneServices, onError: OnError) {
-  const direct = createDirectCalls(services, onError);
+  const direct = services.config.controlPlane.internalCalls === 'direct' ? createDirectCalls(services, onError) : undefined;
   const procedures = internalApiRouter._def.procedures as Record<string, unknown>;
 
   return async (req: IncomingMessage, res: ServerResponse, procedure: string, search: string): Promise<void> => {
@@ -26,7 +26,7 @@ export function createInternalEndpoint(services: ControlPlaneServices, onError: 
     if (!procedure.split(',').every((name) => Object.hasOwn(procedures, name))) {
       throw new ApiError('not_found', 'No such internal procedure; the management API is under /v1.');
     }
-    if (direct.serves(req, procedure, search)) return direct.handle(req, res, procedure);
+    if (direct?.serves(req, procedure, search)) return direct.handle(req, res, procedure);
     return nodeHTTPRequestHandler({
       req,
       res,

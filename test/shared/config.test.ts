@@ -11,6 +11,7 @@ t.test('defaults: SQLite under ./data, ports 8400/8402, pay.localhost', async (t
   t.equal(c.payDomain, 'pay.localhost');
   t.equal(c.logLevel, 'info');
   t.equal(c.masterKey, undefined);
+  t.equal(c.controlPlane.internalCalls, 'direct');
 });
 
 t.test('reads every setting', async (t) => {
@@ -26,7 +27,9 @@ t.test('reads every setting', async (t) => {
     HUB_CONTROL_PLANE_URL: 'http://cp:9000/',
     HUB_SMTP_URL: 'smtps://hub:secret@mail.example.com:465',
     HUB_MAIL_FROM: 'Weather <billing@example.com>',
+    HUB_INTERNAL_CALLS: 'adapter',
   });
+  t.equal(c.controlPlane.internalCalls, 'adapter');
   t.same(c.mail, { smtpUrl: 'smtps://hub:secret@mail.example.com:465', from: 'Weather <billing@example.com>' });
   t.equal(c.controlPlane.port, 9000);
   t.equal(c.proxy.port, 9002);
@@ -53,6 +56,7 @@ t.test('bad values fail with one line naming the variable', async (t) => {
     [{ HUB_PAY_DOMAIN: 'not a domain' }, /^HUB_PAY_DOMAIN must be a hostname/],
     [{ HUB_MASTER_KEY: 'short' }, /^HUB_MASTER_KEY must be 32 bytes/],
     [{ HUB_LOG_LEVEL: 'loud' }, /^HUB_LOG_LEVEL /],
+    [{ HUB_INTERNAL_CALLS: 'fast' }, /^HUB_INTERNAL_CALLS /],
     [{ HUB_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
     [{ NODE_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
     [

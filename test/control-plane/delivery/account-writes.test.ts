@@ -27,6 +27,8 @@ const FAST: DeliverySchedule = {
 };
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits until a row is due; a timer may fire a millisecond before the clock reads its deadline. */
+const untilDue = (row: { nextAttemptAt: Date }) => pause(Math.max(0, row.nextAttemptAt.getTime() - Date.now()) + 5);
 
 for (const provider of testProviders()) {
   t.test(`account writes on ${provider}`, async (t) => {
@@ -64,7 +66,7 @@ for (const provider of testProviders()) {
         await worker.runOnce();
         const row = await writeOf(accessId, stateVersion);
         if (row.status !== 'pending' && row.status !== 'delivering') return row;
-        await pause(Math.max(10, row.nextAttemptAt.getTime() - Date.now()));
+        await untilDue(row);
       }
       return writeOf(accessId, stateVersion);
     };
@@ -98,7 +100,7 @@ for (const provider of testProviders()) {
         const row = await writeOf(account.accessId, 1);
         t.equal(row.status, 'pending', `${JSON.stringify(mode)}: tried again later`);
         t.ok(row.lastError, 'with the reason');
-        await pause(Math.max(0, row.nextAttemptAt.getTime() - Date.now()) + 5);
+        await untilDue(row);
       }
       receiver.mode = { kind: 'sdk' };
       const row = await drain(account.accessId, 1);
@@ -304,7 +306,7 @@ for (const provider of testProviders()) {
         pollMs: 60_000,
         addresses: resolvingTo('127.0.0.1'),
       });
-      await pause(Math.max(0, refused.nextAttemptAt.getTime() - Date.now()));
+      await untilDue(refused);
       await allowed.runOnce();
       t.match(
         await writeOf(account.accessId, 1),

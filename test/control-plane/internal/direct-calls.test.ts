@@ -66,6 +66,29 @@ t.test('a direct call answers exactly as tRPC does', async (t) => {
   });
 });
 
+t.test("HUB_INTERNAL_CALLS=adapter: tRPC's node adapter answers the proxy's calls, with the same answers", async (t) => {
+  const [direct, adapter] = await Promise.all([
+    startTestControlPlane(t, 'sqlite'),
+    startTestControlPlane(t, 'sqlite', { HUB_INTERNAL_CALLS: 'adapter' }),
+  ]);
+  const post = async (cp: typeof direct, path: string, input: unknown) => {
+    const res = await request(`${cp.url}/trpc/internal.${path}?batch=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${cp.internalToken}` },
+      body: JSON.stringify({ 0: input }),
+    });
+    return { status: res.statusCode, contentType: res.headers['content-type'], body: await res.body.json() };
+  };
+  const calls: [string, unknown][] = [
+    ['captureUsage', { requestId: newId('request'), sellerId: newId('seller'), organizationId: newId('organization'), usage: [] }],
+    ['settlePaidRequest', { paymentId: 'nope', upstreamStatus: 200 }],
+    ['settlePaidRequest', { paymentId: newId('paymentAttempt'), upstreamStatus: 200 }],
+  ];
+  for (const [path, input] of calls) {
+    t.same(await post(adapter, path, input), await post(direct, path, input), `${path} ${JSON.stringify(input)}`);
+  }
+});
+
 t.test('/trpc bounds what one request costs', async (t) => {
   const cp = await startTestControlPlane(t, 'sqlite');
   const post = async (path: string, body: string, token?: string) => {
