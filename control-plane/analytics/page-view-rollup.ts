@@ -1,26 +1,27 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { chunks } from '../db/chunks.js';
-import type { Db } from '../db/client.js';
+import type { Db, Provider } from '../db/client.js';
+import { columnList, type JsonColumn, jsonRows, OF_EXISTING_SELLER, type Sql, sqlOf } from '../db/sql.js';
 import type { PageViewRow } from '../page-views/sink.js';
 import { bucketOf, type Grain } from './time-buckets.js';
 
 /**
- * Writes a batch of accepted page views with their rollups, in one transaction: the raw rows, the
- * counts per seller and quarter-hour and hour by viewer class (`PageViewStat`), and the views per path,
- * country and referrer per hour, day and month (`PageViewTally`). Views of a seller deleted since
- * they were accepted are dropped: a batch must never fail for good on them.
+ * Writes a batch of accepted page views with their rollups, in one transaction on the SQL lane
+ * (db/sql.ts): the raw rows, the counts per seller and quarter-hour and hour by viewer class
+ * (`PageViewStat`), and the views per path, country and referrer per hour, day and month
+ * (`PageViewTally`); three statements whatever the batch's size, its rows bound as one parameter
+ * each. Views of a seller deleted since they were accepted are dropped: a batch must never fail
+ * for good on them.
  */
 export async function writePageViews(db: Db, rows: readonly PageViewRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  return db.$transaction(async (tx) => {
-    const sellers = await tx.seller.findMany({ where: { id: { in: [...new Set(rows.map((r) => r.sellerId))] } }, select: { id: true } });
-    const live = new Set(sellers.map((s) => s.id));
-    const kept = rows.filter((r) => live.has(r.sellerId));
-    if (kept.length === 0) return 0;
-    for (const chunk of chunks(kept, 500)) await insertViews(tx, chunk);
-    for (const chunk of chunks([...stats(kept).values()], 500)) await upsertStats(tx, chunk);
-    for (const chunk of chunks([...tallies(kept).values()], 1_000)) await upsertTallies(tx, chunk);
-    return kept.length;
+  const lane = sqlOf(db);
+  return lane.transaction(async (tx) => {
+    const kept = await insertViews(tx, lane.provider, rows);
+    if (kept.size === 0) return 0;
+    const stored = rows.filter((r) => kept.has(r.id));
+    await upsertStats(tx, lane.provider, [...stats(stored).values()]);
+    await upsertTallies(tx, lane.provider, [...tallies(stored).values()]);
+    return stored.length;
   });
 }
 
@@ -76,32 +77,60 @@ function tallies(rows: readonly PageViewRow[]): Map<string, Tally> {
   return out;
 }
 
-/** Raw SQL: the ORM's createMany spent most of a batch's time building its statement. */
-function insertViews(tx: Prisma.TransactionClient, rows: PageViewRow[]) {
-  const values = rows.map(
-    (v) =>
-      Prisma.sql`(${v.id}, ${v.organizationId}, ${v.sellerId}, ${v.path}, ${v.status}, ${v.durationMs}, ${v.capturedAt}, ${v.journeyId}, ${v.viewerId}, ${v.viewerClass}, ${v.acceptsMarkdown}, ${v.country}, ${v.referrerHost}, ${v.createdAt})`,
-  );
-  return tx.$executeRaw`INSERT INTO "PageView" ("id", "organizationId", "sellerId", "path", "status", "durationMs", "capturedAt", "journeyId",
-    "viewerId", "viewerClass", "acceptsMarkdown", "country", "referrerHost", "createdAt") VALUES ${Prisma.join(values)}`;
+const VIEW_COLUMNS: JsonColumn[] = [
+  ['id', 'text'],
+  ['organizationId', 'text'],
+  ['sellerId', 'text'],
+  ['path', 'text'],
+  ['status', 'integer'],
+  ['durationMs', 'integer'],
+  ['capturedAt', 'timestamp(3)'],
+  ['journeyId', 'text'],
+  ['viewerId', 'text'],
+  ['viewerClass', 'text'],
+  ['acceptsMarkdown', 'boolean'],
+  ['country', 'text'],
+  ['referrerHost', 'text'],
+  ['createdAt', 'timestamp(3)'],
+];
+const STAT_COLUMNS: JsonColumn[] = [
+  ['sellerId', 'text'],
+  ['grain', 'text'],
+  ['bucket', 'integer'],
+  ...(['views', ...CLASSES, 'markdown'] as const).map((name): JsonColumn => [name, 'integer']),
+];
+const TALLY_COLUMNS: JsonColumn[] = [
+  ['sellerId', 'text'],
+  ['dimension', 'text'],
+  ['grain', 'text'],
+  ['start', 'integer'],
+  ['value', 'text'],
+  ['views', 'integer'],
+];
+
+/** The ids stored: a view of a seller deleted meanwhile is not. */
+async function insertViews(tx: Sql, provider: Provider, rows: readonly PageViewRow[]): Promise<Set<string>> {
+  const values = rows.map((v) => VIEW_COLUMNS.map(([name]) => v[name as keyof PageViewRow]));
+  const inserted = await tx.all<{ id: string }>(Prisma.sql`
+    INSERT INTO "PageView" (${columnList(VIEW_COLUMNS)})
+    SELECT ${columnList(VIEW_COLUMNS)} FROM ${jsonRows(provider, VIEW_COLUMNS, values)} AS batch ${OF_EXISTING_SELLER}
+    RETURNING "id"`);
+  return new Set(inserted.map((r) => r.id));
 }
 
-function upsertStats(tx: Prisma.TransactionClient, rows: Stat[]) {
-  const values = rows.map(
-    (s) =>
-      Prisma.sql`(${s.sellerId}, ${s.grain}, ${s.bucket}, ${s.views}, ${s.human}, ${s.agent}, ${s.crawler}, ${s.unknown}, ${s.markdown})`,
-  );
-  return tx.$executeRaw`INSERT INTO "PageViewStat" ("sellerId", "grain", "bucket", "views", "human", "agent", "crawler", "unknown", "markdown")
-    VALUES ${Prisma.join(values)}
-    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET "views" = "PageViewStat"."views" + excluded."views",
-      "human" = "PageViewStat"."human" + excluded."human", "agent" = "PageViewStat"."agent" + excluded."agent",
-      "crawler" = "PageViewStat"."crawler" + excluded."crawler", "unknown" = "PageViewStat"."unknown" + excluded."unknown",
-      "markdown" = "PageViewStat"."markdown" + excluded."markdown"`;
+function upsertStats(tx: Sql, provider: Provider, stats: readonly Stat[]) {
+  const values = stats.map((s) => STAT_COLUMNS.map(([name]) => s[name as keyof Stat]));
+  const added = (name: string) => `"${name}" = "PageViewStat"."${name}" + excluded."${name}"`;
+  return tx.run(Prisma.sql`
+    INSERT INTO "PageViewStat" (${columnList(STAT_COLUMNS)})
+    SELECT ${columnList(STAT_COLUMNS)} FROM ${jsonRows(provider, STAT_COLUMNS, values)} AS batch ${OF_EXISTING_SELLER}
+    ON CONFLICT ("sellerId", "grain", "bucket") DO UPDATE SET ${Prisma.raw(['views', ...CLASSES, 'markdown'].map(added).join(', '))}`);
 }
 
-function upsertTallies(tx: Prisma.TransactionClient, rows: Tally[]) {
-  const values = rows.map((t) => Prisma.sql`(${t.sellerId}, ${t.dimension}, ${t.grain}, ${t.start}, ${t.value}, ${t.views})`);
-  return tx.$executeRaw`INSERT INTO "PageViewTally" ("sellerId", "dimension", "grain", "start", "value", "views")
-    VALUES ${Prisma.join(values)}
-    ON CONFLICT ("sellerId", "dimension", "grain", "start", "value") DO UPDATE SET "views" = "PageViewTally"."views" + excluded."views"`;
+function upsertTallies(tx: Sql, provider: Provider, tallies: readonly Tally[]) {
+  const values = tallies.map((t) => TALLY_COLUMNS.map(([name]) => t[name as keyof Tally]));
+  return tx.run(Prisma.sql`
+    INSERT INTO "PageViewTally" (${columnList(TALLY_COLUMNS)})
+    SELECT ${columnList(TALLY_COLUMNS)} FROM ${jsonRows(provider, TALLY_COLUMNS, values)} AS batch ${OF_EXISTING_SELLER}
+    ON CONFLICT ("sellerId", "dimension", "grain", "start", "value") DO UPDATE SET "views" = "PageViewTally"."views" + excluded."views"`);
 }

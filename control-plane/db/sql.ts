@@ -27,6 +27,12 @@ export interface SqlDatabase extends Sql {
   readonly provider: DatabaseConfig['provider'];
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Runs writes that need nothing read back as one unit, all or none: a transaction on SQLite,
+   * one statement on PostgreSQL (`postgresSql`). No write may need to see another's rows but
+   * through a constraint (a foreign key to a row a sibling inserts holds).
+   */
+  runAll(statements: readonly Prisma.Sql[]): Promise<void>;
 }
 
 /** Keyed by the ORM client the lane shares its connections with. */
@@ -58,6 +64,9 @@ export function sqliteSql(turns: () => ConnectionTurns): SqlDatabase {
     all: (query) => alone((lane) => lane.all(query)),
     get: (query) => alone((lane) => lane.get(query)),
     run: (query) => alone((lane) => lane.run(query)),
+    runAll(statements) {
+      return this.transaction((tx) => runEach(tx, statements));
+    },
     transaction: (work) => {
       const { database, exclusive } = turns();
       return exclusive(async () => {
@@ -197,6 +206,15 @@ export function postgresSql(pool: pg.Pool): SqlDatabase {
     all: (q) => alone(async (client) => (await query(client, q)).rows),
     get: (q) => alone(async (client) => (await query(client, q)).rows[0]),
     run: (q) => alone(async (client) => (await query(client, q)).rowCount ?? 0),
+    // BEGIN, each statement and COMMIT would be a round trip each, one after the other; as one
+    // statement they are one. The writes of a WITH all run, once, in one snapshot, and constraints
+    // are checked when the whole statement ends, so a foreign key to a row a sibling inserts holds.
+    runAll: async (statements) => {
+      if (statements.length === 0) return;
+      const writes = statements.map((statement, i) => Prisma.sql`${Prisma.raw(`w${i}`)} AS (${statement})`);
+      const one = statements.length === 1 ? statements[0]! : Prisma.sql`WITH ${Prisma.join(writes, ', ')} SELECT 1`;
+      await alone((client) => query(client, one));
+    },
     transaction: (work) =>
       alone(async (client) => {
         await client.query('BEGIN');
@@ -262,6 +280,18 @@ export function jsonRows(
   return provider === 'sqlite'
     ? Prisma.sql`(SELECT ${Prisma.join(read)} FROM json_each(${json}))`
     : Prisma.sql`(SELECT ${Prisma.join(read)} FROM json_array_elements(CAST(${json} AS json)))`;
+}
+
+/**
+ * For `INSERT … SELECT … FROM ${jsonRows(…)} AS batch`: keeps the rows of sellers that still
+ * exist, since one deleted meanwhile would otherwise fail the whole statement on its foreign key.
+ * (It is also the WHERE clause SQLite needs before the ON CONFLICT of an INSERT … SELECT.)
+ */
+export const OF_EXISTING_SELLER = Prisma.sql`WHERE EXISTS (SELECT 1 FROM "Seller" WHERE "Seller"."id" = batch."sellerId")`;
+
+/** The names of `jsonRows` columns, quoted, for the INSERT and the SELECT that feed from them. */
+export function columnList(of: readonly JsonColumn[]): Prisma.Sql {
+  return Prisma.raw(of.map(([name]) => `"${name}"`).join(', '));
 }
 
 /** Runs statements one after the other (in a transaction, usually). */

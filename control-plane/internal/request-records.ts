@@ -2,7 +2,7 @@ import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import { countCalls } from '../analytics/traffic-rollup.js';
 import type { Db, Provider } from '../db/client.js';
-import { booleanOf, type JsonColumn, jsonRows, type Sql, sqlOf } from '../db/sql.js';
+import { booleanOf, columnList, type JsonColumn, jsonRows, OF_EXISTING_SELLER, type Sql, sqlOf } from '../db/sql.js';
 
 /**
  * Request records (hubreq_…) written by the proxy in batches: an identified agent's request is
@@ -56,7 +56,6 @@ export function recordRequests(db: Db, batch: RequestBatch): Promise<number> {
 async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Promise<number> {
   let stored = 0;
   const calls: { sellerId: string; at: Date | number; count: number }[] = [];
-  const columns = (of: readonly JsonColumn[]) => Prisma.raw(of.map(([name]) => `"${name}"`).join(', '));
 
   if (batch.created.length) {
     const rows = batch.created.map((r) => [
@@ -75,8 +74,8 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
       r.completedAt ? new Date(r.completedAt) : null,
     ]);
     const inserted = await tx.all<{ id: string }>(Prisma.sql`
-      INSERT INTO "RequestRecord" (${columns(RECORD_COLUMNS)})
-      SELECT ${columns(RECORD_COLUMNS)} FROM ${jsonRows(provider, RECORD_COLUMNS, rows)} AS batch ${OF_EXISTING_SELLER}
+      INSERT INTO "RequestRecord" (${columnList(RECORD_COLUMNS)})
+      SELECT ${columnList(RECORD_COLUMNS)} FROM ${jsonRows(provider, RECORD_COLUMNS, rows)} AS batch ${OF_EXISTING_SELLER}
       ON CONFLICT ("id") DO NOTHING RETURNING "id"`);
     stored += inserted.length;
     const insertedIds = new Set(inserted.map((r) => r.id));
@@ -107,8 +106,8 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
     const rows = tallies.map((t) => [t.sellerId, new Date(t.minute), t.sandbox, t.lifecycle, t.count]);
     // The sellers whose counts were stored: calls of one deleted meanwhile have no row to count into.
     const storedFor = await tx.all<{ sellerId: string }>(Prisma.sql`
-      INSERT INTO "RequestTally" (${columns(TALLY_COLUMNS)})
-      SELECT ${columns(TALLY_COLUMNS)} FROM ${jsonRows(provider, TALLY_COLUMNS, rows)} AS batch ${OF_EXISTING_SELLER}
+      INSERT INTO "RequestTally" (${columnList(TALLY_COLUMNS)})
+      SELECT ${columnList(TALLY_COLUMNS)} FROM ${jsonRows(provider, TALLY_COLUMNS, rows)} AS batch ${OF_EXISTING_SELLER}
       ON CONFLICT ("sellerId", "minute", "sandbox", "lifecycle") DO UPDATE SET "count" = "RequestTally"."count" + excluded."count"
       RETURNING "sellerId"`);
     stored += storedFor.length;
@@ -120,13 +119,6 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
   await countCalls(tx, calls);
   return stored;
 }
-
-/**
- * Keeps the rows of sellers that still exist: one deleted meanwhile would otherwise fail the
- * whole statement on its foreign key. (It is also the WHERE clause SQLite needs before the
- * ON CONFLICT of an INSERT … SELECT.)
- */
-const OF_EXISTING_SELLER = Prisma.sql`WHERE EXISTS (SELECT 1 FROM "Seller" WHERE "Seller"."id" = batch."sellerId")`;
 
 /** One row per key: PostgreSQL refuses an upsert that touches the same row twice. */
 function mergeTallies(tallies: RequestTallyInput[]): RequestTallyInput[] {

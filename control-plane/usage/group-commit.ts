@@ -1,14 +1,14 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { Batches } from '../db/batches.js';
 import type { Db } from '../db/client.js';
-import { runEach, sqlOf } from '../db/sql.js';
+import { sqlOf } from '../db/sql.js';
 
 /**
  * Group commit. Committing is most of what a write costs here (a transaction is a round trip to
  * begin and one to commit on PostgreSQL, and a durable commit is a flush to disk on either
  * database), so writes that arrive while a commit is running wait for it and then commit together,
- * in one transaction on the SQL lane (db/sql.ts), as statements that `statementsFor` makes for the
- * whole group (several writes' rows in one multi-row statement).
+ * all or none on the SQL lane (db/sql.ts › `runAll`: one statement on PostgreSQL), as statements
+ * that `statementsFor` makes for the whole group (several writes' rows in one multi-row statement).
  * Under no load a write commits alone and at once; under load the groups grow by themselves.
  *
  * If a group fails (one write refused by a constraint), its writes are retried one by one, so
@@ -26,8 +26,7 @@ export class GroupCommit<Write> {
     // One group at a time: the next gathers while this one commits.
     this.batches = new Batches(
       async (writes) => {
-        const statements = statementsFor(writes);
-        await sqlOf(db).transaction((tx) => runEach(tx, statements));
+        await sqlOf(db).runAll(statementsFor(writes));
         return writes.map(() => undefined);
       },
       { maxBatch: MAX_GROUP, maxInFlight: 1 },

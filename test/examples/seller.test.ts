@@ -237,14 +237,14 @@ t.test('accounts: write, list, mint, suspend; the buyer id alone unlocks nothing
 });
 
 t.test('a seller that provisions slowly answers provisioning, then active', async (t) => {
-  const slow = createSellerApp({ secrets, hub: { baseUrl: hub.url, apiKey }, serviceSlug, provisionAfterMs: 1_500 });
+  const slow = createSellerApp({ secrets, hub: { baseUrl: hub.url, apiKey }, serviceSlug, provisionAfterMs: 300 });
   const slowPort = await onLoopback(slow);
   t.teardown(() => closeServer(slow, 100));
   const { accessId, agentId } = ids();
   const body = JSON.stringify(originalWrite({ accessId, agentId, stateVersion: 1 }));
   const deliver = () =>
     send(slowPort, { method: 'POST', path: '/zeroclick/access', body, requestId: `${accessId}:1`, agentId, purpose: 'access.write' });
-  t.same((await deliver()).json, { lifecycle: 'provisioning', retryAfterSeconds: 2 });
+  t.same((await deliver()).json, { lifecycle: 'provisioning', retryAfterSeconds: 1 }, 'a wait in whole seconds, rounded up');
   const early = await send(slowPort, {
     method: 'POST',
     path: `/zeroclick/access/${accessId}/keys`,
@@ -252,8 +252,8 @@ t.test('a seller that provisions slowly answers provisioning, then active', asyn
     agentId,
     purpose: 'access.mint',
   });
-  t.same([early.status, early.json], [409, { notProvisioned: true, retryAfterSeconds: 2 }]);
-  await new Promise((resolve) => setTimeout(resolve, 1_600));
+  t.same([early.status, early.json], [409, { notProvisioned: true, retryAfterSeconds: 1 }]);
+  await new Promise((resolve) => setTimeout(resolve, 350));
   t.same((await deliver()).json, { lifecycle: 'active' }, 'the resend finds it ready');
 });
 

@@ -138,5 +138,33 @@ for (const provider of testProviders()) {
       const names = (await db.organization.findMany({ orderBy: { id: 'asc' } })).map((o) => `${o.id}:${o.name}`);
       t.same(names, ['org_1:Acme Inc', 'org_lane:lane', 'org_orm2:orm2']);
     });
+
+    await t.test('writes run together: all or none, a sibling’s row good for a foreign key', async (t) => {
+      const organization = (id: string) =>
+        Prisma.sql`INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES (${id}, ${`name of ${id}`}, ${new Date()})`;
+      const seller = (id: string, organizationId: string) => Prisma.sql`
+        INSERT INTO "Seller" ("id", "organizationId", "name", "slug", "upstreamBaseUrl", "updatedAt")
+        VALUES (${id}, ${organizationId}, ${id}, ${id}, ${'http://127.0.0.1:9'}, ${new Date()})`;
+      await sql.runAll([
+        organization('org_2'),
+        seller('sel_2', 'org_2'),
+        Prisma.sql`UPDATE "Organization" SET "name" = ${'renamed'} WHERE "id" = ${'org_1'}`,
+      ]);
+      t.equal((await db.seller.findUniqueOrThrow({ where: { id: 'sel_2' } })).organizationId, 'org_2');
+      t.equal(
+        (await db.organization.findUniqueOrThrow({ where: { id: 'org_1' } })).name,
+        'renamed',
+        'each value bound to its own statement',
+      );
+      const refused = await sql.runAll([organization('org_3'), seller('sel_3', 'org_nowhere')]).then(
+        () => 'written',
+        () => 'refused',
+      );
+      t.equal(refused, 'refused');
+      t.equal(await db.organization.findUnique({ where: { id: 'org_3' } }), null, 'nothing of it is written');
+      await sql.runAll([]);
+      await sql.runAll([organization('org_4')]);
+      t.ok(await db.organization.findUnique({ where: { id: 'org_4' } }), 'one statement alone');
+    });
   });
 }
