@@ -214,15 +214,25 @@ export const accountViewSchema = z.strictObject({
   canceledAt: isoTime.nullable(),
   /** Paid for an account the seller never took; the seller owes it back. */
   refundOwedUsd: usd,
+  /** Paid into the escrow for it and held there until the seller has the account. */
+  heldUsd: usd,
+  /** Held payments returned to their payer on chain: the seller never took the account. */
+  refunds: z.array(z.strictObject({ paymentId: id('apay_'), amountUsd: usd, transactionHash: z.string().nullable() })),
 });
 export type AccountView = z.infer<typeof accountViewSchema>;
 
-/** The payment behind a purchase: settled at once, or reserved until a stateful seller has the account. */
+/**
+ * The payment behind a purchase: settled at once, or at a stateful seller held in the escrow until
+ * the seller has the account (`holdTransactionHash`), then paid out (`settleTransactionHash`) or
+ * returned to the payer (`refundTransactionHash`).
+ */
 export const purchasePaymentSchema = z.strictObject({
   id: id('apay_'),
   amountUsd: usd,
   status: z.string(),
   settleTransactionHash: z.string().nullable(),
+  holdTransactionHash: z.string().nullable(),
+  refundTransactionHash: z.string().nullable(),
 });
 export type PurchasePayment = z.infer<typeof purchasePaymentSchema>;
 

@@ -103,6 +103,10 @@ export const errorCodes = {
   upstream_not_allowed: { status: 422, reason: 'hub does not connect to that address.' },
   loop_detected: { status: 508, reason: 'The request came back to the hub that forwarded it.' },
   service_unavailable: { status: 503, reason: 'A dependency is unavailable; try again shortly.' },
+  held_payment_unavailable: {
+    status: 503,
+    reason: 'This seller sells accounts, which needs a payment rail that can hold the payment until the seller has the account.',
+  },
   // The agentify endpoint (spec: Errors › agentify endpoint, further codes not shown)
   page_host_not_owned: { status: 422, reason: 'The page is not on a host this organization’s sellers own.' },
   page_unreachable: { status: 502, reason: 'The page could not be fetched.' },

@@ -94,7 +94,7 @@ export async function refuseWhilePurchasesOpen(tx: Pick<Db, 'paymentAttempt'>, p
       planId: { in: [...planIds] },
       kind: { in: [...PURCHASE_KINDS] },
       OR: [
-        { status: { in: ['in_flight', 'reserved', 'settling'] } },
+        { status: { in: ['in_flight', 'holding', 'reserved', 'settling'] } },
         { status: 'challenge_created', expiresAt: { gt: new Date() } },
         { status: 'settled', accessId: null },
       ],

@@ -241,7 +241,7 @@ export class AccountWriteWorker extends PollingWorker {
         where,
         data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply },
       });
-      if (marked.count === 1) await writeFailed(this.db, row.accessId, this.logger);
+      if (marked.count === 1) await writeFailed(this.db, this.rail, row.accessId, this.logger);
       this.logger.warn({ accessId: row.accessId, stateVersion: row.stateVersion, reason }, 'account write failed for good');
       return;
     }

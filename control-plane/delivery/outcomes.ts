@@ -4,6 +4,7 @@ import type { Db } from '../db/client.js';
 import { inList, type Sql, sqlOf } from '../db/sql.js';
 import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
+import { returnAndRecord } from '../payments/settlement/hold.js';
 import { settleAndRecord } from '../payments/settlement/record.js';
 import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
 
@@ -66,12 +67,17 @@ export async function writesApplied(
   }
 }
 
-export async function writeFailed(db: Db, accessId: string, logger: Logger): Promise<void> {
+export async function writeFailed(db: Db, rail: PaymentRail | undefined, accessId: string, logger: Logger): Promise<void> {
   const everApplied = (await db.accountWrite.count({ where: { accessId, kind: 'write', status: 'applied' } })) > 0;
   await db.$transaction(async (tx) => {
+    // Held in the escrow: returned to the payer (below). A reservation that moved no money (made
+    // before holds existed) is only released.
+    await moveAttempts(tx, { accessId, held: true }, { to: 'releasing', from: ['reserved'] });
     await moveAttempts(tx, { accessId }, { to: 'released', from: ['reserved'], set: { chargedMicros: 0n } });
     if (!everApplied) await moveAttempts(tx, { accessId }, { to: 'refund_owed' });
     await tx.access.update({ where: { id: accessId }, data: { provisioningState: 'failed', status: 'suspended' } });
   });
-  logger.warn({ accessId }, 'account write failed for good: reserved payments released');
+  const returning = await db.paymentAttempt.findMany({ where: { accessId, status: 'releasing' } });
+  for (const attempt of returning) await returnAndRecord(db, rail, attempt, logger);
+  logger.warn({ accessId, returned: returning.length }, 'account write failed for good: held payments returned to their payers');
 }

@@ -16,8 +16,11 @@ export type EscrowSplit = {
   deposited?: boolean;
 };
 
-/** What an escrowed authorization pays the seller; the rest goes back to the payer. */
-export type EscrowPayout = Pick<EscrowSplit, 'payee' | 'charged'>;
+/**
+ * What an escrowed authorization pays the seller; the rest goes back to the payer. `deposited`:
+ * hub moved it into the escrow earlier (a held purchase), so only its payout is left.
+ */
+export type EscrowPayout = Pick<EscrowSplit, 'payee' | 'charged' | 'deposited'>;
 
 export const escrowAbi = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; }',

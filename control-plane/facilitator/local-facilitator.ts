@@ -204,6 +204,9 @@ export class LocalFacilitator implements Facilitator {
       return this.follow(key, call, earlier);
     }
 
+    // A deposit's payout uses no authorization (the token used it when it moved the deposit): its
+    // window does not bound it.
+    if (call.split?.deposited) return this.submit(key, call);
     const window = windowFailure(call.authorization, this.nowSeconds(), this.marginSeconds());
     if (window === 'authorization_expired') return this.settledBefore(key, call, window);
     if (window) return this.failed(verifyFailure(window, call.authorization.from));
@@ -262,7 +265,7 @@ export class LocalFacilitator implements Facilitator {
     if (confirmation.status === 'unconfirmed') {
       // Once the authorization has lapsed, an unmined transfer can never move funds. Its nonce may
       // be a gap that the node never saw: number the next transactions from the chain again.
-      if (call.authorization.validBefore <= this.nowSeconds()) {
+      if (!call.split?.deposited && call.authorization.validBefore <= this.nowSeconds()) {
         this.pending.delete(key);
         this.clients.state.renumber();
         return this.settledBefore(key, call, 'authorization_expired');

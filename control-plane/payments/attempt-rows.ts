@@ -51,6 +51,8 @@ function attemptOf(row: Raw): Attempt {
     paymentPayloadJson: textOrNull(row.paymentPayloadJson),
     status: attemptStatusOf(row.status),
     settleTxHash: textOrNull(row.settleTxHash),
+    holdTxHash: textOrNull(row.holdTxHash),
+    refundTxHash: textOrNull(row.refundTxHash),
     settlementReason: textOrNull(row.settlementReason),
     remainderHandling: textOrNull(row.remainderHandling),
     expiresAt: dateOrNull(row.expiresAt),

@@ -10,11 +10,16 @@ import type { Sql } from '../db/sql.js';
  *   challenge_created ─claim─▶ in_flight ─┬─ seller answered non-2xx ─────────▶ released
  *                                         ├─ identity-only call answered ─────▶ delivered
  *                                         ├─ paid from credit, charged ───────▶ settled
- *                                         ├─ stateful seller's purchase ──────▶ reserved ─┬─ write applied ─▶ settling
- *                                         │                                               └─ write failed ──▶ released
+ *                                         ├─ stateful seller's purchase ──────▶ holding ─┬─ in the escrow ─▶ reserved ─┬─ write applied ─▶ settling
+ *                                         │                                              └─▶ failed                    └─ write failed ──▶ releasing ─▶ released
  *                                         └─ charged ─▶ settling ─┬─▶ settled ─ account never taken ─▶ refund_owed
  *                                                                 └─▶ failed ─ an earlier submission landed after all ─▶ settled
  *
+ * A stateful seller's purchase is money held: paid into the rail's escrow at once (`holding`, then
+ * `reserved`), paid out to the seller once the seller has the account (`settling`, `settled`), or
+ * returned to the payer on chain when the account write fails for good (`releasing`, `released`
+ * with the return's transaction). A reservation made before holds existed moved no money and is
+ * released without a transaction.
  * A call paid from credit is recorded `in_flight` at once (no challenge is answered); every
  * other attempt starts `challenge_created`.
  */
@@ -26,9 +31,11 @@ export const OPENING_STATUSES: readonly AttemptStatus[] = ['challenge_created', 
 /** Where each status may go. A status not named here is final. */
 export const TRANSITIONS: Readonly<Record<AttemptStatus, readonly AttemptStatus[]>> = {
   challenge_created: ['in_flight'],
-  in_flight: ['released', 'delivered', 'reserved', 'settling', 'settled'],
-  reserved: ['settling', 'released'],
+  in_flight: ['released', 'delivered', 'holding', 'reserved', 'settling', 'settled'],
+  holding: ['reserved', 'failed'],
+  reserved: ['settling', 'releasing', 'released'],
   settling: ['settled', 'failed'],
+  releasing: ['released'],
   failed: ['settled'],
   settled: ['refund_owed'],
   delivered: [],
@@ -41,7 +48,7 @@ export const TAKES_REPORTS: readonly AttemptStatus[] = ['in_flight', 'delivered'
 
 /** The statuses of an attempt someone paid (or tried to): claimed, whatever came after. */
 export const CLAIMED_STATUSES: readonly AttemptStatus[] = ATTEMPT_STATUSES.filter(
-  (status) => status !== 'challenge_created' && status !== 'reserved',
+  (status) => !['challenge_created', 'holding', 'reserved', 'releasing'].includes(status),
 );
 
 export function isAttemptStatus(value: unknown): value is AttemptStatus {
@@ -68,6 +75,8 @@ type Settable =
   | 'verifiedAt'
   | 'settlementReason'
   | 'settleTxHash'
+  | 'holdTxHash'
+  | 'refundTxHash'
   | 'payer'
   | 'agentId'
   | 'protocol'
@@ -84,8 +93,11 @@ export type AttemptMove = {
   onlyWithoutAccount?: boolean;
 };
 
-/** Which attempts a move touches: one by id, or every one paying for an account. */
-export type AttemptsOf = { id: string } | { accessId: string };
+/**
+ * Which attempts a move touches: one by id, or every one paying for an account (`held`: only those
+ * paid into the escrow, which names the seller's wallet to pay out to).
+ */
+export type AttemptsOf = { id: string } | { accessId: string; held?: boolean };
 
 /** Runs statements on the SQL lane or on an ORM transaction: every caller's database handle fits. */
 type Runner = Pick<Sql, 'run'> | { $executeRaw: (query: Prisma.Sql) => Promise<number> };
@@ -118,7 +130,10 @@ export function moveStatement(of: AttemptsOf, move: AttemptMove): Prisma.Sql {
       .filter(([, value]) => value !== undefined)
       .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`),
   ];
-  const which = 'id' in of ? Prisma.sql`"id" = ${of.id}` : Prisma.sql`"accessId" = ${of.accessId}`;
+  const which =
+    'id' in of
+      ? Prisma.sql`"id" = ${of.id}`
+      : Prisma.sql`"accessId" = ${of.accessId}${of.held ? Prisma.sql` AND "payoutTo" IS NOT NULL` : Prisma.empty}`;
   const withoutAccount = move.onlyWithoutAccount ? Prisma.sql` AND "accessId" IS NULL` : Prisma.empty;
   return Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.join(assignments, ', ')}
     WHERE ${which} AND "status" IN (${Prisma.join(from)})${withoutAccount}`;

@@ -155,6 +155,11 @@ type AttemptFields = {
   amountMicros: bigint;
   /** Priced at a ceiling: paid into the rail's escrow, which pays the seller what was used. */
   ceiling?: boolean;
+  /**
+   * A stateful seller's purchase: paid into the rail's escrow and held there until the seller has
+   * the account, then paid out whole, or returned to the payer (settlement/hold.ts).
+   */
+  held?: boolean;
   purchaseJson?: string;
   /** A payment made already (from credit): not a challenge waiting for one. */
   status?: Extract<AttemptStatus, 'in_flight'>;
@@ -169,14 +174,14 @@ type AttemptFields = {
  * ceiling, to the rail's escrow, which pays the seller's wallet what was used), open for the
  * rail's timeout: the statements that record and count it (for the caller's transaction) and the
  * challenge that shows it to the agent. 503 when the hub takes no payments, the seller has no
- * wallet (unless credit pays), or a ceiling must be paid on a rail without an escrow
- * (`capped_pricing_unavailable`).
+ * wallet (unless credit pays), or a ceiling or a held purchase must be paid on a rail without an
+ * escrow (`capped_pricing_unavailable`, `held_payment_unavailable`).
  * `seller` is the attempt's, when the caller read it already.
  */
 export async function newAttempt(
   db: Db,
   rail: PaymentRail | undefined,
-  { ceiling, ...fields }: AttemptFields,
+  { ceiling, held, ...fields }: AttemptFields,
   read?: Pick<PaymentSeller, 'organizationId' | 'payToAddress'>,
 ) {
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
@@ -186,8 +191,14 @@ export async function newAttempt(
   const fromCredit = fields.protocol === 'credit';
   if (!seller.payToAddress && !fromCredit) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');
   // Credit pays a ceiling as it pays anything (drawn whole, the unused part given back): no escrow.
-  const escrowed = ceiling === true && !fromCredit;
-  if (escrowed && !rail.escrow) throw new ApiError('capped_pricing_unavailable');
+  const escrowed = (ceiling === true || held === true) && !fromCredit;
+  if (escrowed && !rail.escrow) {
+    if (!held) throw new ApiError('capped_pricing_unavailable');
+    throw new ApiError(
+      'held_payment_unavailable',
+      'This seller opens accounts after the payment, so a purchase is held until the seller has the account; this hub settles without an escrow to hold it, so it sells no accounts.',
+    );
+  }
   const payTo = escrowed ? rail.escrow!.address : seller.payToAddress;
   const id = newId('paymentAttempt');
   const createdAt = new Date();

@@ -11,7 +11,7 @@ import { type AttemptStatus, moveAttempt } from './attempt-status.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
-const COMPLETED = new Set<AttemptStatus>(['delivered', 'reserved', 'settling', 'settled']);
+const COMPLETED = new Set<AttemptStatus>(['delivered', 'holding', 'reserved', 'settling', 'settled']);
 
 /** Attempts that pay for an account rather than a call (control-plane/storefront/purchase.ts). */
 export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);

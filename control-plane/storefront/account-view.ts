@@ -17,13 +17,20 @@ export async function accountViews(db: Db, sellerId: string, where: Prisma.Acces
     include: INCLUDE,
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
-  // Payments captured for accounts the seller never took (delivery/outcomes.ts): owed back by the seller.
-  const owed = await db.paymentAttempt.groupBy({
-    by: ['accessId'],
-    where: { status: 'refund_owed', accessId: { in: rows.map((row) => row.id) } },
-    _sum: { amountMicros: true },
+  // Payments captured for accounts the seller never took (delivery/outcomes.ts): owed back by the
+  // seller. Payments held in the escrow, and those returned from it (payments/settlement/hold.ts).
+  const payments = await db.paymentAttempt.findMany({
+    where: { status: { in: ['refund_owed', 'reserved', 'releasing', 'released'] }, accessId: { in: rows.map((row) => row.id) } },
+    select: { id: true, accessId: true, status: true, amountMicros: true, payoutTo: true, refundTxHash: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
-  const owedBy = new Map(owed.map((o) => [o.accessId, o._sum.amountMicros ?? 0n]));
+  const sum = (accessId: string, counted: (p: (typeof payments)[number]) => boolean) =>
+    payments.filter((p) => p.accessId === accessId && counted(p)).reduce((total, p) => total + p.amountMicros, 0n);
+  const held = (p: (typeof payments)[number]) => p.payoutTo !== null && (p.status === 'reserved' || p.status === 'releasing');
+  const refunds = (accessId: string) =>
+    payments
+      .filter((p) => p.accessId === accessId && p.status === 'released' && p.refundTxHash !== null)
+      .map((p) => ({ paymentId: p.id, amountUsd: formatUsd(p.amountMicros), transactionHash: p.refundTxHash }));
   return rows.map((row) => {
     const periodStart = accessPeriodStart(row);
     const used = new Map(
@@ -47,7 +54,9 @@ export async function accountViews(db: Db, sellerId: string, where: Prisma.Acces
       stateVersion: row.stateVersion,
       createdAt: row.createdAt.toISOString(),
       canceledAt: row.canceledAt?.toISOString() ?? null,
-      refundOwedUsd: formatUsd(owedBy.get(row.id) ?? 0n),
+      refundOwedUsd: formatUsd(sum(row.id, (p) => p.status === 'refund_owed')),
+      heldUsd: formatUsd(sum(row.id, held)),
+      refunds: refunds(row.id),
     };
   });
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
+import { finishPendingHolds } from '../payments/settlement/hold.js';
 import { finishPendingSettlements, releaseStrandedCalls } from '../payments/settlement/pending.js';
 import type { WhenCaptureFails } from '../payments/settlement/record.js';
 import { suspendUnpaid } from './account-changes.js';
@@ -10,11 +11,12 @@ export const suspendUnpaidCapture: WhenCaptureFails = (db, accessId) => db.$tran
 
 /**
  * What a crash, a timeout or a stopped buyer left unfinished: settlements still `settling` are
- * settled again, purchases settled late get their accounts, and paid calls stranded in flight are
- * released (a credit-paid call gets its draw back).
+ * settled again, holds and returns of held purchases submitted again, purchases paid or held late
+ * get their accounts, and paid calls stranded in flight are released (a credit-paid call gets its
+ * draw back).
  */
 export async function finishPendingPayments(db: Db, rail: PaymentRail | undefined) {
-  const settled = await finishPendingSettlements(db, rail, undefined, suspendUnpaidCapture);
+  const settled = (await finishPendingSettlements(db, rail, undefined, suspendUnpaidCapture)) + (await finishPendingHolds(db, rail));
   const opened = await finishPurchases(db);
   const released = await releaseStrandedCalls(db);
   return { settled, opened, released };

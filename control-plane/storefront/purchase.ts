@@ -4,12 +4,13 @@ import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { runEach, sqlOf } from '../db/sql.js';
-import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
+import { moveAttempt } from '../payments/attempt-status.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest, PURCHASE_KINDS } from '../payments/claim.js';
 import { creditBalance } from '../payments/credit.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { billingSummary } from '../payments/settlement/billing.js';
+import { holdInTime } from '../payments/settlement/hold.js';
 import { settleInTime } from '../payments/settlement/record.js';
 import { applyPurchase } from './account-changes.js';
 import { accountViews } from './account-view.js';
@@ -39,6 +40,7 @@ type Bought = { kind: PurchaseKind; planId: string; creditMicros: string; access
 export async function startPurchase(db: Db, rail: PaymentRail | undefined, input: StartPurchase): Promise<PurchaseOutcome> {
   const terms = await purchaseTerms(db, input);
   if (terms.priceMicros === 0n) return openFree(db, input, terms);
+  const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } });
 
   const bought: Bought = { kind: terms.kind, planId: terms.plan.id, creditMicros: terms.creditMicros.toString(), accessId: terms.accessId };
   const requestId = newId('request');
@@ -55,6 +57,8 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
     usageJson: '[]',
     amountMicros: terms.priceMicros,
     purchaseJson: JSON.stringify(bought),
+    // A stateful seller takes the account after the payment: held in the escrow until it has.
+    held: seller.stateful,
   });
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements()));
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
@@ -86,9 +90,17 @@ export async function completePurchase(
     include: { seller: { select: { stateful: true } } },
   });
 
-  if (attempt.seller.stateful) {
-    const accessId = await fulfil(db, attempt.id, 'reserved');
-    return opened(db, { ...attempt, status: 'reserved' }, accessId, null);
+  // Challenged to the escrow: held there until the seller has the account (settlement/hold.ts).
+  // (A seller that became stateful after the challenge is paid at once, as any other.)
+  if (attempt.payoutTo) {
+    await moveAttempt(db, attempt.id, { to: 'holding', from: ['in_flight'] });
+    const result = await holdInTime(db, rail, attempt).catch(() => undefined);
+    if (result?.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
+    const holdTxHash = result?.transaction ?? null;
+    // Not known yet: the pending loop finishes the hold, and the account opens then (`finishPurchases`).
+    if (result?.status !== 'settled') return { kind: 'settling', payment: paymentView({ ...attempt, status: 'holding', holdTxHash }) };
+    const accessId = await fulfil(db, attempt.id);
+    return opened(db, { ...attempt, status: 'reserved', holdTxHash }, accessId, null);
   }
 
   await moveAttempt(db, attempt.id, { to: 'settling', from: ['in_flight'], set: chargedWhole(attempt.amountMicros) });
@@ -111,17 +123,17 @@ export async function completePurchase(
 }
 
 /**
- * Finishes purchases their buyer stopped waiting for: one settled late (an unknown outcome
- * finished by the settlement loop) gets its account; one left verified but unfinished by a
- * crash (`in_flight` for a minute) is reserved and its account opened at a stateful seller, or
- * handed to the settlement loop at any other (settling twice is safe). Safe beside a purchase
+ * Finishes purchases their buyer stopped waiting for: one settled or held late (an unknown outcome
+ * finished by the settlement loop) gets its account; one left verified but unfinished by a crash
+ * (`in_flight` for a minute) is handed to the loop that holds it in the escrow (a held purchase)
+ * or to the settlement loop (any other); submitting twice is safe. Safe beside a purchase
  * finishing itself: each step is guarded on the state it leaves.
  */
 export async function finishPurchases(db: Db, now = Date.now()): Promise<number> {
   const kinds = { in: [...PURCHASE_KINDS] };
   const stalled = await db.paymentAttempt.findMany({
     where: { kind: kinds, status: 'in_flight', accessId: null, verifiedAt: { lt: new Date(now - STALLED_MS) } },
-    select: { id: true, amountMicros: true, seller: { select: { stateful: true } } },
+    select: { id: true, amountMicros: true, payoutTo: true },
     take: 100,
   });
   let finished = 0;
@@ -133,17 +145,24 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
     );
   for (const attempt of stalled) {
     await each(() =>
-      attempt.seller.stateful
-        ? fulfil(db, attempt.id, 'reserved')
+      attempt.payoutTo
+        ? moveAttempt(db, attempt.id, { to: 'holding', from: ['in_flight'] })
         : moveAttempt(db, attempt.id, { to: 'settling', from: ['in_flight'], set: chargedWhole(attempt.amountMicros) }),
     );
   }
-  const settled = await db.paymentAttempt.findMany({
-    where: { kind: kinds, status: 'settled', accessId: null, settledAt: { lt: new Date(now - 10_000) } },
+  const paid = await db.paymentAttempt.findMany({
+    where: {
+      kind: kinds,
+      accessId: null,
+      OR: [
+        { status: 'settled', settledAt: { lt: new Date(now - 10_000) } },
+        { status: 'reserved', verifiedAt: { lt: new Date(now - 10_000) } },
+      ],
+    },
     select: { id: true },
     take: 100,
   });
-  for (const { id } of settled) await each(() => fulfil(db, id));
+  for (const { id } of paid) await each(() => fulfil(db, id));
   return finished;
 }
 
@@ -159,16 +178,14 @@ const STALLED_MS = 60_000;
  * Opens or extends the account a paid attempt bought, once: the attempt is marked with the
  * account in the same transaction, guarded on it having none. Returns the account either way.
  */
-async function fulfil(db: Db, attemptId: string, status?: 'reserved'): Promise<string> {
+async function fulfil(db: Db, attemptId: string): Promise<string> {
   return db.$transaction(async (tx) => {
     const attempt = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } });
     if (attempt.accessId) return attempt.accessId;
     const bought = JSON.parse(attempt.purchaseJson ?? 'null') as Bought;
     const accessId = bought.accessId ?? newId('access');
-    // Held until the seller takes the account, or just marked with it (paid already).
-    const marked = status
-      ? await moveAttempts(tx, { id: attemptId }, { to: status, from: ['in_flight'], set: { accessId }, onlyWithoutAccount: true })
-      : (await tx.paymentAttempt.updateMany({ where: { id: attemptId, accessId: null }, data: { accessId } })).count;
+    // Paid (or held in the escrow) already: only marked with the account it bought.
+    const marked = (await tx.paymentAttempt.updateMany({ where: { id: attemptId, accessId: null }, data: { accessId } })).count;
     if (marked !== 1) return (await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } })).accessId!;
     const plan = await loadPlan(tx, bought.planId);
     const terms: PurchaseTerms = {
@@ -186,21 +203,32 @@ async function fulfil(db: Db, attemptId: string, status?: 'reserved'): Promise<s
 /** Renewals of one account queue behind each other on its row lock. */
 const TRANSACTION_LIMITS = { maxWait: 15_000, timeout: 15_000 };
 
+type PaymentFields = {
+  id: string;
+  amountMicros: bigint;
+  status: string;
+  settleTxHash: string | null;
+  holdTxHash: string | null;
+  refundTxHash: string | null;
+};
+
 async function opened(
   db: Db,
-  attempt: { id: string; sellerId: string; amountMicros: bigint; status: string; settleTxHash: string | null },
+  attempt: PaymentFields & { sellerId: string },
   accessId: string,
   settled: Extract<PurchaseOutcome, { kind: 'opened' }>['settled'],
 ): Promise<PurchaseOutcome> {
   return { kind: 'opened', account: await accountView(db, attempt.sellerId, accessId), payment: paymentView(attempt), settled };
 }
 
-function paymentView(attempt: { id: string; amountMicros: bigint; status: string; settleTxHash: string | null }): PurchasePayment {
+function paymentView(attempt: PaymentFields): PurchasePayment {
   return {
     id: attempt.id,
     amountUsd: formatUsd(attempt.amountMicros),
     status: attempt.status,
     settleTransactionHash: attempt.settleTxHash,
+    holdTransactionHash: attempt.holdTxHash,
+    refundTransactionHash: attempt.refundTxHash,
   };
 }
 

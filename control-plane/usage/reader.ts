@@ -134,9 +134,12 @@ function lookupStatement(provider: ReadSql['provider'], keys: readonly LookupKey
   // few accesses by their own indexes, and only then to plans and services. Started from the
   // service's side it would read every access on the plan. It comes first because its columns
   // give every column its type: PostgreSQL types a UNION's columns pair by pair, from the left.
-  // Payments come oldest first, as accesses do; the newest is the last of its lookup.
+  // Payments come oldest first, as accesses do; the newest is the last of its lookup. An account
+  // a stateful seller has not taken yet reads as not active: nothing is drawn on it before the
+  // seller has it (docs/decisions.md › Held purchases).
   return Prisma.sql`
-    SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2", a."status" AS "s3",
+    SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2",
+           CASE WHEN a."provisioningState" IN ('pending', 'provisioning') THEN 'provisioning' ELSE a."status" END AS "s3",
            a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2",
            a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2",
            s."organizationId" AS "k1", s."slug" AS "k2", r."id" AS "k3"

@@ -6,10 +6,12 @@ export const ATTEMPT_STATUSES = [
   'challenge_created',
   'in_flight',
   'delivered',
+  'holding',
   'reserved',
   'settling',
   'settled',
   'failed',
+  'releasing',
   'released',
   'refund_owed',
 ] as const;

@@ -28,5 +28,9 @@ export const account = z
     refundOwedUsd: usd.meta({
       description: 'Paid for an account the seller never took (its write failed for good): owed back by the seller',
     }),
+    heldUsd: usd.meta({ description: 'Paid into the escrow for the account and held there until the seller has it' }),
+    refunds: z
+      .array(z.object({ paymentId: z.string(), amountUsd: usd, transactionHash: z.string().nullable() }))
+      .meta({ description: 'Held payments returned to their payer on chain, because the seller never took the account' }),
   })
   .meta({ id: 'Account' });

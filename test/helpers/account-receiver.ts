@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { DeliverySchedule } from '../../control-plane/delivery/schedule.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import { createAccountEndpoint } from '../../sdk/account/endpoint.js';
 import { MemoryAccountStore } from '../../sdk/account/memory-store.js';
@@ -6,6 +7,17 @@ import type { MintDecision, WriteReply } from '../../sdk/account/replies.js';
 import { sendJson } from '../../sdk/node.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
+
+/** A delivery schedule in milliseconds, so retries, hints and give-ups happen within a test. */
+export const FAST_DELIVERY: DeliverySchedule = {
+  firstBackoffMs: 20,
+  maxBackoffMs: 80,
+  maxHintMs: 300,
+  maxAttempts: 6,
+  giveUpAfterMs: 60_000,
+  budgetMs: 400,
+  leaseMs: 2_000,
+};
 
 /**
  * How the receiver answers the next deliveries: as the SDK's endpoint would (`sdk`), or with a

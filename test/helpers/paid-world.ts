@@ -50,11 +50,14 @@ export async function startPaidWorld(
      * other is challenged.
      */
     checkUsage?: boolean;
+    /** False: a rail without an escrow, as a remote facilitator's is. */
+    escrow?: boolean;
   } = {},
 ) {
   const chain = await startTestChain(t);
   const rail = localRail(chain);
   if (options.wrapFacilitator) rail.facilitator = options.wrapFacilitator(rail.facilitator);
+  if (options.escrow === false) delete rail.escrow;
   const hub = await startTestHub(t, provider, options.env ?? {}, rail);
   useLoopbackResolver(t);
 

@@ -27,6 +27,8 @@ export type Settleable = {
   payoutTo: string | null;
   /** Set before settlement only for a captured reservation: the account it pays for. */
   accessId?: string | null;
+  /** Set when the payment was moved into the escrow already (a held purchase): only its payout is left. */
+  holdTxHash?: string | null;
   paymentPayloadJson: string | null;
   network: string | null;
 };
@@ -121,7 +123,8 @@ async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleab
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
   if (attempt.payoutTo && rail.escrow) {
     const charged = microsToTokenUnits(attempt.chargedMicros ?? attempt.amountMicros, rail.token.decimals);
-    return rail.escrow.settle(payload, requirements, { payee: attempt.payoutTo as `0x${string}`, charged });
+    const deposited = Boolean(attempt.holdTxHash);
+    return rail.escrow.settle(payload, requirements, { payee: attempt.payoutTo as `0x${string}`, charged, deposited });
   }
   return rail.facilitator.settle(payload, requirements);
 }

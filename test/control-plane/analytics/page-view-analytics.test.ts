@@ -147,6 +147,19 @@ for (const provider of testProviders()) {
         }
       }
     });
+
+    await t.test('views of a seller deleted since they were accepted are dropped, not their batch', async (t) => {
+      const gone = { ...rows[0]!, id: newId('pageView'), sellerId: newId('seller') };
+      const kept = { ...rows[0]!, id: newId('pageView'), createdAt: new Date() };
+      t.equal(await writePageViews(cp.db, [gone, kept]), 1, 'the live seller’s view is stored');
+      t.ok(await cp.db.pageView.findUnique({ where: { id: kept.id } }));
+      const where = { where: { sellerId: gone.sellerId } };
+      t.same(
+        [await cp.db.pageView.count(where), await cp.db.pageViewStat.count(where), await cp.db.pageViewTally.count(where)],
+        [0, 0, 0],
+        'nothing of the other, nor a count of it',
+      );
+    });
   });
 }
 

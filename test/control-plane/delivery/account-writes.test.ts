@@ -1,10 +1,9 @@
 import pino from 'pino';
 import t from 'tap';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
-import type { DeliverySchedule } from '../../../control-plane/delivery/schedule.js';
 import { resolveWithSystem, UpstreamAddresses } from '../../../runtime/upstream-addresses.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { startAccountReceiver } from '../../helpers/account-receiver.js';
+import { FAST_DELIVERY, startAccountReceiver } from '../../helpers/account-receiver.js';
 import { registerAgent } from '../../helpers/agents.js';
 import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
@@ -16,15 +15,7 @@ import { signPayment } from '../../helpers/sign-payment.js';
 // the limits name; a newer write superseding an older one. The schedule is shortened so no test
 // waits minutes; schedule.test.ts checks the real one's numbers.
 
-const FAST: DeliverySchedule = {
-  firstBackoffMs: 20,
-  maxBackoffMs: 80,
-  maxHintMs: 300,
-  maxAttempts: 6,
-  giveUpAfterMs: 60_000,
-  budgetMs: 400,
-  leaseMs: 2_000,
-};
+const FAST = FAST_DELIVERY;
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waits until a row is due; a timer may fire a millisecond before the clock reads its deadline. */

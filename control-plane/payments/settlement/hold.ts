@@ -1,0 +1,166 @@
+import type { Logger } from 'pino';
+import { Prisma } from '../../../generated/prisma/sqlite/client.js';
+import { within } from '../../../runtime/within.js';
+import { SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
+import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
+import type { Db } from '../../db/client.js';
+import { type Sql, sqlOf } from '../../db/sql.js';
+import { SAYS_NOTHING_OF_EARLIER, type SettleResult } from '../../facilitator/results.js';
+import { moveAttempt } from '../attempt-status.js';
+import type { PaymentRail } from '../rail.js';
+import { attemptRequirements } from '../requirements.js';
+import { follow, submittingOn } from './under-way.js';
+
+/**
+ * A stateful seller's purchase is money held (docs/decisions.md › Held purchases): its challenge
+ * names the rail's escrow as `payTo`, and the paid retry moves the payment there at once
+ * (`holding`, then `reserved`), before the account exists. The seller having the account pays it
+ * out whole (settle with the escrow's payout, record.ts); an account write that fails for good
+ * returns it to the payer (`releasing`, then `released`), both on chain, whenever that is: the
+ * escrow pays a deposit out once, and its payout needs no authorization that could lapse.
+ */
+export type Holdable = {
+  id: string;
+  amountMicros: bigint;
+  payTo: string | null;
+  /** The seller's wallet the escrow pays out to. */
+  payoutTo: string | null;
+  paymentPayloadJson: string | null;
+  network: string | null;
+};
+
+/**
+ * Moves an attempt marked `holding` into the escrow and records how that ended: `reserved` with
+ * the transaction, `failed` with nothing charged, or still `holding` (the outcome is not known
+ * yet; the pending loop tries again, which is safe).
+ */
+export async function holdAndRecord(
+  db: Db,
+  rail: PaymentRail | undefined,
+  attempt: Holdable,
+  options: { again?: boolean } = {},
+): Promise<Outcome> {
+  const result = await submitting(rail, attempt.id, () => submitHold(rail, attempt));
+  const sql = sqlOf(db);
+  if (result.status === 'failed') {
+    if (options.again && SAYS_NOTHING_OF_EARLIER.has(result.reason)) return result;
+    await moveAttempt(sql, attempt.id, { to: 'failed', from: ['holding'], set: { settlementReason: result.reason, chargedMicros: 0n } });
+    return result;
+  }
+  if (result.status !== 'settled') {
+    await noteTransaction(sql, attempt.id, 'holding', 'holdTxHash', result.transaction);
+    return result;
+  }
+  await moveAttempt(sql, attempt.id, { to: 'reserved', from: ['holding'], set: { holdTxHash: result.transaction ?? null } });
+  return result;
+}
+
+/**
+ * `holdAndRecord`, waited for at most `SETTLE_ANSWER_WITHIN_MS`, as a settlement is: undefined past
+ * that, and the hold goes on behind the answer.
+ */
+export async function holdInTime(db: Db, rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome | undefined> {
+  const hold = holdAndRecord(db, rail, attempt);
+  const result = await within(hold, SETTLE_ANSWER_WITHIN_MS);
+  if (!result) follow(hold);
+  return result;
+}
+
+/**
+ * Returns a held payment, marked `releasing`, to its payer and records it `released` with the
+ * return's transaction. One whose outcome is not known yet stays `releasing`, and so does one the
+ * chain refused: the money is in the escrow, so the return is tried again (and logged) until it
+ * goes through.
+ */
+export async function returnAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Holdable, logger?: Logger): Promise<Outcome> {
+  const result = await submitting(rail, attempt.id, () => submitReturn(rail, attempt));
+  const sql = sqlOf(db);
+  if (result.status === 'settled') {
+    await moveAttempt(sql, attempt.id, {
+      to: 'released',
+      from: ['releasing'],
+      set: { refundTxHash: result.transaction ?? null, chargedMicros: 0n, settlementReason: null },
+    });
+    return result;
+  }
+  await noteTransaction(sql, attempt.id, 'releasing', 'refundTxHash', result.transaction);
+  if (result.status === 'failed') {
+    logger?.warn({ paymentId: attempt.id, reason: result.reason }, 'returning a held payment to its payer failed; it is tried again');
+  }
+  return result;
+}
+
+/**
+ * Finishes holds and returns left unfinished (a timeout, a crash): both are safe to submit again.
+ * Not one this process is still submitting.
+ */
+export async function finishPendingHolds(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000, logger?: Logger): Promise<number> {
+  const before = new Date(Date.now() - olderThanMs);
+  const pending = await db.paymentAttempt.findMany({
+    where: { status: { in: ['holding', 'releasing'] }, verifiedAt: { lt: before } },
+    take: 100,
+  });
+  let finished = 0;
+  for (const attempt of pending) {
+    if (submittingOn(rail).has(attempt.id)) continue;
+    // One that throws does not hold up the rest.
+    const result = await (attempt.status === 'holding'
+      ? holdAndRecord(db, rail, attempt, { again: true })
+      : returnAndRecord(db, rail, attempt, logger)
+    ).catch(() => undefined);
+    if (result?.status === 'settled') finished++;
+  }
+  return finished;
+}
+
+async function submitting(rail: PaymentRail | undefined, id: string, submit: () => Promise<Outcome>): Promise<Outcome> {
+  const here = submittingOn(rail);
+  here.add(id);
+  try {
+    return await submit();
+  } finally {
+    here.delete(id);
+  }
+}
+
+type Outcome = SettleResult | Unsettleable;
+
+/** An attempt that names no escrow or payment to submit (or a rail without an escrow now). */
+type Unsettleable = { status: 'failed'; reason: 'payment_not_settleable'; network: string; transaction?: undefined };
+
+function unsettleable(attempt: Holdable): Unsettleable {
+  return { status: 'failed', reason: 'payment_not_settleable', network: attempt.network ?? '' };
+}
+
+/** The authorization to the escrow, submitted as any payment is: the escrow is its `payTo`. */
+async function submitHold(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
+  if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return unsettleable(attempt);
+  const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
+  return rail.facilitator.settle(payload, attemptRequirements(rail, { ...attempt, payTo: attempt.payTo }));
+}
+
+/** The deposit paid out to no one: the escrow returns all of it to the payer. */
+async function submitReturn(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
+  if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return unsettleable(attempt);
+  const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
+  const requirements = attemptRequirements(rail, { ...attempt, payTo: attempt.payTo });
+  return rail.escrow.settle(payload, requirements, {
+    payee: attempt.payoutTo as `0x${string}`,
+    charged: 0n,
+    deposited: true,
+  });
+}
+
+/** A transaction an unfinished submission left, kept while the attempt is still where it was. */
+async function noteTransaction(
+  sql: Sql,
+  id: string,
+  status: 'holding' | 'releasing',
+  column: 'holdTxHash' | 'refundTxHash',
+  transaction: string | undefined,
+): Promise<void> {
+  if (!transaction) return;
+  await sql.run(
+    Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.raw(`"${column}"`)} = ${transaction} WHERE "id" = ${id} AND "status" = ${status}`,
+  );
+}

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "PaymentAttempt" ADD COLUMN "holdTxHash" TEXT;
+ALTER TABLE "PaymentAttempt" ADD COLUMN "refundTxHash" TEXT;

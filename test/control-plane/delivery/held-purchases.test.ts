@@ -1,0 +1,185 @@
+import pino from 'pino';
+import t from 'tap';
+import { createTestClient, http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
+import { finishPendingPayments } from '../../../control-plane/storefront/pending-payments.js';
+import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
+import { FAST_DELIVERY, startAccountReceiver } from '../../helpers/account-receiver.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { settlingWith } from '../../helpers/local-facilitator.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+import { signPayment } from '../../helpers/sign-payment.js';
+
+// A stateful seller's purchase is money held: the payment moves into the escrow when the agent
+// pays, the seller is paid out of it once it has the account (however long it provisioned), and
+// the payer gets it back on chain when the account write fails for good. Calls on the account
+// are refused until the seller has it. All through the pay URL with signed x402 payments, the
+// SDK's account endpoint as the seller, and anvil.
+
+type Json = Record<string, any>;
+const silent = pino({ level: 'silent' });
+
+for (const provider of testProviders()) {
+  t.test(`held purchases on ${provider}`, async (t) => {
+    let holdAnswer: 'real' | 'pending' = 'real';
+    const world = await startPaidWorld(t, provider, {
+      checkUsage: true,
+      // The hold's outcome can be made unknown (a slow chain); everything else settles for real.
+      wrapFacilitator: settlingWith(async (payload, requirements, real) =>
+        holdAnswer === 'pending'
+          ? { status: 'pending', transaction: undefined, network: requirements.network, message: 'injected: outcome unknown' }
+          : real.settle(payload, requirements),
+      ),
+    });
+    const { hub, chain, db, payerKey, payTo, url, rail, secretOf, offerPlan, becomeStateful, ids, checks, api } = world;
+    const escrow = chain.escrow!;
+    const receiver = await startAccountReceiver(t, secretOf);
+    await becomeStateful(receiver.url);
+    const planId = await offerPlan({ name: 'Monthly', slug: 'monthly', billingMode: 'subscription_usage', basePriceUsd: '3.00' });
+    t.equal(
+      (await api.post('/v1/plan-meter-prices', hub.apiKey, { planId, meterId: ids.meter, priceUsd: '0.00', includedUnits: 5 })).status,
+      201,
+    );
+    const payer = privateKeyToAccount(payerKey).address;
+    const balances = async () => ({
+      payer: await tokenBalance(chain, payer),
+      escrow: await tokenBalance(chain, escrow),
+      seller: await tokenBalance(chain, payTo),
+    });
+    /** A new agent buys the plan, paid by the payer's wallet (an agent holds one account of a plan). */
+    const buy = async () => {
+      const agent = await registerAgent(hub, 'acme');
+      const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
+      const body = JSON.stringify({ planId });
+      const challenge = await fetch(url('/extend'), { method: 'POST', headers, body });
+      t.equal(challenge.status, 402);
+      const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+      const payment = Buffer.from(JSON.stringify(await signPayment(chain, payerKey, requirements))).toString('base64');
+      const res = await fetch(url('/extend'), { method: 'POST', headers: { ...headers, 'payment-signature': payment }, body });
+      const bought = (await res.json()) as Json;
+      return {
+        requirements,
+        status: res.status,
+        body: bought,
+        accessId: bought.account?.accessId as string,
+        paymentId: bought.payment?.id as string,
+        call: () => fetch(url('/search'), { headers: { authorization: `Bearer ${agent.token}` } }),
+        receipt: async () => {
+          const res = await fetch(url('/purchases/receipt'), { headers });
+          const answer = (await res.json()) as Json;
+          if (res.status !== 200) throw new Error(`receipt: ${res.status} ${JSON.stringify(answer)}`);
+          return answer.purchases as Json[];
+        },
+      };
+    };
+    const worker = () => new AccountWriteWorker(db, hub.cp.masterKey, rail, silent, { schedule: FAST_DELIVERY, pollMs: 60_000 });
+    const writeOf = (accessId: string) => db.accountWrite.findFirstOrThrow({ where: { accessId }, orderBy: { stateVersion: 'desc' } });
+    /** Waits until the write is due (the seller's hint is capped to 300 ms here); a timer may fire a millisecond early. */
+    const untilDue = async (accessId: string) => {
+      const { nextAttemptAt } = await writeOf(accessId);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, nextAttemptAt.getTime() - Date.now()) + 5));
+    };
+    const attemptOf = (id: string) => db.paymentAttempt.findUniqueOrThrow({ where: { id } });
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) });
+
+    await t.test('returned to the payer on chain when the account write fails for good', async (t) => {
+      const before = await balances();
+      const bought = await buy();
+      receiver.mode = { kind: 'status', status: 400, body: '{"error":"no such customer"}' };
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'failed' });
+      const payment = await attemptOf(bought.paymentId);
+      t.match(payment, { status: 'released', refundTxHash: /^0x[0-9a-f]{64}$/, chargedMicros: 0n });
+      t.same(await balances(), before, 'the payer has it back; the seller got nothing');
+      t.match(
+        (await bought.receipt()).find((a) => a.accessId === bought.accessId),
+        {
+          status: 'suspended',
+          provisioningState: 'failed',
+          heldUsd: '0.000000',
+          refundOwedUsd: '0.000000',
+          refunds: [{ paymentId: bought.paymentId, amountUsd: '3.000000', transactionHash: payment.refundTxHash }],
+        },
+      );
+      const analytics = await api.get(`/v1/analytics/sellers/${world.sellerId}?days=1`, hub.apiKey);
+      t.match(
+        (analytics.body.analytics.recentTransactions as Json[]).find((tx) => tx.id === bought.paymentId),
+        { status: 'released', kind: 'purchase' },
+        "the seller's analytics show it released",
+      );
+      receiver.mode = { kind: 'sdk' };
+    });
+
+    await t.test('a hold whose outcome is not known yet: the account opens once the loop finishes it', async (t) => {
+      receiver.mode = { kind: 'sdk' };
+      holdAnswer = 'pending';
+      const bought = await buy();
+      t.equal(bought.status, 202);
+      t.match(bought.body, { payment: { status: 'holding', holdTransactionHash: null } });
+      t.equal((await attemptOf(bought.paymentId)).accessId, null, 'no account yet');
+      holdAnswer = 'real';
+      // As if the loop's next round came: what was verified before now is old enough.
+      await db.paymentAttempt.update({ where: { id: bought.paymentId }, data: { verifiedAt: new Date(Date.now() - 60_000) } });
+      await finishPendingPayments(db, rail);
+      t.match(await attemptOf(bought.paymentId), { status: 'reserved', holdTxHash: /^0x[0-9a-f]{64}$/, accessId: /^hubacc_/ });
+      await worker().runOnce();
+      t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'and is paid out once the seller has it');
+    });
+    // Last: the chain's clock runs 25 minutes ahead of the payer's from here on.
+    await t.test('held in the escrow at purchase; paid out when the seller takes the account 25 minutes later', async (t) => {
+      const before = await balances();
+      const bought = await buy();
+      t.equal(bought.requirements.payTo.toLowerCase(), escrow.toLowerCase(), 'the challenge names the escrow as payTo');
+      t.equal(bought.status, 201);
+      t.match(bought.body, {
+        account: { provisioningState: 'pending', heldUsd: '3.000000', refunds: [] },
+        payment: { status: 'reserved', holdTransactionHash: /^0x[0-9a-f]{64}$/, settleTransactionHash: null, refundTransactionHash: null },
+      });
+      const held = { payer: before.payer - 3_000_000n, escrow: before.escrow + 3_000_000n, seller: before.seller };
+      t.same(await balances(), held, 'the payment moved into the escrow, not to the seller');
+
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 1800 } };
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'pending', attempts: 1 }, 'the seller is provisioning');
+      t.equal((await bought.call()).status, 402, 'a call on the account is challenged, not served');
+      t.match(checks.at(-1), { allowed: false, reason: 'access_inactive' }, 'the usage check refuses it');
+
+      // 25 minutes on the chain: the payer's authorization (300 s) has long lapsed there.
+      await anvil.increaseTime({ seconds: 25 * 60 });
+      await anvil.mine({ blocks: 1 });
+      receiver.mode = { kind: 'sdk' };
+      await untilDue(bought.accessId);
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'applied' });
+      const payment = await attemptOf(bought.paymentId);
+      t.match(payment, { status: 'settled', settleTxHash: /^0x[0-9a-f]{64}$/, chargedMicros: 3_000_000n });
+      t.not(payment.settleTxHash, payment.holdTxHash, 'paid out by a transaction of its own');
+      t.same(await balances(), { ...held, escrow: before.escrow, seller: before.seller + 3_000_000n }, 'paid out to the seller');
+
+      t.equal((await bought.call()).status, 200, 'once the seller has it, the account pays for calls');
+      t.match(checks.at(-1), { allowed: true });
+      t.match(
+        (await bought.receipt()).find((a) => a.accessId === bought.accessId),
+        { provisioningState: 'active', heldUsd: '0.000000' },
+      );
+    });
+  });
+
+  t.test(`a rail without an escrow refuses to sell accounts, on ${provider}`, async (t) => {
+    const { hub, url, secretOf, offerPlan, becomeStateful } = await startPaidWorld(t, provider, { escrow: false });
+    const receiver = await startAccountReceiver(t, secretOf);
+    await becomeStateful(receiver.url);
+    const planId = await offerPlan({ name: 'Monthly', slug: 'monthly', billingMode: 'subscription', basePriceUsd: '3.00' });
+    const agent = await registerAgent(hub, 'acme');
+    const res = await fetch(url('/extend'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ planId }),
+    });
+    t.equal(res.status, 503);
+    t.match(await res.json(), { error: 'held_payment_unavailable', reason: /held until the seller has the account/ });
+  });
+}
