@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Access" ALTER COLUMN "provisioningState" SET DEFAULT 'active';
