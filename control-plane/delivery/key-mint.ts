@@ -61,7 +61,7 @@ export async function redeemKey(
       return {
         accessId: account.id,
         apiKey: outcome.apiKey,
-        // A rotating plan keeps one live key per account, whatever the seller's reply left out.
+        // A rotating plan keeps one live key per account, whatever the seller's reply said of it.
         ...(account.plan.remintPolicy === 'rotating' ? { maxKeys: 1 } : outcome.maxKeys ? { maxKeys: outcome.maxKeys } : {}),
         ...(outcome.keyExpiresAt ? { keyExpiresAt: outcome.keyExpiresAt } : {}),
       };

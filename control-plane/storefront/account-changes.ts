@@ -110,8 +110,8 @@ export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promis
 
 /**
  * A human has claimed the agent: what it bought while unowned becomes the human's (a new account
- * write then carries the buyer, and the verified email where the plan asks for it), and the free plans it took count as taken
- * by the human, so the human's other agents do not take them again. The claim has written the
+ * write then carries the buyer, and the verified email where the plan asks for it), and the free
+ * plans it took count as taken by the human, so the human's other agents do not take them again. The claim has written the
  * agent's row first, which a purchase opening an account takes turns on (holders.ts ›
  * agentOwnerForPurchase): one in progress is adopted here, a later one reads the new owner.
  */
