@@ -137,6 +137,8 @@ type ErrorExtras = {
   service_unavailable: { retryAfterSeconds?: number };
   account_not_provisioned: { retryAfterSeconds: number };
   key_mint_refused: { sellerCode: string };
+  /** Present when the seller failed for now (hub retried within the agent's wait): when to try again. */
+  key_mint_failed: { retryAfterSeconds?: number };
   page_unreachable: { pageStatus?: number };
   page_not_html: { contentType: string };
   page_too_large: { limitBytes?: number };

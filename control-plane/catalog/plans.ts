@@ -35,6 +35,7 @@ export function toPlanWire(row: Plan): PlanWire {
     includedCreditUnitLabel: row.includedCreditUnitLabel,
     minimumPurchaseUsd: formatUsd(row.minimumPurchaseMicros),
     verifiedEmailPolicy: row.verifiedEmailPolicy as PlanWire['verifiedEmailPolicy'],
+    remintPolicy: row.remintPolicy as PlanWire['remintPolicy'],
     maxClaims: row.maxClaims,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -68,6 +69,8 @@ export const createPlan = catalogWriteProcedure
       includedCreditUnitLabel: input.includedCreditUnitLabel ?? null,
       minimumPurchaseMicros: input.minimumPurchaseUsd ?? 0n,
       verifiedEmailPolicy: input.verifiedEmailPolicy ?? defaultVerifiedEmailPolicy(kind),
+      // The spec's mint rules read as one key per account unless the seller says otherwise.
+      remintPolicy: input.remintPolicy ?? 'rotating',
       maxClaims: input.maxClaims ?? null,
     };
     checkPlanShape(data);
@@ -168,6 +171,7 @@ export const updatePlan = catalogWriteProcedure
       includedCreditUnitLabel: input.includedCreditUnitLabel,
       minimumPurchaseMicros: input.minimumPurchaseUsd,
       verifiedEmailPolicy: input.verifiedEmailPolicy,
+      remintPolicy: input.remintPolicy,
       maxClaims: input.maxClaims,
     };
     checkPlanShape({

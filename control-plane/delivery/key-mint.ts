@@ -4,9 +4,11 @@ import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
-import { heldBy, verifiedEmail } from '../storefront/holders.js';
-import { callAccountEndpoint, SecretCache } from './account-call.js';
-import { DELIVERY_SCHEDULE, type DeliverySchedule, hintMs } from './schedule.js';
+import { emailForSeller } from '../storefront/email-policy.js';
+import { heldBy } from '../storefront/holders.js';
+import { type AccountCall, callAccountEndpoint, SecretCache } from './account-call.js';
+import { MINT_BUDGET, type MintBudget, mintWithRetries } from './mint-attempts.js';
+import { DELIVERY_SCHEDULE, type DeliverySchedule } from './schedule.js';
 
 /**
  * `POST /keys/redeem` (spec: Pay URL endpoints, Key mint body and result, Mint replies): asks the
@@ -17,6 +19,11 @@ import { DELIVERY_SCHEDULE, type DeliverySchedule, hintMs } from './schedule.js'
  * (501 `entitlements_not_available`); no account, or one the caller does not hold (404
  * `access_not_found`); several accounts and none named (400 `invalid_request`); an account the
  * seller has not acknowledged as active yet (409 `account_not_provisioned`, retry after 30 s).
+ *
+ * The seller's temporary failures are retried within what the agent can wait for
+ * (mint-attempts.ts); past that, 502 `key_mint_failed` with `retryAfterSeconds`. A plan whose
+ * re-mint policy is `rotating` answers `maxKeys: 1` (spec: Mint rules). The buyer's email goes
+ * with the later variant's mint only as the plan's `verifiedEmailPolicy` allows.
  */
 export async function redeemKey(
   db: Db,
@@ -24,6 +31,7 @@ export async function redeemKey(
   input: { sellerId: string; agentId: string; accessId?: string | undefined },
   addresses?: UpstreamAddresses,
   schedule: DeliverySchedule = DELIVERY_SCHEDULE,
+  budget: MintBudget = MINT_BUDGET,
 ): Promise<MintedKey> {
   const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId } });
   if (!seller.servicingEnabled) throw new ApiError('entitlements_not_available', 'Key servicing is off for this seller.');
@@ -34,7 +42,7 @@ export async function redeemKey(
   });
   const held = await db.access.findMany({
     where: { sellerId: seller.id, ...heldBy(input.agentId, agent.buyerId) },
-    select: { id: true, provisioningState: true },
+    select: { id: true, agentId: true, provisioningState: true, plan: { select: { remintPolicy: true, verifiedEmailPolicy: true } } },
   });
   const account = input.accessId === undefined ? onlyOne(held) : held.find((a) => a.id === input.accessId);
   if (!account) throw new ApiError('access_not_found', 'You hold no such account here: see /purchases/receipt.');
@@ -42,52 +50,67 @@ export async function redeemKey(
     throw new ApiError('account_not_provisioned', 'The seller has not set this account up yet.', { retryAfterSeconds: 30 });
   }
 
-  const variant = seller.accountWriteVariant;
-  const buyer = { id: agent.buyerId, email: verifiedEmail(agent.buyer) };
-  const result = await callAccountEndpoint(
-    new SecretCache(db, masterKey),
-    {
-      sellerId: seller.id,
-      url: `${accessEndpointUrlOf(seller)}/${encodeURIComponent(account.id)}/keys`,
-      purpose: 'access.mint',
-      body: variant === 'later' ? { agentId: input.agentId, buyerId: buyer.id, buyerEmail: buyer.email } : { agent: input.agentId },
-      requestId: newId('request'),
-      agentId: input.agentId,
-      ...(variant === 'later' ? { buyer } : {}),
-    },
-    schedule.budgetMs,
-    addresses,
-  );
-  if (result.kind === 'no_secret') throw new ApiError('signing_secret_required');
-  if (result.kind === 'unreachable') throw new ApiError('key_mint_failed', `The seller did not answer: ${result.reason}.`);
-  let reply: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(result.text);
-    if (typeof parsed === 'object' && parsed !== null) reply = parsed as Record<string, unknown>;
-  } catch {
-    // An unreadable reply is judged by its status alone.
+  const secrets = new SecretCache(db, masterKey);
+  const call = mintCall(seller, account, input.agentId, {
+    id: agent.buyerId,
+    email: emailForSeller(account.plan.verifiedEmailPolicy, agent.buyer),
+  });
+  const outcome = await mintWithRetries((budgetMs) => callAccountEndpoint(secrets, call, budgetMs, addresses), schedule, budget);
+  switch (outcome.kind) {
+    case 'minted':
+      return {
+        accessId: account.id,
+        apiKey: outcome.apiKey,
+        // A rotating plan keeps one live key per account, whatever the seller's reply said of it.
+        ...(account.plan.remintPolicy === 'rotating' ? { maxKeys: 1 } : outcome.maxKeys ? { maxKeys: outcome.maxKeys } : {}),
+        ...(outcome.keyExpiresAt ? { keyExpiresAt: outcome.keyExpiresAt } : {}),
+      };
+    case 'no_secret':
+      throw new ApiError('signing_secret_required');
+    case 'not_provisioned':
+      throw new ApiError('account_not_provisioned', 'The seller is still setting this account up.', {
+        retryAfterSeconds: Math.ceil(outcome.afterMs / 1000),
+      });
+    case 'refused':
+      throw new ApiError('key_mint_refused', 'The seller refused to mint a key.', { sellerCode: outcome.sellerCode });
+    case 'failed':
+      throw new ApiError('key_mint_failed', outcome.reason);
+    case 'gave_up':
+      throw new ApiError('key_mint_failed', `${capitalized(outcome.reason)} (${attemptsText(outcome.attempts)}); try again later.`, {
+        retryAfterSeconds: Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)),
+      });
   }
-  if (result.status === 200 && typeof reply.apiKey === 'string' && reply.apiKey) {
+}
+
+/**
+ * The mint call for the redeeming agent. The original variant's body and agent header name the
+ * account's own customer (spec: the agent-id header is "the customer the account belongs to"):
+ * hub has checked that the redeeming agent is that agent or another agent of the same human, and
+ * the seller, which hears of no human in that variant, knows the account by its customer only.
+ * The later variant names the redeeming agent and vouches for its human with `buyerId`, which the
+ * seller matches against the account.
+ */
+function mintCall(
+  seller: Parameters<typeof accessEndpointUrlOf>[0] & { id: string; accountWriteVariant: string },
+  account: { id: string; agentId: string },
+  redeemingAgentId: string,
+  buyer: { id: string | null; email: string | null },
+): AccountCall {
+  const url = `${accessEndpointUrlOf(seller)}/${encodeURIComponent(account.id)}/keys`;
+  const base = { sellerId: seller.id, url, purpose: 'access.mint' as const, requestId: newId('request') };
+  if (seller.accountWriteVariant === 'later') {
     return {
-      accessId: account.id,
-      apiKey: reply.apiKey,
-      ...(Number.isSafeInteger(reply.maxKeys) ? { maxKeys: reply.maxKeys as number } : {}),
-      ...(typeof reply.keyExpiresAt === 'string' ? { keyExpiresAt: reply.keyExpiresAt } : {}),
+      ...base,
+      agentId: redeemingAgentId,
+      body: { agentId: redeemingAgentId, buyerId: buyer.id, buyerEmail: buyer.email },
+      buyer,
     };
   }
-  if (result.status === 409 && reply.notProvisioned === true) {
-    const afterMs = hintMs(schedule, reply.retryAfterSeconds) ?? 30_000;
-    throw new ApiError('account_not_provisioned', 'The seller is still setting this account up.', {
-      retryAfterSeconds: Math.ceil(afterMs / 1000),
-    });
-  }
-  const conflict = (reply.conflict as { code?: unknown } | undefined)?.code;
-  if (result.status === 409 && typeof conflict === 'string') {
-    throw new ApiError('key_mint_refused', 'The seller refused to mint a key.', { sellerCode: conflict.slice(0, 100) });
-  }
-  if (result.status === 404) throw new ApiError('key_mint_failed', 'The seller does not know this account.');
-  throw new ApiError('key_mint_failed', `The seller answered ${result.status}.`);
+  return { ...base, agentId: account.agentId, body: { agent: account.agentId } };
 }
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+const attemptsText = (n: number) => (n === 1 ? '1 attempt' : `${n} attempts`);
 
 function onlyOne<T>(held: T[]): T | undefined {
   if (held.length > 1) throw new ApiError('invalid_request', `You hold ${held.length} accounts here: name one with accessId.`);

@@ -2,7 +2,8 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
 import { type AccountSnapshot, serializeSnapshot } from './account-write.js';
 import { periodEnd, renewedPeriod } from './billing-period.js';
-import { agentOwnerForPurchase, verifiedEmail } from './holders.js';
+import { emailForSeller } from './email-policy.js';
+import { agentOwnerForPurchase } from './holders.js';
 import type { PurchasePlan, PurchaseTerms } from './purchase-terms.js';
 
 /**
@@ -109,8 +110,8 @@ export async function cancelAccount(tx: Tx, accessId: string, now: Date): Promis
 
 /**
  * A human has claimed the agent: what it bought while unowned becomes the human's (a new account
- * write then carries the buyer and the verified email), and the free plans it took count as taken
- * by the human, so the human's other agents do not take them again. The claim has written the
+ * write then carries the buyer, and the verified email where the plan asks for it), and the free
+ * plans it took count as taken by the human, so the human's other agents do not take them again. The claim has written the
  * agent's row first, which a purchase opening an account takes turns on (holders.ts ›
  * agentOwnerForPurchase): one in progress is adopted here, a later one reads the new owner.
  */
@@ -140,7 +141,7 @@ export async function recordChange(tx: Tx, accessId: string): Promise<void> {
     accessId,
     agentId: access.agentId,
     buyerId: access.buyerId,
-    buyerEmail: verifiedEmail(access.buyer),
+    buyerEmail: emailForSeller(access.plan.verifiedEmailPolicy, access.buyer),
     stateVersion: access.stateVersion,
     plan: {
       slug: access.plan.slug,

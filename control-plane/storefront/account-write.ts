@@ -9,6 +9,7 @@ export type AccountSnapshot = {
   accessId: string;
   agentId: string;
   buyerId: string | null;
+  /** The verified email, where the plan's `verifiedEmailPolicy` lets the seller have it. */
   buyerEmail: string | null;
   stateVersion: number;
   plan: { slug: string; name: string; billingMode: string; interval: string; basePriceMicros: bigint };
@@ -41,6 +42,9 @@ export function accountWriteBody(snapshot: AccountSnapshot, variant: WriteVarian
     return {
       ...common,
       agent: snapshot.agentId,
+      // The original variant declares no buyer fields; the email a plan's policy lets the seller
+      // have rides as one more field, present only when there is one (docs/decisions.md#D-214).
+      ...(snapshot.buyerEmail === null ? {} : { buyerEmail: snapshot.buyerEmail }),
       state: { period, creditGrantedUsd: granted, creditReversedUsd: formatUsd(snapshot.creditReversedMicros), status: snapshot.status },
     };
   }

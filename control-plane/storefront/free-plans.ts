@@ -1,6 +1,7 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { refuseUnclaimedUnderRequired } from './email-policy.js';
 import { agentOwnerForPurchase } from './holders.js';
 import type { PurchaseTerms } from './purchase-terms.js';
 
@@ -22,10 +23,7 @@ type Tx = Prisma.TransactionClient;
 export async function freeTaker(tx: Tx, agentId: string, terms: PurchaseTerms): Promise<string> {
   const agent = await agentOwnerForPurchase(tx, agentId);
   const policy = terms.plan.kind === 'free_trial' ? terms.plan.verifiedEmailPolicy : 'required';
-  const verified = agent.buyerId !== null && agent.claimedAt !== null && agent.buyer?.emailVerifiedAt != null;
-  if (policy === 'required' && !verified) {
-    throw new ApiError('bearer_required', 'This plan is free for an agent claimed by a human with a verified email: see auth.claim.');
-  }
+  refuseUnclaimedUnderRequired(policy, agent, 'This free plan');
   return agent.buyerId ?? agentId;
 }
 

@@ -1,6 +1,7 @@
 import { ApiError } from '../../shared/errors.js';
 import { formatUsd, isWholeCents, parseUsd } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
+import { refuseUnclaimedUnderRequired } from './email-policy.js';
 import { heldBy } from './holders.js';
 
 /** What a payment at `POST /extend` buys: a new account, a renewal of one, or credit added to one. */
@@ -48,7 +49,9 @@ export type PurchaseAsk = {
  * 501 `entitlements_not_available`; then the account named by `?accessId=` (404
  * `access_not_found` unless the agent or its owner holds it), then the plan (404
  * `plan_not_found`, 400 `payg_not_purchasable`), then the amount a credit plan needs
- * (`amount_required`, `amount_not_cent_increment`, `amount_below_minimum` with the minimum).
+ * (`amount_required`, `amount_not_cent_increment`, `amount_below_minimum` with the minimum), then
+ * an agent no verified human has claimed, on a paid plan whose `verifiedEmailPolicy` is `required`
+ * (401 `bearer_required`; email-policy.ts).
  * Returns the terms of a purchase that passes.
  */
 export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseTerms> {
@@ -97,6 +100,14 @@ export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseT
   }
   // A top-up buys credit only; a purchase or renewal pays the plan's price for the period too.
   const priceMicros = plan.kind === 'free_trial' ? 0n : (kind === 'topup' ? 0n : plan.basePriceMicros) + creditMicros;
+  // A free plan's policy is read with the claim it takes turns with (free-plans.ts › freeTaker).
+  if (priceMicros > 0n && plan.verifiedEmailPolicy === 'required') {
+    const agent = await db.agent.findUniqueOrThrow({
+      where: { id: ask.agentId },
+      select: { buyerId: true, claimedAt: true, buyer: { select: { emailVerifiedAt: true } } },
+    });
+    refuseUnclaimedUnderRequired(plan.verifiedEmailPolicy, agent, 'This plan');
+  }
   return { kind, plan, accessId: access?.id ?? null, priceMicros, creditMicros };
 }
 

@@ -156,9 +156,9 @@ async function redeem(req: IncomingMessage, res: ServerResponse, seller: PaySell
   const key = await services.controlPlane
     .call('redeemKey', { sellerId: seller.id, agentId, ...definedOnly({ accessId }) })
     .catch((err: unknown) => {
-      // The seller's own hint goes out as Retry-After too.
-      if (err instanceof ApiError && err.code === 'account_not_provisioned')
-        res.setHeader('retry-after', String(err.extra.retryAfterSeconds ?? 30));
+      // The hint (the seller's own, or hub's for a seller failing for now) goes out as Retry-After too.
+      const hint = err instanceof ApiError ? err.extra.retryAfterSeconds : undefined;
+      if (typeof hint === 'number') res.setHeader('retry-after', String(hint));
       throw err;
     });
   await replier(res, services, body.sealed)(200, key, { 'cache-control': 'no-store' });

@@ -58,9 +58,10 @@ export function applyAccountWrite(current: Account | undefined, write: AccountWr
     account: {
       accessId: write.accessId,
       agentId: write.agentId,
-      // The original variant carries no buyer fields, so they keep what a later-variant write said.
+      // The original variant declares no buyer fields, so they keep what an earlier write said,
+      // unless hub added the email to it.
       buyerId: write.variant === 'later' ? write.buyerId : (current?.buyerId ?? null),
-      buyerEmail: write.variant === 'later' ? write.buyerEmail : (current?.buyerEmail ?? null),
+      buyerEmail: write.variant === 'later' || write.buyerEmail !== null ? write.buyerEmail : (current?.buyerEmail ?? null),
       stateVersion: write.stateVersion,
       plan: write.plan,
       status: write.status,

@@ -9,7 +9,8 @@ import { describe, type ParseResult } from './parse-result.js';
  * one shape. The original names the customer `agent` and the credit totals `creditGrantedUsd` /
  * `creditReversedUsd` (which older writes omit); the later variant names them `agentId`,
  * `lifetimeCreditGrantedUsd` / `lifetimeCreditReversedUsd`, adds `buyerId` and `buyerEmail`, and
- * always sends every field, null when unset. Unknown extra fields are ignored.
+ * always sends every field, null when unset. hub adds `buyerEmail` to the original variant when the
+ * plan's email policy lets the seller have it. Unknown extra fields are ignored.
  */
 export type AccountWrite = {
   variant: 'original' | 'later';
@@ -49,6 +50,8 @@ const common = {
 const original = z.object({
   ...common,
   agent: agentId,
+  // Not declared by the original variant: hub adds it when the plan lets the seller have the email.
+  buyerEmail: z.string().min(3).nullish(),
   state: z.object({
     period,
     creditGrantedUsd: sixDecimalUsd.nullable(),
@@ -85,7 +88,7 @@ export function parseAccountWrite(body: unknown): ParseResult<AccountWrite> {
   if (hasOriginal) {
     const parsed = original.safeParse(body);
     if (!parsed.success) return { ok: false, message: describe(parsed.error) };
-    const { state, agent, ...rest } = parsed.data;
+    const { state, agent, buyerEmail, ...rest } = parsed.data;
     return {
       ok: true,
       value: {
@@ -94,7 +97,7 @@ export function parseAccountWrite(body: unknown): ParseResult<AccountWrite> {
         plan: planOf(rest.plan),
         agentId: agent,
         buyerId: null,
-        buyerEmail: null,
+        buyerEmail: buyerEmail ?? null,
         period: state.period,
         creditGrantedMicros: state.creditGrantedUsd,
         creditReversedMicros: state.creditReversedUsd ?? 0n,

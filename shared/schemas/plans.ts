@@ -8,6 +8,8 @@ export const BILLING_MODES = ['payg', 'subscription', 'subscription_usage', 'cre
 export const INTERVALS = ['none', 'month', 'year'] as const;
 export const VERIFIED_EMAIL_POLICIES = ['off', 'required', 'requested'] as const;
 export const PLAN_KINDS = ['standard', 'free_trial'] as const;
+/** What a second key mint does (spec: Mint rules): `rotating` replaces the key, `additive` adds one. */
+export const REMINT_POLICIES = ['rotating', 'additive'] as const;
 
 export type BillingMode = (typeof BILLING_MODES)[number];
 export type Interval = (typeof INTERVALS)[number];
@@ -30,6 +32,9 @@ export const plan = z
     includedCreditUnitLabel: z.string().nullable(),
     minimumPurchaseUsd: usdOutput.meta({ description: 'Smallest buyer-chosen purchase amount' }),
     verifiedEmailPolicy: z.enum(VERIFIED_EMAIL_POLICIES),
+    remintPolicy: z
+      .enum(REMINT_POLICIES)
+      .meta({ description: 'Stateful sellers: rotating keeps one live key per account (maxKeys 1); additive adds one per mint' }),
     maxClaims: z.int().nullable().meta({ description: 'null: no limit' }),
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -50,6 +55,7 @@ const editable = {
   includedCreditUnitLabel: unitLabel.nullable(),
   minimumPurchaseUsd: usdInput,
   verifiedEmailPolicy: z.enum(VERIFIED_EMAIL_POLICIES),
+  remintPolicy: z.enum(REMINT_POLICIES),
   maxClaims: wholeNumber(1, MAX_USAGE_QUANTITY).nullable(),
 };
 
@@ -68,6 +74,7 @@ export const createPlanInput = z.strictObject({
   verifiedEmailPolicy: editable.verifiedEmailPolicy
     .optional()
     .meta({ description: 'Default required for free_trial plans, off otherwise' }),
+  remintPolicy: editable.remintPolicy.optional().meta({ description: 'Default rotating' }),
   maxClaims: editable.maxClaims.optional(),
 });
 

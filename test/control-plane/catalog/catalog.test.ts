@@ -116,6 +116,7 @@ for (const provider of testProviders()) {
         'maxClaims',
         'minimumPurchaseUsd',
         'name',
+        'remintPolicy',
         'serviceId',
         'slug',
         'updatedAt',
@@ -127,6 +128,7 @@ for (const provider of testProviders()) {
         kind: 'standard',
         basePriceUsd: '0.000000',
         verifiedEmailPolicy: 'off',
+        remintPolicy: 'rotating',
         maxClaims: null,
       });
 

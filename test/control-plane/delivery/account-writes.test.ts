@@ -233,6 +233,8 @@ for (const provider of testProviders()) {
 
     await t.test('the later variant: buyer id and email in the body and the headers', async (t) => {
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'later' });
+      // The email only where the plan asks for it (each policy: buyer-email.test.ts).
+      await api.patch(`/v1/plans/${plan.id}`, hub.apiKey, { verifiedEmailPolicy: 'requested' });
       // An agent a human claimed (the claim itself is walked in agent-claims.test.ts).
       const claimed = await hub.agent({ buyer: true });
       const { account } = await buy(undefined, claimed.token);
@@ -241,6 +243,7 @@ for (const provider of testProviders()) {
       t.match(await receiver.store.get(account.accessId), { buyerId: claimed.buyerId, buyerEmail: email });
       t.equal(receiver.requests.at(-1)?.buyerEmail, email);
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'original' });
+      await api.patch(`/v1/plans/${plan.id}`, hub.apiKey, { verifiedEmailPolicy: 'off' });
     });
 
     await t.test('a 401 is tried once more with the newest secret, rotated meanwhile', async (t) => {

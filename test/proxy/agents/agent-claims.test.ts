@@ -152,11 +152,12 @@ for (const provider of testProviders()) {
         plan: { slug: 'credit', name: 'Credit', billingMode: 'credit' },
         priceMicros: 10_000n,
       });
-      // A free trial with $1 of credit that asks no email, opened by the unclaimed agent at the pay
-      // URL, at a stateful seller (which hears of the claim in an account write).
+      // A free trial with $1 of credit that requests the email (an unclaimed agent opens it; the
+      // email follows the claim), opened by the unclaimed agent at the pay URL, at a stateful
+      // seller (which hears of the claim in an account write).
       await db.plan.update({
         where: { id: planId },
-        data: { kind: 'free_trial', includedCreditMicros: 1_000_000n, verifiedEmailPolicy: 'off' },
+        data: { kind: 'free_trial', includedCreditMicros: 1_000_000n, verifiedEmailPolicy: 'requested' },
       });
       await setStatefulFlags(db, seller.id, { sales: true });
       // Made stateful as PUT …/stateful-access {stateful: true} does (purchases.test.ts goes through the API).

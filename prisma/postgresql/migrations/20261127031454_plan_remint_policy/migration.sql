@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Plan" ADD COLUMN     "remintPolicy" TEXT NOT NULL DEFAULT 'rotating';
