@@ -59,8 +59,9 @@ async function openAccount(
 
 /**
  * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
- * added) an account. Either makes a canceled account active again; only a canceled one: a
- * suspended account (refused at the purchase, or suspended while it was paid) stays suspended.
+ * added) an account. Either makes a canceled or suspended account active again (spec: States and
+ * transitions, a write that carries `active` resumes it): what was unpaid is paid now. An account
+ * the seller never took goes to the seller again, and serves calls once the seller has it.
  */
 async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
   const { plan } = input.terms;
@@ -74,8 +75,9 @@ async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseT
   await tx.access.update({
     where: { id: input.accessId },
     data: {
-      status: locked.status === 'canceled' ? 'active' : locked.status,
+      status: 'active',
       canceledAt: null,
+      ...(locked.provisioningState === 'failed' ? { provisioningState: 'pending' } : {}),
       ...(period ? { periodStart: period.start, periodEnd: period.end } : {}),
       ...(hasCredit ? { creditGrantedMicros: (locked.creditGrantedMicros ?? 0n) + added, balanceMicros: { increment: added } } : {}),
     },

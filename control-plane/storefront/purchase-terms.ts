@@ -65,15 +65,9 @@ export async function purchaseTerms(db: Db, ask: PurchaseAsk): Promise<PurchaseT
     throw new ApiError('entitlements_not_available', 'This seller sells no plans; its calls are paid one by one.');
   }
 
+  // A suspended account (a payment for it failed, or the seller never took it) is renewed or
+  // topped up like any other: paying resumes it (account-changes.ts › extendAccount).
   const access = ask.accessId === undefined ? null : await heldAccess(db, ask.sellerId, ask.agentId, ask.accessId);
-  // Suspended: a payment for it failed or the seller never took it. Paying again would not make
-  // the unpaid part paid; the agent buys anew.
-  if (access?.status === 'suspended') {
-    throw new ApiError(
-      'invalid_request',
-      'This account is suspended (a payment for it failed, or the seller never took it): buy the plan as a new purchase.',
-    );
-  }
   const planId = ask.planId ?? access?.planId;
   if (planId === undefined) throw new ApiError('invalid_request', 'planId is required (or name an account with ?accessId=).');
   if (access && planId !== access.planId) {

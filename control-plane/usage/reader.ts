@@ -139,7 +139,7 @@ function lookupStatement(provider: ReadSql['provider'], keys: readonly LookupKey
   // seller has it (docs/decisions.md › Held purchases).
   return Prisma.sql`
     SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2",
-           CASE WHEN a."provisioningState" IN ('pending', 'provisioning') THEN 'provisioning' ELSE a."status" END AS "s3",
+           CASE WHEN a."provisioningState" = 'active' THEN a."status" ELSE 'provisioning' END AS "s3",
            a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2",
            a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2",
            s."organizationId" AS "k1", s."slug" AS "k2", r."id" AS "k3"

@@ -53,19 +53,24 @@ for (const provider of testProviders()) {
     const buy = async () => {
       const agent = await registerAgent(hub, 'acme');
       const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
-      const body = JSON.stringify({ planId });
-      const challenge = await fetch(url('/extend'), { method: 'POST', headers, body });
-      t.equal(challenge.status, 402);
-      const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
-      const payment = Buffer.from(JSON.stringify(await signPayment(chain, payerKey, requirements))).toString('base64');
-      const res = await fetch(url('/extend'), { method: 'POST', headers: { ...headers, 'payment-signature': payment }, body });
-      const bought = (await res.json()) as Json;
+      /** Pays `/extend` (with `?accessId=` to renew) as the x402 client does: asked, signed, sent again. */
+      const pay = async (query = '') => {
+        const body = JSON.stringify({ planId });
+        const challenge = await fetch(url(`/extend${query}`), { method: 'POST', headers, body });
+        t.equal(challenge.status, 402);
+        const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+        const payment = Buffer.from(JSON.stringify(await signPayment(chain, payerKey, requirements))).toString('base64');
+        const res = await fetch(url(`/extend${query}`), { method: 'POST', headers: { ...headers, 'payment-signature': payment }, body });
+        return { requirements, status: res.status, body: (await res.json()) as Json };
+      };
+      const { requirements, status, body: bought } = await pay();
       return {
         requirements,
-        status: res.status,
+        status,
         body: bought,
         accessId: bought.account?.accessId as string,
         paymentId: bought.payment?.id as string,
+        renew: () => pay(`?accessId=${bought.account.accessId}`),
         call: () => fetch(url('/search'), { headers: { authorization: `Bearer ${agent.token}` } }),
         receipt: async () => {
           const res = await fetch(url('/purchases/receipt'), { headers });
@@ -110,7 +115,25 @@ for (const provider of testProviders()) {
         { status: 'released', kind: 'purchase' },
         "the seller's analytics show it released",
       );
+
+      // Paying again resumes it: the account goes to the seller again, and serves once the seller has it.
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 1 } };
+      const renewed = await bought.renew();
+      t.equal(renewed.status, 201);
+      t.match(renewed.body, {
+        account: { status: 'active', provisioningState: 'pending', stateVersion: 2 },
+        payment: { status: 'reserved' },
+      });
+      await worker().runOnce();
+      t.equal((await bought.call()).status, 402, 'not served while the seller provisions it');
+      t.match(checks.at(-1), { allowed: false, reason: 'access_inactive' });
       receiver.mode = { kind: 'sdk' };
+      await untilDue(bought.accessId);
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { stateVersion: 2, status: 'applied' });
+      t.match(await receiver.store.get(bought.accessId), { stateVersion: 2, status: 'active' }, 'the seller resumed it');
+      t.match(await attemptOf(renewed.body.payment.id), { status: 'settled' }, 'and was paid');
+      t.equal((await bought.call()).status, 200, 'it serves again');
     });
 
     await t.test('a hold whose outcome is not known yet: the account opens once the loop finishes it', async (t) => {
