@@ -20,13 +20,17 @@ export async function accountViews(db: Db, sellerId: string, where: Prisma.Acces
   // Payments captured for accounts the seller never took (delivery/outcomes.ts): owed back by the
   // seller. Payments held in the escrow, and those returned from it (payments/settlement/hold.ts).
   const payments = await db.paymentAttempt.findMany({
-    where: { status: { in: ['refund_owed', 'reserved', 'releasing', 'released'] }, accessId: { in: rows.map((row) => row.id) } },
+    where: {
+      status: { in: ['refund_owed', 'reserved', 'settling', 'releasing', 'released'] },
+      accessId: { in: rows.map((row) => row.id) },
+    },
     select: { id: true, accessId: true, status: true, amountMicros: true, payoutTo: true, refundTxHash: true },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
   const sum = (accessId: string, counted: (p: (typeof payments)[number]) => boolean) =>
     payments.filter((p) => p.accessId === accessId && counted(p)).reduce((total, p) => total + p.amountMicros, 0n);
-  const held = (p: (typeof payments)[number]) => p.payoutTo !== null && (p.status === 'reserved' || p.status === 'releasing');
+  // In the escrow until its payout or its return is on chain.
+  const held = (p: (typeof payments)[number]) => p.payoutTo !== null && ['reserved', 'settling', 'releasing'].includes(p.status);
   const refunds = (accessId: string) =>
     payments
       .filter((p) => p.accessId === accessId && p.status === 'released' && p.refundTxHash !== null)

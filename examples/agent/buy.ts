@@ -47,7 +47,7 @@ type Purchase = {
     period: { start: string; end: string | null };
     topUpUrl: string;
   };
-  payment: { amountUsd: string } | null;
+  payment: { amountUsd: string; holdTransactionHash: string | null } | null;
 };
 const answer = (await res.json().catch(() => ({}))) as Purchase;
 if (res.status !== 201) {
@@ -59,4 +59,6 @@ console.log(`${res.status} ${res.statusText}  (${payment ? `paid ${payment.amoun
 console.log(
   `account ${account.accessId} (${account.plan.slug}, ${account.status}): balance ${account.balanceUsd ?? '-'} USD, period ${account.period.start} → ${account.period.end ?? 'open'}`,
 );
+// A stateful seller's purchase waits in the escrow until the seller has the account.
+if (payment?.holdTransactionHash) console.log(`held in the escrow until the seller has the account: ${payment.holdTransactionHash}`);
 console.log(`top up or renew: ${account.topUpUrl}`);

@@ -125,26 +125,30 @@ for (const provider of testProviders()) {
       ['a 400', { kind: 'status', status: 400 }],
       ['a redirect, never followed', { kind: 'redirect' }],
     ] as const) {
-      await t.test(`failed at once on ${label}: the reserved payment is released`, async (t) => {
+      await t.test(`failed at once on ${label}: the held payment is returned`, async (t) => {
         const before = await tokenBalance(chain, payTo);
         const { account, payment } = await buy();
         receiver.mode = mode;
         const row = await drain(account.accessId, 1);
         t.match(row, { status: 'failed', attempts: 1, lastError: /answered (400|307)/ });
-        t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } }), { status: 'released', chargedMicros: 0n });
+        t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } }), {
+          status: 'released',
+          chargedMicros: 0n,
+          refundTxHash: /^0x[0-9a-f]{64}$/,
+        });
         t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), {
           provisioningState: 'failed',
           status: 'suspended',
         });
         t.equal(await tokenBalance(chain, payTo), before, 'nothing settled');
         receiver.mode = { kind: 'sdk' };
-        // Paying again would not make the unpaid account paid: refused before any payment is asked.
+        // Paying again resumes it (held-purchases.test.ts walks that): a top-up is offered its price.
         const topUp = await fetch(url(`/extend?accessId=${account.accessId}`), {
           method: 'POST',
           headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ amountUsd: '1.00' }),
         });
-        t.match([topUp.status, await topUp.json()], [400, { error: 'invalid_request', reason: /suspended/ }], 'no top-up revives it');
+        t.match([topUp.status, await topUp.json()], [402, { error: 'payment_required' }], 'a top-up is asked to pay');
         t.match(await db.access.findUniqueOrThrow({ where: { id: account.accessId } }), { status: 'suspended' });
       });
     }

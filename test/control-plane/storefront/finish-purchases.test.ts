@@ -1,4 +1,5 @@
 import t from 'tap';
+import { finishPendingHolds } from '../../../control-plane/payments/settlement/hold.js';
 import { finishPendingSettlements } from '../../../control-plane/payments/settlement/pending.js';
 import { finishPurchases } from '../../../control-plane/storefront/purchase.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
@@ -71,12 +72,18 @@ for (const provider of testProviders()) {
       },
     );
 
-    await t.test('a stateful seller: reserved, the account opened with its write', async (t) => {
+    await t.test('a stateful seller: held in the escrow by the loop, then the account opened with its write', async (t) => {
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { stateful: true });
       const paymentId = await admittedPurchase();
-      t.equal(await finishPurchases(db, Date.now() + 61_000), 1);
+      const escrow = await tokenBalance(chain, chain.escrow!);
+      t.equal(await finishPurchases(db, Date.now() + 61_000), 1, 'in flight for a minute: handed to the loop that holds it');
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: paymentId } }), { status: 'holding', accessId: null });
+      t.equal(await finishPendingHolds(db, rail, 0), 1);
+      t.equal(await tokenBalance(chain, chain.escrow!), escrow + 3_000_000n, 'held once');
+      t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'held: the account opens');
+      t.equal(await finishPurchases(db, Date.now() + 11_000), 0, 'and only once');
       const attempt = await db.paymentAttempt.findUniqueOrThrow({ where: { id: paymentId } });
-      t.match(attempt, { status: 'reserved', accessId: /^hubacc_/, settleTxHash: null });
+      t.match(attempt, { status: 'reserved', accessId: /^hubacc_/, holdTxHash: /^0x[0-9a-f]{64}$/, settleTxHash: null });
       t.equal(await db.accountWrite.count({ where: { accessId: attempt.accessId! } }), 1);
     });
   });
