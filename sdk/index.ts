@@ -41,6 +41,19 @@ export { expressRoute, hubExpress } from './express.js';
 export { hubFastify } from './fastify.js';
 export { type HubIdentity, hubIdentity } from './identity.js';
 export { type HubRequestHandler, sendError, sendJson, type VerifiedRequest, withHubSignature } from './node.js';
+// Reporting the pages of the seller's site
+export { pageViewsExpress } from './page-views/express.js';
+export { pageViewsFastify } from './page-views/fastify.js';
+export { withPageViews } from './page-views/node.js';
+export { isPageContent, type ServedResponse } from './page-views/observe.js';
+export type { PageView } from './page-views/report-body.js';
+export {
+  createPageViewReporter,
+  type PageViewFailure,
+  type PageViewReporter,
+  type PageViewReporterOptions,
+  type PageViewStats,
+} from './page-views/reporter.js';
 // Asking for payment and settling usage
 export { identityRequiredBody, PAYMENT_REQUIRED_STATUS, type PaymentRequiredBody, paymentRequiredBody } from './payment-required.js';
 export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from './raw-body.js';
