@@ -60,9 +60,11 @@ export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from './raw-body.js';
 export { type RequestFailure, rejection } from './rejection.js';
 export type { SigningSecrets } from './secrets.js';
 export {
+  type AllowanceOutageCounts,
+  type AllowanceOutageEvent,
+  type AllowanceOutagePolicy,
   createUsageClient,
   USAGE_DENIAL_REASONS,
-  UsageApiError,
   type UsageCheckItem,
   type UsageCheckRequest,
   type UsageCheckResult,
@@ -72,5 +74,6 @@ export {
   type UsageReportRequest,
   type UsageReportResult,
 } from './usage-client.js';
+export { ALLOWANCE_UNAVAILABLE_STATUS, AllowanceUnavailableError, allowanceUnavailableBody, UsageApiError } from './usage-errors.js';
 export { parseUsageHeader, setUsageHeader, type UsageHeaderItem, usageHeaderValue } from './usage-header.js';
 export { checkSignedRequest, type RequestCheck, readAndCheck, type SignedRequestParts, type VerifyOptions } from './verify-request.js';
