@@ -1,6 +1,7 @@
 /**
  * hub's seller SDK: what a seller runs in its own API to verify hub's signed requests, keep
- * per-buyer accounts from hub's account writes, mint keys, and ask for (and report) usage.
+ * per-buyer accounts from hub's account writes, mint keys, ask for (and report) usage, and report
+ * the pages its site serves.
  * See sdk/README.md. The SQLite account store is its own entry point (`sqlite.ts`), so that only
  * sellers who use it need better-sqlite3.
  */
