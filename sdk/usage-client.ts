@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assertSlug, assertUsageItems, assertUsageQuantity, USAGE_DENIALS, type UsageDenial } from '../shared/usage.js';
 import { AllowanceUnavailableError, UsageApiError } from './usage-errors.js';
-import { type ReportAttempt, ReportRetryQueue } from './usage-report-queue.js';
+import { type ReportAttempt, type ReportQueueOptions, ReportRetryQueue } from './usage-report-queue.js';
 
 export { AllowanceUnavailableError, UsageApiError };
 
@@ -202,28 +202,20 @@ export function createUsageClient(options: UsageClientOptions): UsageClient {
     return isOutage(answer.status) ? { outage: error } : { refused: error };
   }
 
-  const queue = new ReportRetryQueue<UsageReportRequest, UsageReportResult>(
-    sendReport,
-    {
-      max: options.maxQueuedReports ?? 10_000,
-      delayMs: options.retryDelayMs ?? 1_000,
-      maxDelayMs: options.retryMaxDelayMs ?? 60_000,
+  const queue = new ReportRetryQueue<UsageReportRequest, UsageReportResult>(sendReport, retrySettings(options), {
+    delivered(request, result) {
+      counts.reportsDelivered++;
+      tell({ type: 'report_delivered', request, result });
     },
-    {
-      delivered(request, result) {
-        counts.reportsDelivered++;
-        tell({ type: 'report_delivered', request, result });
-      },
-      dropped(request, error) {
-        counts.reportsDropped++;
-        tell({
-          type: 'report_dropped',
-          request,
-          error: error ?? new UsageApiError('the usage client closed before hub took the report', 0, undefined),
-        });
-      },
+    dropped(request, error) {
+      counts.reportsDropped++;
+      tell({
+        type: 'report_dropped',
+        request,
+        error: error ?? new UsageApiError('the usage client closed before hub took the report', 0, undefined),
+      });
     },
-  );
+  });
 
   return {
     async check(request) {
@@ -291,6 +283,17 @@ export function createUsageClient(options: UsageClientOptions): UsageClient {
     tell({ type: 'check_refused', request, error });
     throw error;
   }
+}
+
+/** The report queue's settings; a wait under 1 ms would retry in a tight loop while hub is down. */
+function retrySettings(options: UsageClientOptions): ReportQueueOptions {
+  const max = options.maxQueuedReports ?? 10_000;
+  const delayMs = options.retryDelayMs ?? 1_000;
+  const maxDelayMs = options.retryMaxDelayMs ?? Math.max(60_000, delayMs);
+  if (!Number.isSafeInteger(max) || max < 0) throw new RangeError('maxQueuedReports must be a whole number from 0');
+  if (!Number.isFinite(delayMs) || delayMs < 1) throw new RangeError('retryDelayMs must be at least 1');
+  if (!Number.isFinite(maxDelayMs) || maxDelayMs < delayMs) throw new RangeError('retryMaxDelayMs must be at least retryDelayMs');
+  return { max, delayMs, maxDelayMs };
 }
 
 function validateItems(usage: readonly UsageCheckItem[], check: boolean): void {

@@ -125,3 +125,11 @@ t.test('a base URL with a path prefix keeps it', async (t) => {
   t.equal(hub.requests.at(-1)!.path, '/hub/v1/usage/check');
   t.match(r, { name: 'UsageApiError', status: 404 });
 });
+
+t.test('outage settings that could not work are refused at once', async (t) => {
+  const base = { baseUrl: hub.url, apiKey };
+  t.throws(() => createUsageClient({ ...base, allowanceOutage: 'open' as never }), /allowanceOutage must be "failClosed" or "failOpen"/);
+  for (const bad of [{ retryDelayMs: 0 }, { retryDelayMs: -5 }, { retryDelayMs: 100, retryMaxDelayMs: 50 }, { maxQueuedReports: 1.5 }]) {
+    t.throws(() => createUsageClient({ ...base, allowanceOutage: 'failOpen', ...bad }), RangeError, JSON.stringify(bad));
+  }
+});
