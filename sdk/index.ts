@@ -1,6 +1,7 @@
 /**
  * hub's seller SDK: what a seller runs in its own API to verify hub's signed requests, keep
- * per-buyer accounts from hub's account writes, mint keys, and ask for (and report) usage.
+ * per-buyer accounts from hub's account writes, mint keys, ask for (and report) usage, and report
+ * the pages its site serves.
  * See sdk/README.md. The SQLite account store is its own entry point (`sqlite.ts`), so that only
  * sellers who use it need better-sqlite3.
  */
@@ -41,15 +42,30 @@ export { expressRoute, hubExpress } from './express.js';
 export { hubFastify } from './fastify.js';
 export { type HubIdentity, hubIdentity } from './identity.js';
 export { type HubRequestHandler, sendError, sendJson, type VerifiedRequest, withHubSignature } from './node.js';
+// Reporting the pages of the seller's site
+export { pageViewsExpress } from './page-views/express.js';
+export { pageViewsFastify } from './page-views/fastify.js';
+export { withPageViews } from './page-views/node.js';
+export { isPageContent, type ServedResponse } from './page-views/observe.js';
+export type { PageView } from './page-views/report-body.js';
+export {
+  createPageViewReporter,
+  type PageViewFailure,
+  type PageViewReporter,
+  type PageViewReporterOptions,
+  type PageViewStats,
+} from './page-views/reporter.js';
 // Asking for payment and settling usage
 export { identityRequiredBody, PAYMENT_REQUIRED_STATUS, type PaymentRequiredBody, paymentRequiredBody } from './payment-required.js';
 export { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from './raw-body.js';
 export { type RequestFailure, rejection } from './rejection.js';
 export type { SigningSecrets } from './secrets.js';
 export {
+  type AllowanceOutageCounts,
+  type AllowanceOutageEvent,
+  type AllowanceOutagePolicy,
   createUsageClient,
   USAGE_DENIAL_REASONS,
-  UsageApiError,
   type UsageCheckItem,
   type UsageCheckRequest,
   type UsageCheckResult,
@@ -59,5 +75,6 @@ export {
   type UsageReportRequest,
   type UsageReportResult,
 } from './usage-client.js';
+export { ALLOWANCE_UNAVAILABLE_STATUS, AllowanceUnavailableError, allowanceUnavailableBody, UsageApiError } from './usage-errors.js';
 export { parseUsageHeader, setUsageHeader, type UsageHeaderItem, usageHeaderValue } from './usage-header.js';
 export { checkSignedRequest, type RequestCheck, readAndCheck, type SignedRequestParts, type VerifyOptions } from './verify-request.js';

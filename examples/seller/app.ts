@@ -10,10 +10,13 @@ import {
   isServiceable,
   MemoryAccountStore,
   PAYMENT_REQUIRED_STATUS,
+  type PageViewReporter,
   type SigningSecrets,
   sendError,
   sendJson,
   sha256Hex,
+  type UsageClient,
+  type UsageClientOptions,
   type VerifiedRequest,
   type WriteReply,
   withHubSignature,
@@ -39,10 +42,16 @@ import { streamEvents } from './stream.js';
  *                            (Authorization: Bearer sk_demo_…), served while the account is
  *                            serviceable
  *   GET  /docs               the seller's public documentation page (HTML, unsigned)
+ *
+ * With `pageViews`, the pages it serves (the docs page; none of the API's JSON) are reported to hub.
  */
 export type SellerAppOptions = {
   secrets: SigningSecrets;
-  hub: { baseUrl: string; apiKey: string; timeoutMs?: number };
+  /** hub's usage API, with its outage policy (`allowanceOutage`, failClosed unless set). */
+  hub: UsageClientOptions;
+  /** A usage client made elsewhere (to close it at shutdown); by default one is made from `hub`. */
+  usage?: UsageClient;
+  pageViews?: PageViewReporter;
   serviceSlug: string;
   /** The usage each metered call asks for; default one `calls`. */
   meters?: readonly Meter[];
@@ -56,7 +65,7 @@ export type SellerAppOptions = {
 
 export function createSellerApp(options: SellerAppOptions): Server {
   const store = options.store ?? new MemoryAccountStore();
-  const usage = createUsageClient(options.hub);
+  const usage = options.usage ?? createUsageClient(options.hub);
   const meters = options.meters ?? [{ meterSlug: 'calls', quantity: 1 }];
   const metering = { usage, serviceSlug: options.serviceSlug, meters, planSlug: options.planSlug };
   const keys = new KeyRing();
@@ -135,6 +144,7 @@ export function createSellerApp(options: SellerAppOptions): Server {
 
   return createServer(async (req, res) => {
     try {
+      options.pageViews?.track(req, res);
       if (await accountEndpoint.handle(req, res)) return;
       const path = req.url?.split('?', 1)[0];
       if (req.method === 'GET' && path === '/keyed') return await keyed(req, res);

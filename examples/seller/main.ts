@@ -1,4 +1,4 @@
-import { MemoryAccountStore } from '../../sdk/index.js';
+import { createPageViewReporter, createUsageClient, MemoryAccountStore } from '../../sdk/index.js';
 import { SqliteAccountStore } from '../../sdk/sqlite.js';
 import { createSellerApp } from './app.js';
 import { sellerConfigFromEnv } from './config.js';
@@ -14,7 +14,14 @@ try {
 }
 
 const store = config.dbFile ? new SqliteAccountStore(config.dbFile) : new MemoryAccountStore();
-const server = createSellerApp({ ...config, store, onError: (err) => console.error('seller: handler failure:', err) });
+const usage = createUsageClient({
+  ...config.hub,
+  onOutage: (event) => console.error(`seller: usage API outage: ${event.type}`),
+});
+const pageViews = config.sellerId
+  ? createPageViewReporter({ baseUrl: config.hub.baseUrl, apiKey: config.hub.apiKey, seller: config.sellerId })
+  : undefined;
+const server = createSellerApp({ ...config, store, usage, pageViews, onError: (err) => console.error('seller: handler failure:', err) });
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -25,7 +32,8 @@ server.listen(config.port, config.host, () => {
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    server.close(() => void store.close().then(() => process.exit(0)));
+    // Reports kept through an outage and queued page views get a last try before the process ends.
+    server.close(() => void Promise.all([usage.close(), pageViews?.close(), store.close()]).then(() => process.exit(0)));
     server.closeIdleConnections();
   });
 }

@@ -20,6 +20,7 @@ export type MeteredContext = { usage: UsageClient; serviceSlug: string; meters: 
  * configured quantity (for tests of reports below or beyond the authorization). `?max=N` asks for
  * the first meter at a ceiling instead: the agent authorizes up to N and pays what was used.
  * A request body (`POST /metered`) comes back as `received`, so an agent can see what arrived.
+ * A call served while hub's usage API was down (the `failOpen` policy) says `allowanceOutage: true`.
  */
 export async function metered(
   res: ServerResponse,
@@ -35,17 +36,11 @@ export async function metered(
   const asked = ctx.meters.map(({ meterSlug, quantity }, i) =>
     i === 0 && ceiling !== undefined ? { meterSlug, maxQuantity: ceiling } : { meterSlug, quantity },
   );
-  let allowed: boolean;
-  let reason: string | null;
-  try {
-    ({ allowed, reason } = await ctx.usage.check({ zcRequestId: identity.requestId, serviceSlug: ctx.serviceSlug, usage: asked }));
-  } catch {
-    // Fail closed: without hub's answer this seller serves nothing it cannot bill.
-    sendJson(res, 503, { error: 'allowance_unavailable' });
-    return;
-  }
-  if (!allowed) {
-    res.setHeader('x-usage-denied', String(reason));
+  // When hub cannot be asked, the usage client's outage policy decides: failClosed throws, and
+  // withHubSignature answers 503 allowance_unavailable; failOpen allows the call, flagged `outage`.
+  const check = await ctx.usage.check({ zcRequestId: identity.requestId, serviceSlug: ctx.serviceSlug, usage: asked });
+  if (!check.allowed) {
+    res.setHeader('x-usage-denied', String(check.reason));
     sendJson(res, PAYMENT_REQUIRED_STATUS, paymentRequiredBody({ serviceSlug: ctx.serviceSlug, usage: asked, planSlug: ctx.planSlug }));
     return;
   }
@@ -61,6 +56,7 @@ export async function metered(
     requestId: identity.requestId,
     agentId: identity.agentId ?? null,
     usage: used,
+    ...(check.outage ? { allowanceOutage: true } : {}),
     ...(body?.length ? { received: body.toString('utf8') } : {}),
   };
   if (settle === 'header') {
@@ -68,15 +64,12 @@ export async function metered(
     sendJson(res, 200, result);
     return;
   }
-  try {
-    const report = await ctx.usage.report({
-      idempotencyKey: identity.requestId,
-      zcRequestId: identity.requestId,
-      serviceSlug: ctx.serviceSlug,
-      usage: used.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })),
-    });
-    sendJson(res, 200, { ...result, report });
-  } catch {
-    sendJson(res, 503, { error: 'allowance_unavailable' });
-  }
+  // Under failOpen a report hub cannot take now comes back `queued` and is sent again later.
+  const report = await ctx.usage.report({
+    idempotencyKey: identity.requestId,
+    zcRequestId: identity.requestId,
+    serviceSlug: ctx.serviceSlug,
+    usage: used.map(({ meterSlug, quantity }) => ({ meterSlug, quantity })),
+  });
+  sendJson(res, 200, { ...result, report });
 }

@@ -12,7 +12,8 @@ import { ids, laterWrite, originalWrite } from '../helpers/account-fixtures.js';
 import { startFakeUsageApi } from '../helpers/fake-usage-api.js';
 import { kid, onLoopback, type SignedRequest, secret, secrets, send, signFor } from '../helpers/signed-request.js';
 
-// The reference seller (examples/seller) against a fake of hub's usage API on loopback.
+// The reference seller (examples/seller) against a fake of hub's usage API on loopback. Its outage
+// policy against a real control-plane: test/sdk/allowance-outage.test.ts.
 // spec: Bodies the seller's API returns to the service; Headers on proxied requests; Seller account endpoint.
 
 const apiKey = newToken('apiKey');
@@ -267,12 +268,13 @@ t.test('config from the environment', async (t) => {
   });
   t.match(c, {
     secrets: { [kid]: secret },
-    hub: { baseUrl: 'http://127.0.0.1:8400', apiKey },
+    hub: { baseUrl: 'http://127.0.0.1:8400', apiKey, allowanceOutage: 'failClosed' },
     serviceSlug: 'search',
     meters: meters,
     port: 0,
     host: '127.0.0.1',
     dbFile: undefined,
+    sellerId: undefined,
   });
   const required = { SELLER_SIGNING_SECRETS: `${kid}=${secret}`, HUB_API_KEY: apiKey, SELLER_SERVICE_SLUG: 'search' };
   t.equal(
@@ -282,6 +284,16 @@ t.test('config from the environment', async (t) => {
   );
   t.equal(sellerConfigFromEnv({ ...required, HUB_CONTROL_PLANE_PORT: '8410', HUB_BASE_URL: hub.url }).hub.baseUrl, hub.url);
   t.throws(() => sellerConfigFromEnv({}), /SELLER_SIGNING_SECRETS is required; HUB_API_KEY is required; SELLER_SERVICE_SLUG is required/);
+  const sellerId = newId('seller');
+  t.match(sellerConfigFromEnv({ ...required, SELLER_ALLOWANCE_OUTAGE: 'failOpen', SELLER_ID: sellerId }), {
+    hub: { allowanceOutage: 'failOpen' },
+    sellerId,
+  });
+  t.throws(
+    () => sellerConfigFromEnv({ ...required, SELLER_ALLOWANCE_OUTAGE: 'open' }),
+    /SELLER_ALLOWANCE_OUTAGE must be failClosed or failOpen/,
+  );
+  t.throws(() => sellerConfigFromEnv({ ...required, SELLER_ID: 'acme' }), /SELLER_ID must be a seller id/);
   t.throws(() => sellerConfigFromEnv({ SELLER_SIGNING_SECRETS: 'nokid', HUB_API_KEY: 'k', SELLER_SERVICE_SLUG: 's' }), /is not name=value/);
   t.throws(
     () =>

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createUsageClient, UsageApiError } from '../../sdk/index.js';
+import { AllowanceUnavailableError, createUsageClient, UsageApiError } from '../../sdk/index.js';
 import { newId } from '../../shared/ids.js';
 import { newToken } from '../../shared/tokens.js';
 import { startFakeUsageApi } from '../helpers/fake-usage-api.js';
@@ -64,27 +64,34 @@ t.test('report returns the record, flags duplicates, and hands back 402/404/409 
   }
 });
 
-t.test('anything off the contract is a UsageApiError with the status and body', async (t) => {
+t.test('anything off the contract is a UsageApiError with the status and body; an outage is AllowanceUnavailableError', async (t) => {
   const request = { zcRequestId, serviceSlug: 's', usage: [{ meterSlug: 'calls', quantity: 1 }] };
+  // Set up wrong, whatever the outage policy: a plain UsageApiError.
   const wrongKey = createUsageClient({ baseUrl: hub.url, apiKey: newToken('apiKey') });
   await t.rejects(wrongKey.check(request), { name: 'UsageApiError', status: 401, body: { error: 'invalid_token' } });
-  hub.check = () => ({ status: 200, body: { allowed: 'yes' } });
-  await t.rejects(client.check(request), { name: 'UsageApiError', status: 200 }, 'a 200 of the wrong shape');
-  hub.check = () => ({ status: 503, raw: '<html>bad gateway</html>' });
-  await t.rejects(client.check(request), { name: 'UsageApiError', status: 503, message: /without JSON/ });
-  hub.report = () => ({ status: 500, body: { error: 'Internal server error' } });
-  await t.rejects(client.report({ ...request, idempotencyKey: 'x' }), { name: 'UsageApiError', status: 500 });
   hub.report = () => ({ status: 409, body: { nope: true } });
   await t.rejects(
     client.report({ ...request, idempotencyKey: 'x' }),
     { name: 'UsageApiError', status: 409 },
     'a refusal without the envelope',
   );
+  // Unavailable (spec: Bodies the seller's API returns to the service, 503 allowance_unavailable):
+  // under the default failClosed policy, an AllowanceUnavailableError, which is a UsageApiError too.
+  hub.check = () => ({ status: 200, body: { allowed: 'yes' } });
+  await t.rejects(
+    client.check(request),
+    { name: 'AllowanceUnavailableError', code: 'allowance_unavailable', status: 200 },
+    'a 200 of the wrong shape',
+  );
+  hub.check = () => ({ status: 503, raw: '<html>bad gateway</html>' });
+  await t.rejects(client.check(request), { name: 'AllowanceUnavailableError', status: 503, message: /without JSON/ });
+  hub.report = () => ({ status: 500, body: { error: 'Internal server error' } });
+  await t.rejects(client.report({ ...request, idempotencyKey: 'x' }), { name: 'AllowanceUnavailableError', status: 500 });
   hub.check = () => 'hang';
-  await t.rejects(client.check(request), { name: 'UsageApiError', status: 0 }, 'a timeout');
+  await t.rejects(client.check(request), { name: 'AllowanceUnavailableError', status: 0 }, 'a timeout');
   const nowhere = createUsageClient({ baseUrl: 'http://127.0.0.1:1', apiKey });
   const err = await nowhere.check(request).catch((e: unknown) => e);
-  t.ok(err instanceof UsageApiError && err.status === 0, 'unreachable');
+  t.ok(err instanceof AllowanceUnavailableError && err instanceof UsageApiError && err.status === 0, 'unreachable');
 });
 
 t.test('bad quantities are refused before anything is sent', async (t) => {
@@ -117,4 +124,12 @@ t.test('a base URL with a path prefix keeps it', async (t) => {
   const r = await prefixed.check({ zcRequestId, serviceSlug: 's', usage: [] }).catch((e: UsageApiError) => e);
   t.equal(hub.requests.at(-1)!.path, '/hub/v1/usage/check');
   t.match(r, { name: 'UsageApiError', status: 404 });
+});
+
+t.test('outage settings that could not work are refused at once', async (t) => {
+  const base = { baseUrl: hub.url, apiKey };
+  t.throws(() => createUsageClient({ ...base, allowanceOutage: 'open' as never }), /allowanceOutage must be "failClosed" or "failOpen"/);
+  for (const bad of [{ retryDelayMs: 0 }, { retryDelayMs: -5 }, { retryDelayMs: 100, retryMaxDelayMs: 50 }, { maxQueuedReports: 1.5 }]) {
+    t.throws(() => createUsageClient({ ...base, allowanceOutage: 'failOpen', ...bad }), RangeError, JSON.stringify(bad));
+  }
 });
