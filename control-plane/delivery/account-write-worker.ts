@@ -163,14 +163,12 @@ export class AccountWriteWorker extends PollingWorker {
         this.rail,
         applied.map((o) => o.row),
         this.logger,
-        async (tx) => {
-          for (const status of new Set(applied.map((o) => o.status))) {
-            const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
-            await tx.run(Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
-                "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
-              WHERE ${mine} AND "id" ${list(ids)}`);
-          }
-        },
+        [...new Set(applied.map((o) => o.status))].map((status) => {
+          const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
+          return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
+              "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
+            WHERE ${mine} AND "id" ${list(ids)}`;
+        }),
       );
     }
     for (const outcome of outcomes) {

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
-import { inList, type Sql, sqlOf } from '../db/sql.js';
+import { inList, sqlOf } from '../db/sql.js';
+import { readAttempts } from '../payments/attempt-rows.js';
 import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { returnAndRecord } from '../payments/settlement/hold.js';
@@ -26,31 +27,32 @@ import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
  */
 
 /**
- * Writes the seller applied (each the newest of its account when taken). `markApplied` records
- * them applied, in one transaction with what it means for their accounts; the payments reserved
- * for those accounts are captured after it commits.
+ * Writes the seller applied (each the newest of its account when taken). `markApplied` (statements
+ * that record them applied) runs together with what it means for their accounts, all or none (one
+ * statement on PostgreSQL: db/sql.ts › runAll); the payments held for those accounts are paid out
+ * after it commits.
  */
 export async function writesApplied(
   db: Db,
   rail: PaymentRail | undefined,
   writes: readonly { accessId: string; stateVersion: number }[],
   logger: Logger,
-  markApplied: (tx: Sql) => Promise<void>,
+  markApplied: readonly Prisma.Sql[],
 ): Promise<void> {
   const sql = sqlOf(db);
   const list = (values: readonly string[]) => inList(sql.provider, values);
-  await sql.transaction(async (tx) => {
-    await markApplied(tx);
-    // An account whose newest write was applied is the seller's; one re-sent after it failed ends
-    // the failure's suspension. (An account's version is its newest write's: an account matches
-    // when its id and version are a write's, found by its id.) The right of each SET reads the
-    // row as it was.
-    await tx.run(Prisma.sql`UPDATE "Access" SET "provisioningState" = 'active',
+  const accounts = list(writes.map((w) => w.accessId));
+  // An account whose newest write was applied is the seller's; one re-sent after it failed ends
+  // the failure's suspension. (An account's version is its newest write's: an account matches
+  // when its id and version are a write's, found by its id.) The right of each SET reads the
+  // row as it was.
+  await sql.runAll([
+    ...markApplied,
+    Prisma.sql`UPDATE "Access" SET "provisioningState" = 'active',
         "status" = CASE WHEN "provisioningState" = 'failed' THEN 'active' ELSE "status" END, "updatedAt" = ${new Date()}
-      WHERE "id" ${list(writes.map((w) => w.accessId))}
-        AND ("id" || ':' || "stateVersion") ${list(writes.map((w) => `${w.accessId}:${w.stateVersion}`))}`);
-  });
-  const reserved = await db.paymentAttempt.findMany({ where: { accessId: { in: writes.map((w) => w.accessId) }, status: 'reserved' } });
+      WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${list(writes.map((w) => `${w.accessId}:${w.stateVersion}`))}`,
+  ]);
+  const reserved = await readAttempts(sql, Prisma.sql`"accessId" ${accounts} AND "status" = 'reserved'`);
   for (const attempt of reserved) {
     const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.

@@ -18,6 +18,12 @@ export async function readAttempt(sql: Sql, id: string): Promise<Attempt | undef
   return row && attemptOf(row);
 }
 
+/** The attempts `where` picks, oldest first. */
+export async function readAttempts(sql: Sql, where: Prisma.Sql): Promise<Attempt[]> {
+  const rows = await sql.all<Raw>(Prisma.sql`SELECT * FROM "PaymentAttempt" WHERE ${where} ORDER BY "createdAt", "id"`);
+  return rows.map(attemptOf);
+}
+
 function attemptOf(row: Raw): Attempt {
   const text = (value: unknown) => value as string;
   const textOrNull = (value: unknown) => (value ?? null) as string | null;
