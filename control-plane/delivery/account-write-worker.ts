@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { PollingWorker } from '../../runtime/polling-worker.js';
+import { type Pass, PollingWorker } from '../../runtime/polling-worker.js';
 import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
@@ -109,11 +109,26 @@ export class AccountWriteWorker extends PollingWorker {
    * Its statements are few whatever the batch, on the SQL lane (db/sql.ts): the due writes read
    * with their sellers (a second look for lapsed leases when the first does not fill the batch),
    * the take (which reads back what it took), the sellers' secrets beside it, and, once the
-   * sellers have answered, one transaction for the writes applied and their accounts. On
-   * PostgreSQL every statement is a round trip and every commit a flush of the WAL to disk, and
-   * a pass waits for each before the next.
+   * sellers have answered, the writes applied and their accounts together. On PostgreSQL every
+   * statement is a round trip and every commit a flush of the WAL to disk.
    */
   async runOnce(now = new Date()): Promise<number> {
+    const { due, finishing } = await this.deliver(now);
+    await finishing;
+    return due;
+  }
+
+  /**
+   * Running, the worker starts the next pass once this one's writes are sent, while it records
+   * their outcomes (`finishing`): the database's round trips then overlap the next deliveries. The
+   * order of an account's writes holds: the rows recorded are still leased, so the next pass does
+   * not take them, and a newer write it takes is sent after the older one was.
+   */
+  protected override pass(): Promise<Pass> {
+    return this.deliver(new Date());
+  }
+
+  private async deliver(now: Date): Promise<Pass> {
     const { schedule, batch } = this.options;
     const sql = sqlOf(this.db);
     const list = (values: readonly string[]) => inList(sql.provider, values);
@@ -124,7 +139,7 @@ export class AccountWriteWorker extends PollingWorker {
       const lapsed = Prisma.sql`w."status" = 'delivering' AND w."claimedUntil" < ${now}`;
       due.push(...(await sql.all<DueRow>(dueWrites(lapsed, Prisma.empty, batch - due.length))));
     }
-    if (due.length === 0) return 0;
+    if (due.length === 0) return { due: 0 };
     const token = randomBytes(12).toString('base64url');
     const secrets = new SecretCache(this.db, this.masterKey);
     // The take reads back the rows it took, with the attempt it counted (the first attempt's time
@@ -141,7 +156,7 @@ export class AccountWriteWorker extends PollingWorker {
           (SELECT MAX(n."stateVersion") FROM "AccountWrite" n WHERE n."accessId" = "AccountWrite"."accessId" AND n."kind" = 'write') AS "newest"`),
       ...[...new Set(due.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
     ]);
-    if (took.length === 0) return due.length;
+    if (took.length === 0) return { due: due.length };
     const dueById = new Map(due.map((row) => [row.id, row]));
     const taken = took.map((row): Taken => takenOf(dueById.get(row.id)!, row));
     // Every later update is conditioned on the token: a row taken again after a lapsed lease is no longer ours.
@@ -155,26 +170,28 @@ export class AccountWriteWorker extends PollingWorker {
     const toSend = taken.filter((row) => row.stateVersion >= row.newest);
     const outcomes = await Promise.all(toSend.map(async (row) => ({ row, ...(await this.send(row, secrets)) })));
 
-    const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
-    const done = new Date();
-    if (applied.length) {
-      await writesApplied(
-        this.db,
-        this.rail,
-        applied.map((o) => o.row),
-        this.logger,
-        [...new Set(applied.map((o) => o.status))].map((status) => {
-          const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
-          return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
-              "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
-            WHERE ${mine} AND "id" ${list(ids)}`;
-        }),
-      );
-    }
-    for (const outcome of outcomes) {
-      if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
-    }
-    return due.length;
+    const record = async () => {
+      const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
+      const done = new Date();
+      if (applied.length) {
+        await writesApplied(
+          this.db,
+          this.rail,
+          applied.map((o) => o.row),
+          this.logger,
+          [...new Set(applied.map((o) => o.status))].map((status) => {
+            const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
+            return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
+                "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
+              WHERE ${mine} AND "id" ${list(ids)}`;
+          }),
+        );
+      }
+      for (const outcome of outcomes) {
+        if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
+      }
+    };
+    return { due: due.length, finishing: record() };
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {
