@@ -131,11 +131,19 @@ async function measure(database: string, url: string, receiver: string, kid: str
     const cpuBefore = process.cpuUsage();
     samplingCpuMicros = 0;
     const sampler = setInterval(() => heap.push({ drained, mb: liveHeapMb() }), 250);
-    for (;;) {
-      const due = await worker.runOnce();
-      if (due === 0) break;
-      drained += due;
-    }
+    // Drained as hub drains it: the running worker, whose next pass sends while the last records.
+    worker.start();
+    await new Promise<void>((resolve, reject) => {
+      const watch = setInterval(() => {
+        db.accountWrite.count({ where: { status: { in: ['pending', 'delivering'] } } }).then((left) => {
+          drained = WRITES - left;
+          if (left > 0) return;
+          clearInterval(watch);
+          resolve();
+        }, reject);
+      }, 100);
+    });
+    await worker.stop();
     clearInterval(sampler);
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
