@@ -88,6 +88,8 @@ function takenOf(due: DueRow, took: { attempts: unknown; firstTriedAt: unknown; 
 
 export class AccountWriteWorker extends PollingWorker {
   private readonly options: WorkerOptions;
+  /** The accounts with a write taken by a pass that has not finished recording it. */
+  private readonly inFlight = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -119,10 +121,10 @@ export class AccountWriteWorker extends PollingWorker {
   }
 
   /**
-   * Running, the worker starts the next pass once this one's writes are sent, while it records
-   * their outcomes (`finishing`): the database's round trips then overlap the next deliveries. The
-   * order of an account's writes holds: the rows recorded are still leased, so the next pass does
-   * not take them, and a newer write it takes is sent after the older one was.
+   * Running, the worker starts the next pass once this one has taken its writes, while it sends
+   * them and records what became of them (`finishing`): the next batch's reads and take overlap
+   * these deliveries. The order of an account's writes holds: the rows in flight are leased, so the
+   * next pass does not take them, and it leaves any other write of their accounts for later.
    */
   protected override pass(): Promise<Pass> {
     return this.deliver(new Date());
@@ -140,6 +142,9 @@ export class AccountWriteWorker extends PollingWorker {
       due.push(...(await sql.all<DueRow>(dueWrites(lapsed, Prisma.empty, batch - due.length))));
     }
     if (due.length === 0) return { due: 0 };
+    // An account with a write still in flight in an earlier pass waits for it: its writes go in order.
+    const free = due.filter((row) => !this.inFlight.has(row.accessId));
+    if (free.length === 0) return { due: due.length };
     const token = randomBytes(12).toString('base64url');
     const secrets = new SecretCache(this.db, this.masterKey);
     // The take reads back the rows it took, with the attempt it counted (the first attempt's time
@@ -150,15 +155,27 @@ export class AccountWriteWorker extends PollingWorker {
       sql.all<{ id: string; attempts: unknown; firstTriedAt: unknown; newest: unknown }>(Prisma.sql`UPDATE "AccountWrite"
         SET "status" = 'delivering', "claimedUntil" = ${new Date(now.getTime() + schedule.leaseMs)}, "claimedBy" = ${token},
           "attempts" = "attempts" + 1, "firstTriedAt" = COALESCE("firstTriedAt", ${now})
-        WHERE "id" ${list(due.map((row) => row.id))} AND "kind" = 'write'
+        WHERE "id" ${list(free.map((row) => row.id))} AND "kind" = 'write'
           AND CASE "status" WHEN 'pending' THEN "nextAttemptAt" <= ${now} WHEN 'delivering' THEN "claimedUntil" < ${now} ELSE FALSE END
         RETURNING "id", "attempts", "firstTriedAt",
           (SELECT MAX(n."stateVersion") FROM "AccountWrite" n WHERE n."accessId" = "AccountWrite"."accessId" AND n."kind" = 'write') AS "newest"`),
-      ...[...new Set(due.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
+      ...[...new Set(free.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
     ]);
     if (took.length === 0) return { due: due.length };
     const dueById = new Map(due.map((row) => [row.id, row]));
     const taken = took.map((row): Taken => takenOf(dueById.get(row.id)!, row));
+    const accounts = [...new Set(taken.map((row) => row.accessId))];
+    for (const accessId of accounts) this.inFlight.add(accessId);
+    const finishing = this.sendAndRecord(taken, token, secrets).finally(() => {
+      for (const accessId of accounts) this.inFlight.delete(accessId);
+    });
+    return { due: due.length, finishing };
+  }
+
+  /** Sends the writes a pass took and records what became of them. */
+  private async sendAndRecord(taken: Taken[], token: string, secrets: SecretCache): Promise<void> {
+    const sql = sqlOf(this.db);
+    const list = (values: readonly string[]) => inList(sql.provider, values);
     // Every later update is conditioned on the token: a row taken again after a lapsed lease is no longer ours.
     const mine = Prisma.sql`"claimedBy" = ${token} AND "status" = 'delivering'`;
 
@@ -170,28 +187,25 @@ export class AccountWriteWorker extends PollingWorker {
     const toSend = taken.filter((row) => row.stateVersion >= row.newest);
     const outcomes = await Promise.all(toSend.map(async (row) => ({ row, ...(await this.send(row, secrets)) })));
 
-    const record = async () => {
-      const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
-      const done = new Date();
-      if (applied.length) {
-        await writesApplied(
-          this.db,
-          this.rail,
-          applied.map((o) => o.row),
-          this.logger,
-          [...new Set(applied.map((o) => o.status))].map((status) => {
-            const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
-            return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
-                "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
-              WHERE ${mine} AND "id" ${list(ids)}`;
-          }),
-        );
-      }
-      for (const outcome of outcomes) {
-        if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
-      }
-    };
-    return { due: due.length, finishing: record() };
+    const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
+    const done = new Date();
+    if (applied.length) {
+      await writesApplied(
+        this.db,
+        this.rail,
+        applied.map((o) => o.row),
+        this.logger,
+        [...new Set(applied.map((o) => o.status))].map((status) => {
+          const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
+          return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
+              "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
+            WHERE ${mine} AND "id" ${list(ids)}`;
+        }),
+      );
+    }
+    for (const outcome of outcomes) {
+      if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
+    }
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {
