@@ -43,16 +43,27 @@ export async function writesApplied(
   const list = (values: readonly string[]) => inList(sql.provider, values);
   const accounts = list(writes.map((w) => w.accessId));
   // An account whose newest write was applied is the seller's; one re-sent after it failed ends
-  // the failure's suspension. (An account's version is its newest write's: an account matches
-  // when its id and version are a write's, found by its id.) The right of each SET reads the
-  // row as it was.
+  // the failure's suspension, unless its payments were returned meanwhile (then paying again
+  // resumes it). (An account's version is its newest write's: an account matches when its id and
+  // version are a write's, found by its id.) The right of each SET reads the row as it was.
+  const newest = list(writes.map((w) => `${w.accessId}:${w.stateVersion}`));
   await sql.runAll([
     ...markApplied,
     Prisma.sql`UPDATE "Access" SET "provisioningState" = 'active',
-        "status" = CASE WHEN "provisioningState" = 'failed' THEN 'active' ELSE "status" END, "updatedAt" = ${new Date()}
-      WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${list(writes.map((w) => `${w.accessId}:${w.stateVersion}`))}`,
+        "status" = CASE WHEN "provisioningState" = 'failed' AND NOT EXISTS (SELECT 1 FROM "PaymentAttempt" p
+            WHERE p."accessId" = "Access"."id" AND p."status" IN ('releasing', 'released') AND p."refundTxHash" IS NOT NULL)
+          THEN 'active' ELSE "status" END,
+        "updatedAt" = ${new Date()}
+      WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${newest}`,
   ]);
-  const reserved = await readAttempts(sql, Prisma.sql`"accessId" ${accounts} AND "status" = 'reserved'`);
+  // Paid out only where the seller has the account as the payments bought it: a renewal held for
+  // a newer write is paid out once that write is applied.
+  const taken = await sql.all<{ id: string }>(
+    Prisma.sql`SELECT "id" FROM "Access" WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${newest}`,
+  );
+  const reserved = taken.length
+    ? await readAttempts(sql, Prisma.sql`"accessId" ${list(taken.map((row) => row.id))} AND "status" = 'reserved'`)
+    : [];
   for (const attempt of reserved) {
     const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.

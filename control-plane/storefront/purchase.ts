@@ -90,15 +90,19 @@ export async function completePurchase(
     include: { seller: { select: { stateful: true } } },
   });
 
-  // Challenged to the escrow: held there until the seller has the account (settlement/hold.ts).
-  // (A seller that became stateful after the challenge is paid at once, as any other.)
-  if (attempt.payoutTo) {
-    await moveAttempt(db, attempt.id, { to: 'holding', from: ['in_flight'] });
+  // Challenged to the escrow at a stateful seller: held there until the seller has the account
+  // (settlement/hold.ts). A seller that became stateful after the challenge is paid at once, as any
+  // other; one that stopped being stateful is paid through the escrow at once, whole.
+  if (attempt.payoutTo && attempt.seller.stateful) {
+    if (!(await moveAttempt(db, attempt.id, { to: 'holding', from: ['in_flight'] }))) throw new ApiError('payment_request_in_flight');
     const result = await holdInTime(db, rail, attempt).catch(() => undefined);
     if (result?.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
     const holdTxHash = result?.transaction ?? null;
-    // Not known yet: the pending loop finishes the hold, and the account opens then (`finishPurchases`).
-    if (result?.status !== 'settled') return { kind: 'settling', payment: paymentView({ ...attempt, status: 'holding', holdTxHash }) };
+    // Opened only once held: a hold not known yet (or recorded otherwise meanwhile) is the pending
+    // loop's to finish, and the account opens then (`finishPurchases`).
+    const held =
+      result?.status === 'settled' && (await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status === 'reserved';
+    if (!held) return { kind: 'settling', payment: paymentView({ ...attempt, status: 'holding', holdTxHash }) };
     const accessId = await fulfil(db, attempt.id);
     return opened(db, { ...attempt, status: 'reserved', holdTxHash }, accessId, null);
   }
@@ -133,7 +137,7 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
   const kinds = { in: [...PURCHASE_KINDS] };
   const stalled = await db.paymentAttempt.findMany({
     where: { kind: kinds, status: 'in_flight', accessId: null, verifiedAt: { lt: new Date(now - STALLED_MS) } },
-    select: { id: true, amountMicros: true, payoutTo: true },
+    select: { id: true, amountMicros: true, payoutTo: true, seller: { select: { stateful: true } } },
     take: 100,
   });
   let finished = 0;
@@ -145,7 +149,7 @@ export async function finishPurchases(db: Db, now = Date.now()): Promise<number>
     );
   for (const attempt of stalled) {
     await each(() =>
-      attempt.payoutTo
+      attempt.payoutTo && attempt.seller.stateful
         ? moveAttempt(db, attempt.id, { to: 'holding', from: ['in_flight'] })
         : moveAttempt(db, attempt.id, { to: 'settling', from: ['in_flight'], set: chargedWhole(attempt.amountMicros) }),
     );

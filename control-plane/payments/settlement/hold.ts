@@ -5,7 +5,7 @@ import { SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
 import type { Db } from '../../db/client.js';
 import { type Sql, sqlOf } from '../../db/sql.js';
-import { SAYS_NOTHING_OF_EARLIER, type SettleResult } from '../../facilitator/results.js';
+import type { SettleResult } from '../../facilitator/results.js';
 import { moveAttempt } from '../attempt-status.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
@@ -29,6 +29,9 @@ export type Holdable = {
   network: string | null;
 };
 
+/** Failures after which an earlier submission of the same hold cannot have moved the money. */
+const PROVES_NOTHING_MOVED: ReadonlySet<string> = new Set(['invalid_signature', 'invalid_payload', 'wrong_payee', 'amount_mismatch']);
+
 /**
  * Moves an attempt marked `holding` into the escrow and records how that ended: `reserved` with
  * the transaction, `failed` with nothing charged, or still `holding` (the outcome is not known
@@ -43,7 +46,8 @@ export async function holdAndRecord(
   const result = await submitting(rail, attempt.id, () => submitHold(rail, attempt));
   const sql = sqlOf(db);
   if (result.status === 'failed') {
-    if (options.again && SAYS_NOTHING_OF_EARLIER.has(result.reason)) return result;
+    // Tried again, only a failure that proves the first submission moved nothing ends the hold.
+    if (options.again && !PROVES_NOTHING_MOVED.has(result.reason)) return result;
     await moveAttempt(sql, attempt.id, { to: 'failed', from: ['holding'], set: { settlementReason: result.reason, chargedMicros: 0n } });
     return result;
   }

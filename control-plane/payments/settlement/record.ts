@@ -60,6 +60,9 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
   // Another settlement of the same attempt (the pending loop, another control-plane) may have
   // recorded it settled meanwhile: that record stands.
   if (result.status === 'failed' && options.again && SAYS_NOTHING_OF_EARLIER.has(result.reason)) return result;
+  // A held payment is in the escrow: its payout is tried again (the pending loop) until it goes,
+  // never recorded failed, which would leave the money there with no one to pay.
+  if (result.status === 'failed' && attempt.holdTxHash) return result;
   if (result.status === 'failed') {
     const failed = await moveAttempt(sql, attempt.id, {
       to: 'failed',

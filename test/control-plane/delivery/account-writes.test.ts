@@ -208,8 +208,8 @@ for (const provider of testProviders()) {
       });
       t.match(
         await db.access.findUniqueOrThrow({ where: { id: account.accessId } }),
-        { provisioningState: 'active', status: 'active' },
-        "the seller has the account: the failure's suspension ends",
+        { provisioningState: 'active', status: 'suspended' },
+        'the seller has the account, but its payment went back to the payer: suspended until paid again',
       );
       t.equal(
         (await db.paymentAttempt.findUniqueOrThrow({ where: { id: payment.id } })).status,

@@ -151,6 +151,29 @@ for (const provider of testProviders()) {
       await worker().runOnce();
       t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'and is paid out once the seller has it');
     });
+    await t.test('a payout the chain refuses is tried again, never recorded failed: the money is in the escrow', async (t) => {
+      receiver.mode = { kind: 'sdk' };
+      const bought = await buy();
+      const escrowPayout = rail.escrow!.settle;
+      rail.escrow!.settle = async (_payload, requirements) => ({
+        status: 'failed',
+        reason: 'transaction_rejected',
+        network: requirements.network,
+        message: 'injected: the node refused it',
+      });
+      await worker().runOnce();
+      rail.escrow!.settle = escrowPayout;
+      t.match(await attemptOf(bought.paymentId), { status: 'settling' }, 'still to be paid out');
+      t.match(
+        await db.access.findUniqueOrThrow({ where: { id: bought.accessId } }),
+        { status: 'active' },
+        'and the account is not suspended',
+      );
+      await db.paymentAttempt.update({ where: { id: bought.paymentId }, data: { verifiedAt: new Date(Date.now() - 60_000) } });
+      await finishPendingPayments(db, rail);
+      t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'the pending loop pays it out');
+    });
+
     // Last: the chain's clock runs 25 minutes ahead of the payer's from here on.
     await t.test('held in the escrow at purchase; paid out when the seller takes the account 25 minutes later', async (t) => {
       const before = await balances();
