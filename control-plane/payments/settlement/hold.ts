@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
 import { Prisma } from '../../../generated/prisma/sqlite/client.js';
-import { within } from '../../../runtime/within.js';
-import { SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
 import type { Db } from '../../db/client.js';
 import { type Sql, sqlOf } from '../../db/sql.js';
@@ -9,7 +7,7 @@ import type { SettleResult } from '../../facilitator/results.js';
 import { moveAttempt } from '../attempt-status.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
-import { follow, submittingOn } from './under-way.js';
+import { answeredWithin, submittingOn, whileSubmitting } from './under-way.js';
 
 /**
  * A stateful seller's purchase is money held (docs/decisions.md › Held purchases): its challenge
@@ -43,7 +41,7 @@ export async function holdAndRecord(
   attempt: Holdable,
   options: { again?: boolean } = {},
 ): Promise<Outcome> {
-  const result = await submitting(rail, attempt.id, () => submitHold(rail, attempt));
+  const result = await whileSubmitting(rail, attempt.id, () => submitHold(rail, attempt));
   const sql = sqlOf(db);
   if (result.status === 'failed') {
     // Tried again, only a failure that proves the first submission moved nothing ends the hold.
@@ -59,15 +57,9 @@ export async function holdAndRecord(
   return result;
 }
 
-/**
- * `holdAndRecord`, waited for at most `SETTLE_ANSWER_WITHIN_MS`, as a settlement is: undefined past
- * that, and the hold goes on behind the answer.
- */
-export async function holdInTime(db: Db, rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome | undefined> {
-  const hold = holdAndRecord(db, rail, attempt);
-  const result = await within(hold, SETTLE_ANSWER_WITHIN_MS);
-  if (!result) follow(hold);
-  return result;
+/** `holdAndRecord`, waited for as a settlement is (`answeredWithin`). */
+export function holdInTime(db: Db, rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome | undefined> {
+  return answeredWithin(holdAndRecord(db, rail, attempt));
 }
 
 /**
@@ -77,7 +69,7 @@ export async function holdInTime(db: Db, rail: PaymentRail | undefined, attempt:
  * goes through.
  */
 export async function returnAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Holdable, logger?: Logger): Promise<Outcome> {
-  const result = await submitting(rail, attempt.id, () => submitReturn(rail, attempt));
+  const result = await whileSubmitting(rail, attempt.id, () => submitReturn(rail, attempt));
   const sql = sqlOf(db);
   if (result.status === 'settled') {
     await moveAttempt(sql, attempt.id, {
@@ -117,16 +109,6 @@ export async function finishPendingHolds(db: Db, rail: PaymentRail | undefined, 
   return finished;
 }
 
-async function submitting(rail: PaymentRail | undefined, id: string, submit: () => Promise<Outcome>): Promise<Outcome> {
-  const here = submittingOn(rail);
-  here.add(id);
-  try {
-    return await submit();
-  } finally {
-    here.delete(id);
-  }
-}
-
 type Outcome = SettleResult | Unsettleable;
 
 /** An attempt that names no escrow or payment to submit (or a rail without an escrow now). */
@@ -136,23 +118,24 @@ function unsettleable(attempt: Holdable): Unsettleable {
   return { status: 'failed', reason: 'payment_not_settleable', network: attempt.network ?? '' };
 }
 
-/** The authorization to the escrow, submitted as any payment is: the escrow is its `payTo`. */
-async function submitHold(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
-  if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return unsettleable(attempt);
+/** What a held payment is submitted with: the payer's payment and its terms, the escrow its `payTo`. */
+function heldPayment(rail: PaymentRail | undefined, attempt: Holdable) {
+  if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return undefined;
   const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
-  return rail.facilitator.settle(payload, attemptRequirements(rail, { ...attempt, payTo: attempt.payTo }));
+  return { rail, escrow: rail.escrow, payload, requirements: attemptRequirements(rail, { ...attempt, payTo: attempt.payTo }) };
+}
+
+/** The authorization to the escrow, submitted as any payment is. */
+async function submitHold(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
+  const held = heldPayment(rail, attempt);
+  return held ? held.rail.facilitator.settle(held.payload, held.requirements) : unsettleable(attempt);
 }
 
 /** The deposit paid out to no one: the escrow returns all of it to the payer. */
 async function submitReturn(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
-  if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return unsettleable(attempt);
-  const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
-  const requirements = attemptRequirements(rail, { ...attempt, payTo: attempt.payTo });
-  return rail.escrow.settle(payload, requirements, {
-    payee: attempt.payoutTo as `0x${string}`,
-    charged: 0n,
-    deposited: true,
-  });
+  const held = heldPayment(rail, attempt);
+  if (!held) return unsettleable(attempt);
+  return held.escrow.settle(held.payload, held.requirements, { payee: attempt.payoutTo as `0x${string}`, charged: 0n, deposited: true });
 }
 
 /** A transaction an unfinished submission left, kept while the attempt is still where it was. */

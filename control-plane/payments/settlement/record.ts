@@ -1,6 +1,4 @@
 import { Prisma } from '../../../generated/prisma/sqlite/client.js';
-import { within } from '../../../runtime/within.js';
-import { SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import { microsToTokenUnits } from '../../../shared/money.js';
 import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
 import { countTransaction } from '../../analytics/traffic-rollup.js';
@@ -11,7 +9,7 @@ import { moveAttempt } from '../attempt-status.js';
 import { creditRemainder } from '../credit.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
-import { follow, submittingOn } from './under-way.js';
+import { answeredWithin, whileSubmitting } from './under-way.js';
 
 /** An attempt marked `settling`, with what its settlement charges. */
 export type Settleable = {
@@ -53,9 +51,7 @@ export type RecordOptions = {
  * Every settlement, of a call, a purchase or a captured reservation, ends here.
  */
 export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, attempt: Settleable, options: RecordOptions = {}) {
-  const here = submittingOn(rail);
-  here.add(attempt.id);
-  const result = await submitSettlement(rail, attempt).finally(() => here.delete(attempt.id));
+  const result = await whileSubmitting(rail, attempt.id, () => submitSettlement(rail, attempt));
   const sql = sqlOf(db);
   // Another settlement of the same attempt (the pending loop, another control-plane) may have
   // recorded it settled meanwhile: that record stands.
@@ -99,16 +95,9 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
   return result;
 }
 
-/**
- * `settleAndRecord`, waited for at most `SETTLE_ANSWER_WITHIN_MS`: a chain (or facilitator) slower
- * than the proxy waits must not cost the agent its answer. Undefined past that; the settlement
- * goes on behind the answer.
- */
-export async function settleInTime(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
-  const settlement = settleAndRecord(db, rail, attempt);
-  const result = await within(settlement, SETTLE_ANSWER_WITHIN_MS);
-  if (!result) follow(settlement);
-  return result;
+/** `settleAndRecord`, waited for at most as long as the proxy waits (`answeredWithin`); undefined past that. */
+export function settleInTime(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
+  return answeredWithin(settleAndRecord(db, rail, attempt));
 }
 
 /** What a settlement whose outcome is not known yet left to go on: its transaction, or why it cannot be told. */

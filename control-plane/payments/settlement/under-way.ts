@@ -1,4 +1,5 @@
 import { within } from '../../../runtime/within.js';
+import { SETTLE_ANSWER_WITHIN_MS } from '../../../shared/contract.js';
 import type { PaymentRail } from '../rail.js';
 
 /**
@@ -27,6 +28,17 @@ export function submittingOn(rail: PaymentRail | undefined): Set<string> {
   return ids;
 }
 
+/** Runs `submit` with attempt `id` marked as being submitted on `rail` while it runs. */
+export async function whileSubmitting<T>(rail: PaymentRail | undefined, id: string, submit: () => Promise<T>): Promise<T> {
+  const ids = submittingOn(rail);
+  ids.add(id);
+  try {
+    return await submit();
+  } finally {
+    ids.delete(id);
+  }
+}
+
 const following = new Set<Promise<unknown>>();
 
 /**
@@ -37,6 +49,17 @@ export function follow(settlement: Promise<unknown>): void {
   const followed = settlement.catch(() => {});
   following.add(followed);
   void followed.finally(() => following.delete(followed));
+}
+
+/**
+ * `work` (a settlement or a hold, recorded when it ends), waited for at most
+ * `SETTLE_ANSWER_WITHIN_MS`: a chain (or facilitator) slower than the proxy waits must not cost the
+ * agent its answer. Undefined past that; the work goes on behind the answer (`follow`).
+ */
+export async function answeredWithin<T>(work: Promise<T>): Promise<T | undefined> {
+  const result = await within(work, SETTLE_ANSWER_WITHIN_MS);
+  if (!result) follow(work);
+  return result;
 }
 
 /**
