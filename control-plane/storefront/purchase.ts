@@ -40,26 +40,35 @@ type Bought = { kind: PurchaseKind; planId: string; creditMicros: string; access
 export async function startPurchase(db: Db, rail: PaymentRail | undefined, input: StartPurchase): Promise<PurchaseOutcome> {
   const terms = await purchaseTerms(db, input);
   if (terms.priceMicros === 0n) return openFree(db, input, terms);
-  const seller = await db.seller.findUniqueOrThrow({ where: { id: input.sellerId }, select: { stateful: true } });
+  // Read once: whether the seller holds accounts, and what the attempt needs of it.
+  const seller = await db.seller.findUniqueOrThrow({
+    where: { id: input.sellerId },
+    select: { stateful: true, organizationId: true, payToAddress: true },
+  });
 
   const bought: Bought = { kind: terms.kind, planId: terms.plan.id, creditMicros: terms.creditMicros.toString(), accessId: terms.accessId };
   const requestId = newId('request');
-  const attempt = await newAttempt(db, rail, {
-    sellerId: input.sellerId,
-    serviceId: terms.plan.serviceId,
-    planId: terms.plan.id,
-    requestId,
-    agentId: input.agentId,
-    kind: terms.kind,
-    method: input.method,
-    pathAndQuery: input.pathAndQuery,
-    bodyDigest: input.bodyDigest,
-    usageJson: '[]',
-    amountMicros: terms.priceMicros,
-    purchaseJson: JSON.stringify(bought),
-    // A stateful seller takes the account after the payment: held in the escrow until it has.
-    held: seller.stateful,
-  });
+  const attempt = await newAttempt(
+    db,
+    rail,
+    {
+      sellerId: input.sellerId,
+      serviceId: terms.plan.serviceId,
+      planId: terms.plan.id,
+      requestId,
+      agentId: input.agentId,
+      kind: terms.kind,
+      method: input.method,
+      pathAndQuery: input.pathAndQuery,
+      bodyDigest: input.bodyDigest,
+      usageJson: '[]',
+      amountMicros: terms.priceMicros,
+      purchaseJson: JSON.stringify(bought),
+      // A stateful seller takes the account after the payment: held in the escrow until it has.
+      held: seller.stateful,
+    },
+    seller,
+  );
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements()));
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
   return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
