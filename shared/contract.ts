@@ -97,7 +97,10 @@ export const sellerManifestSchema = z.strictObject({
       purchasable: z.boolean(),
       basePriceUsd: usd,
       includedCreditUsd: usd,
-      /** Included credit counted in the seller's own units, with their label (`0`/null when none). */
+      /**
+       * Units a period that any of the plan's priced meters draws, unit for unit, after its own
+       * included units and before credit; with the seller's label for them (`0`/null when none).
+       */
       includedCreditUnits: count,
       includedCreditUnitLabel: z.string().nullable(),
       minimumPurchaseUsd: usd,
@@ -209,6 +212,8 @@ export const accountViewSchema = z.strictObject({
   creditReversedUsd: usd,
   balanceUsd: usd.nullable(),
   includedUnits: z.array(z.strictObject({ meterSlug: z.string().min(1), includedUnits: count, usedUnits: count })),
+  /** The plan's credit units this period, shared by its priced meters; null when it grants none. */
+  creditUnits: z.strictObject({ label: z.string().nullable(), includedUnits: count, usedUnits: count }).nullable(),
   stateVersion: count,
   createdAt: isoTime,
   canceledAt: isoTime.nullable(),

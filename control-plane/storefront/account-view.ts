@@ -7,6 +7,7 @@ import { accessPeriodStart } from '../usage/periods.js';
 const INCLUDE = {
   plan: { include: { prices: { include: { meter: { select: { key: true } } } } } },
   meterUsage: true,
+  creditUnits: true,
   writes: { orderBy: { stateVersion: 'desc' }, take: 1, select: { status: true } },
 } as const;
 
@@ -55,6 +56,14 @@ export async function accountViews(db: Db, sellerId: string, where: Prisma.Acces
       includedUnits: row.plan.prices
         .filter((p) => p.includedUnits > 0)
         .map((p) => ({ meterSlug: p.meter.key, includedUnits: p.includedUnits, usedUnits: Number(used.get(p.meterId) ?? 0n) })),
+      creditUnits:
+        row.plan.includedCreditUnits > 0
+          ? {
+              label: row.plan.includedCreditUnitLabel,
+              includedUnits: row.plan.includedCreditUnits,
+              usedUnits: Number(row.creditUnits.find((u) => u.periodStart.getTime() === periodStart.getTime())?.unitsUsed ?? 0n),
+            }
+          : null,
       stateVersion: row.stateVersion,
       createdAt: row.createdAt.toISOString(),
       canceledAt: row.canceledAt?.toISOString() ?? null,

@@ -2,7 +2,7 @@ import type { UsageDenial } from '../../shared/usage.js';
 import { meterKey, priceKey, type UsageCatalog } from './catalog.js';
 import { type Denied, denied, furthest } from './denials.js';
 import { accessPeriodStart, freePoolPeriodStart } from './periods.js';
-import { affordable, bill, mergeItems, type PriceTerms } from './pricing.js';
+import { affordable, bill, type CreditUnitPool, mergeItems, type PriceTerms } from './pricing.js';
 import type { AccessRow, UsageReader } from './reader.js';
 import type { Purpose, Resolved } from './resolve.js';
 
@@ -19,7 +19,8 @@ export type DrawItem = { meterId: string; quantity: bigint; terms: PriceTerms; i
 
 export type Draw =
   | { kind: 'payment'; paymentAttemptId: string; items: DrawItem[] }
-  | { kind: 'access'; access: AccessRow; periodStart: Date; items: DrawItem[] }
+  /** `pool`: the plan's credit units this period, when it grants any. */
+  | { kind: 'access'; access: AccessRow; periodStart: Date; items: DrawItem[]; pool: CreditUnitPool | undefined }
   | { kind: 'free'; buyerId: string; periodStart: Date; items: DrawItem[] };
 
 /** The draws that would fit, in the order to try them (more than one only for several accesses). */
@@ -67,8 +68,11 @@ export async function allowance(
   }
 
   const pricedByAccess = live.map((access) => ({ access, priced: priceDemands(demands, access.planId, meters, prices) }));
-  // Counts of included units matter only where a price includes some.
-  const counted = pricedByAccess.filter(({ priced }) => Array.isArray(priced) && priced.some((item) => item.terms.includedUnits > 0n));
+  // Counts matter only where a price includes units or the plan grants credit units.
+  const counted = pricedByAccess.filter(
+    ({ access, priced }) =>
+      Array.isArray(priced) && (catalog.creditUnits.has(access.planId) || priced.some((item) => item.terms.includedUnits > 0n)),
+  );
   const used = await accessUsed(
     reader,
     counted.map(({ access }) => access),
@@ -81,8 +85,10 @@ export async function allowance(
     if (!Array.isArray(priced)) continue;
     const periodStart = accessPeriodStart(access);
     const items = priced.map((item) => ({ ...item, includedUsed: used.get(usageKey(access.id, item.meterId, periodStart)) ?? 0n }));
-    if (affordable(bill(items), access.creditGrantedMicros === null ? null : access.balanceMicros))
-      draws.push({ kind: 'access', access, periodStart, items });
+    const granted = catalog.creditUnits.get(access.planId);
+    const pool = granted === undefined ? undefined : { granted, used: used.get(usageKey(access.id, null, periodStart)) ?? 0n };
+    if (affordable(bill(items, pool), access.creditGrantedMicros === null ? null : access.balanceMicros))
+      draws.push({ kind: 'access', access, periodStart, items, pool });
     else closest = 'usage_exhausted';
   }
   const [first, ...rest] = draws;
@@ -129,9 +135,10 @@ function metersByKey(catalog: UsageCatalog, serviceId: string, demands: readonly
   return meters;
 }
 
-const usageKey = (ownerId: string, meterId: string, periodStart: Date) => `${ownerId} ${meterId} ${periodStart.getTime()}`;
+/** `meterId` null: the access's credit units. */
+const usageKey = (ownerId: string, meterId: string | null, periodStart: Date) => `${ownerId} ${meterId ?? '*'} ${periodStart.getTime()}`;
 
-/** Included units drawn so far this period, per access and meter. */
+/** Included units drawn so far this period, per access and meter, and per access from its credit units. */
 async function accessUsed(reader: UsageReader, accesses: AccessRow[], meterIds: string[]): Promise<Map<string, bigint>> {
   if (accesses.length === 0 || meterIds.length === 0) return new Map();
   const rows = await reader.accessUsage(

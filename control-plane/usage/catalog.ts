@@ -2,7 +2,7 @@ import { catalogVersions } from '../catalog/catalog-versions.js';
 import type { PriceRow, ServiceRow, UsageReader } from './reader.js';
 
 /**
- * A seller's catalog as usage reads it (meters by key, prices, pay-as-you-go plans), kept in
+ * A seller's catalog as usage reads it (meters by key, prices, pay-as-you-go plans, credit units), kept in
  * memory per seller for as long as the seller's `updatedAt` stays where it was when the catalog
  * was read (catalog/catalog-versions.ts, the rule payments' seller catalog follows too); the
  * check's lookup reads `updatedAt` with the service (reader.ts).
@@ -14,6 +14,8 @@ export type UsageCatalog = {
   prices: Map<string, PriceRow>;
   /** The service's pay-as-you-go plan (the oldest, when there are several), by service id. */
   paygPlans: Map<string, { id: string; interval: string }>;
+  /** The credit units a plan grants each period, by plan id, for plans that grant any. */
+  creditUnits: Map<string, bigint>;
 };
 
 export const meterKey = (serviceId: string, key: string) => `${serviceId} ${key}`;
@@ -35,5 +37,6 @@ async function loadCatalog(reader: UsageReader, sellerId: string): Promise<Usage
     meters: new Map(rows.meters.map((meter) => [meterKey(meter.serviceId, meter.key), meter.id])),
     prices: new Map(rows.prices.map((price) => [priceKey(price.planId, price.meterId), price])),
     paygPlans,
+    creditUnits: new Map(rows.creditUnitPlans.map((plan) => [plan.id, plan.includedCreditUnits])),
   };
 }

@@ -16,9 +16,9 @@ import { affordable, type Bill, bill } from './pricing.js';
  *
  * Two ways, both on the SQL lane (db/sql.ts) and safe under concurrency on either database:
  *
- * * Included units are counted against what is left of them, so a draw that takes any runs in a
- *   transaction of its own that first writes to the row guarding the count (the access; the
- *   buyer's pool rows, in meter order). A write takes PostgreSQL's row lock until commit, and
+ * * Included units (and a plan's credit units) are counted against what is left of them, so a
+ *   draw that takes any runs in a transaction of its own that first writes to the row guarding
+ *   the count (the access; the buyer's pool rows, in meter order). A write takes PostgreSQL's row lock until commit, and
  *   SQLite runs one write transaction at a time, so concurrent draws queue up and each prices
  *   what the one before it left.
  * * Everything else (a paid request, or credit alone) is one batch of statements: the credit is
@@ -51,8 +51,8 @@ export class PaymentClosed extends Error {
 type PricedItems = Bill<DrawItem>['items'];
 
 export async function commitDraw(db: Db, draw: Draw, event: UsageEventInput, now: Date): Promise<{ id: string; costMicros: bigint }> {
-  const priced = bill(draw.items);
-  const takesIncludedUnits = priced.items.some((item) => item.includedUnits > 0n);
+  const priced = bill(draw.items, draw.kind === 'access' ? draw.pool : undefined);
+  const takesIncludedUnits = priced.creditUnits > 0n || priced.items.some((item) => item.includedUnits > 0n);
   return draw.kind === 'free' || takesIncludedUnits ? commitLocked(db, draw, event, now) : commitBatch(db, draw, priced, event, now);
 }
 
@@ -83,7 +83,11 @@ async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Dat
         : draw.kind === 'free'
           ? await drawFromFreePool(tx, draw, now)
           : bill(draw.items).items;
-    const priced = { items, costMicros: sumMicros(items.map((item) => item.costMicros)) };
+    const priced = {
+      items,
+      costMicros: sumMicros(items.map((item) => item.costMicros)),
+      creditUnits: items.reduce((sum, item) => sum + item.creditUnits, 0n),
+    };
     const id = newId('usageEvent');
     await tx.run(insertEvents([eventRow(id, draw, priced, event, now)]));
     if (items.length) await tx.run(insertItems(itemRows(id, priced)));
@@ -98,7 +102,15 @@ type EventRow = UsageEventInput & {
   costMicros: bigint;
   createdAt: Date;
 };
-type ItemRow = { id: string; usageEventId: string; meterId: string; quantity: bigint; includedUnits: bigint; costMicros: bigint };
+type ItemRow = {
+  id: string;
+  usageEventId: string;
+  meterId: string;
+  quantity: bigint;
+  includedUnits: bigint;
+  creditUnits: bigint;
+  costMicros: bigint;
+};
 type BatchWrite = {
   event: EventRow;
   items: ItemRow[];
@@ -125,6 +137,7 @@ function itemRows(usageEventId: string, priced: Bill<DrawItem>): ItemRow[] {
     meterId: item.meterId,
     quantity: item.quantity,
     includedUnits: item.includedUnits,
+    creditUnits: item.creditUnits,
     costMicros: item.costMicros,
   }));
 }
@@ -173,9 +186,9 @@ function insertEvents(rows: readonly EventRow[]) {
 
 function insertItems(rows: readonly ItemRow[]) {
   const values = rows.map(
-    (i) => Prisma.sql`(${i.id}, ${i.usageEventId}, ${i.meterId}, ${i.quantity}, ${i.includedUnits}, ${i.costMicros})`,
+    (i) => Prisma.sql`(${i.id}, ${i.usageEventId}, ${i.meterId}, ${i.quantity}, ${i.includedUnits}, ${i.creditUnits}, ${i.costMicros})`,
   );
-  return Prisma.sql`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "costMicros") VALUES ${Prisma.join(values)}`;
+  return Prisma.sql`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "creditUnits", "costMicros") VALUES ${Prisma.join(values)}`;
 }
 
 async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<PricedItems> {
@@ -201,10 +214,15 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
       draw.items.map((item) => item.meterId),
     )}`);
   const used = new Map(rows.map((row) => [row.meterId, bigintOf(row.unitsUsed)]));
-  const priced = bill(draw.items.map((item) => ({ ...item, includedUsed: used.get(item.meterId) ?? 0n })));
+  const pool = draw.pool && { granted: draw.pool.granted, used: await creditUnitsUsed(tx, draw.access.id, draw.periodStart) };
+  const priced = bill(
+    draw.items.map((item) => ({ ...item, includedUsed: used.get(item.meterId) ?? 0n })),
+    pool,
+  );
   if (!affordable(priced, access.creditGrantedMicros === null ? null : access.balanceMicros)) throw new DrawNoLongerFits();
 
   await countIncludedUnits(tx, 'AccessMeterUsage', ['accessId', draw.access.id], draw.periodStart, priced.items, now);
+  if (priced.creditUnits > 0n) await countCreditUnits(tx, draw.access.id, draw.periodStart, priced.creditUnits, now);
   if (priced.costMicros > 0n) {
     const paid = await tx.run(Prisma.sql`
       UPDATE "Access" SET "balanceMicros" = "balanceMicros" - ${priced.costMicros}, "updatedAt" = ${now}
@@ -212,6 +230,20 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
     if (paid !== 1) throw new DrawNoLongerFits();
   }
   return priced.items;
+}
+
+/** Units drawn from the access's credit units in the period; read under the access's lock. */
+async function creditUnitsUsed(tx: Sql, accessId: string, periodStart: Date): Promise<bigint> {
+  const row = await tx.get<{ unitsUsed: unknown }>(Prisma.sql`
+    SELECT "unitsUsed" FROM "AccessCreditUnitsUsage" WHERE "accessId" = ${accessId} AND "periodStart" = ${periodStart}`);
+  return row ? bigintOf(row.unitsUsed) : 0n;
+}
+
+async function countCreditUnits(tx: Sql, accessId: string, periodStart: Date, units: bigint, now: Date): Promise<void> {
+  await tx.run(Prisma.sql`
+    INSERT INTO "AccessCreditUnitsUsage" ("accessId", "periodStart", "unitsUsed", "updatedAt") VALUES (${accessId}, ${periodStart}, ${units}, ${now})
+    ON CONFLICT ("accessId", "periodStart")
+    DO UPDATE SET "unitsUsed" = "AccessCreditUnitsUsage"."unitsUsed" + excluded."unitsUsed", "updatedAt" = excluded."updatedAt"`);
 }
 
 async function drawFromFreePool(tx: Sql, draw: Extract<Draw, { kind: 'free' }>, now: Date): Promise<PricedItems> {

@@ -4,29 +4,54 @@ import { costOf, sumMicros } from '../../shared/money.js';
  * The cost rules of usage (docs/decisions.md › Usage), as pure arithmetic on micro-USD:
  *
  * 1. Included units are drawn first, unit for unit, up to what is left of them this period.
- * 2. The rest is priced per started block of `unitSize` units (3 units at $0.01 per 10 cost
+ * 2. Then the plan's credit units (`includedCreditUnits`), one pool a period shared by the plan's
+ *    priced meters, unit for unit, item by item in the order asked. A meter that costs nothing
+ *    takes none: the pool is worth only what it saves.
+ * 3. The rest is priced per started block of `unitSize` units (3 units at $0.01 per 10 cost
  *    $0.01), each item on its own.
- * 3. That cost is paid from credit; without a credit component (or without enough credit) an
+ * 4. That cost is paid from credit; without a credit component (or without enough credit) an
  *    item that costs anything is not allowed. Free mode has no credit: only included units.
  */
 
 export type PriceTerms = { priceMicros: bigint; unitSize: bigint; includedUnits: bigint };
 
-export type ItemCost = { quantity: bigint; includedUnits: bigint; costMicros: bigint };
+export type ItemCost = { quantity: bigint; includedUnits: bigint; creditUnits: bigint; costMicros: bigint };
 
-/** `quantity` against terms of which `includedUsed` units were already drawn this period. */
-export function costItem(quantity: bigint, terms: PriceTerms, includedUsed: bigint): ItemCost {
-  const left = terms.includedUnits > includedUsed ? terms.includedUnits - includedUsed : 0n;
-  const includedUnits = quantity < left ? quantity : left;
-  return { quantity, includedUnits, costMicros: costOf(quantity - includedUnits, terms.priceMicros, terms.unitSize) };
+/** A plan's credit units for one period: how many it grants, and how many were drawn. */
+export type CreditUnitPool = { granted: bigint; used: bigint };
+
+const least = (a: bigint, b: bigint) => (a < b ? a : b);
+const leftOf = (granted: bigint, used: bigint) => (granted > used ? granted - used : 0n);
+
+/**
+ * `quantity` against terms of which `includedUsed` units were already drawn this period, with
+ * `creditUnitsLeft` of the plan's pool to draw on.
+ */
+export function costItem(quantity: bigint, terms: PriceTerms, includedUsed: bigint, creditUnitsLeft = 0n): ItemCost {
+  const includedUnits = least(quantity, leftOf(terms.includedUnits, includedUsed));
+  const creditUnits = terms.priceMicros === 0n ? 0n : least(quantity - includedUnits, creditUnitsLeft);
+  const costMicros = costOf(quantity - includedUnits - creditUnits, terms.priceMicros, terms.unitSize);
+  return { quantity, includedUnits, creditUnits, costMicros };
 }
 
-/** A whole request's items priced: each item's cost, and their sum. */
-export type Bill<Item> = { items: (Item & ItemCost)[]; costMicros: bigint };
+/** A whole request's items priced: each item's cost, and their sums. */
+export type Bill<Item> = { items: (Item & ItemCost)[]; costMicros: bigint; creditUnits: bigint };
 
-export function bill<Item extends { quantity: bigint; terms: PriceTerms; includedUsed: bigint }>(items: readonly Item[]): Bill<Item> {
-  const priced = items.map((item) => ({ ...item, ...costItem(item.quantity, item.terms, item.includedUsed) }));
-  return { items: priced, costMicros: sumMicros(priced.map((item) => item.costMicros)) };
+export function bill<Item extends { quantity: bigint; terms: PriceTerms; includedUsed: bigint }>(
+  items: readonly Item[],
+  pool?: CreditUnitPool,
+): Bill<Item> {
+  let poolLeft = pool ? leftOf(pool.granted, pool.used) : 0n;
+  const priced = items.map((item) => {
+    const cost = costItem(item.quantity, item.terms, item.includedUsed, poolLeft);
+    poolLeft -= cost.creditUnits;
+    return { ...item, ...cost };
+  });
+  return {
+    items: priced,
+    costMicros: sumMicros(priced.map((item) => item.costMicros)),
+    creditUnits: priced.reduce((sum, item) => sum + item.creditUnits, 0n),
+  };
 }
 
 /**

@@ -25,7 +25,10 @@ export interface UsageReader {
   lookup(organizationId: string, serviceSlug: string, requestId: string | null, idempotencyKey: string | null): Promise<Lookup>;
   /** Meters, prices and pay-as-you-go plans of the seller's services (catalog.ts keeps them). */
   catalogRows(sellerId: string): Promise<CatalogRows>;
-  /** Included units drawn from accesses, for their periods. */
+  /**
+   * Included units drawn from accesses, for their periods: per meter, and (with a null meter) from
+   * the plan's credit units.
+   */
   accessUsage(accessIds: readonly string[], meterIds: readonly string[], periodStarts: readonly Date[]): Promise<AccessUsageRow[]>;
   /** Included units drawn from a buyer's free pool in one period. */
   freePoolUsage(buyerId: string, periodStart: Date, meterIds: readonly string[]): Promise<{ meterId: string; unitsUsed: bigint }[]>;
@@ -64,12 +67,14 @@ export type AccessRow = {
 };
 export type AccessCandidate = AccessRow & { buyerId: string | null; sellerId: string; serviceId: string };
 export type PriceRow = PriceTerms & { planId: string; meterId: string; defaultMaxQuantity: bigint | null };
-export type AccessUsageRow = { accessId: string; meterId: string; periodStart: Date; unitsUsed: bigint };
+/** `meterId` null: the units drawn from the access's credit units. */
+export type AccessUsageRow = { accessId: string; meterId: string | null; periodStart: Date; unitsUsed: bigint };
 export type CatalogRows = {
   meters: { id: string; serviceId: string; key: string }[];
   prices: PriceRow[];
   /** Oldest first. */
   paygPlans: { id: string; serviceId: string; interval: string }[];
+  creditUnitPlans: { id: string; includedCreditUnits: bigint }[];
 };
 
 const readers = new WeakMap<Db, UsageReader>();
@@ -227,7 +232,7 @@ export function sqlReader(sql: ReadSql): UsageReader {
 
     async catalogRows(sellerId) {
       // From the seller's services outwards: the read pool joins in the order written.
-      const [meters, prices, paygPlans] = await Promise.all([
+      const [meters, prices, paygPlans, creditUnitPlans] = await Promise.all([
         sql.all<{ id: string; serviceId: string; key: string }>(Prisma.sql`
           SELECT m."id", m."serviceId", m."key" FROM "Service" s JOIN "Meter" m ON m."serviceId" = s."id" WHERE s."sellerId" = ${sellerId}`),
         sql.all<Record<string, unknown>>(Prisma.sql`
@@ -237,6 +242,9 @@ export function sqlReader(sql: ReadSql): UsageReader {
         sql.all<{ id: string; serviceId: string; interval: string }>(Prisma.sql`
           SELECT pl."id", pl."serviceId", pl."interval" FROM "Service" s JOIN "Plan" pl ON pl."serviceId" = s."id"
           WHERE s."sellerId" = ${sellerId} AND pl."billingMode" = 'payg' ORDER BY pl."createdAt", pl."id"`),
+        sql.all<{ id: string; includedCreditUnits: unknown }>(Prisma.sql`
+          SELECT pl."id", pl."includedCreditUnits" FROM "Service" s JOIN "Plan" pl ON pl."serviceId" = s."id"
+          WHERE s."sellerId" = ${sellerId} AND pl."includedCreditUnits" > 0`),
       ]);
       return {
         meters,
@@ -249,16 +257,20 @@ export function sqlReader(sql: ReadSql): UsageReader {
           defaultMaxQuantity: bigintOrNull(r.defaultMaxQuantity),
         })),
         paygPlans,
+        creditUnitPlans: creditUnitPlans.map((r) => ({ id: r.id, includedCreditUnits: bigintOf(r.includedCreditUnits) })),
       };
     },
 
     async accessUsage(accessIds, meterIds, periodStarts) {
       const rows = await sql.all<Record<string, unknown>>(Prisma.sql`
         SELECT "accessId", "meterId", "periodStart", "unitsUsed" FROM "AccessMeterUsage"
-        WHERE "accessId" ${list(accessIds)} AND "meterId" ${list(meterIds)} AND "periodStart" IN (${Prisma.join(periodStarts)})`);
+        WHERE "accessId" ${list(accessIds)} AND "meterId" ${list(meterIds)} AND "periodStart" IN (${Prisma.join(periodStarts)})
+        UNION ALL
+        SELECT "accessId", NULL, "periodStart", "unitsUsed" FROM "AccessCreditUnitsUsage"
+        WHERE "accessId" ${list(accessIds)} AND "periodStart" IN (${Prisma.join(periodStarts)})`);
       return rows.map((r) => ({
         accessId: String(r.accessId),
-        meterId: String(r.meterId),
+        meterId: r.meterId === null ? null : String(r.meterId),
         periodStart: dateOf(r.periodStart),
         unitsUsed: bigintOf(r.unitsUsed),
       }));

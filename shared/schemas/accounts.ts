@@ -22,6 +22,10 @@ export const account = z
     creditReversedUsd: usd,
     balanceUsd: usd.nullable().meta({ description: 'Credit left to draw on' }),
     includedUnits: z.array(z.object({ meterSlug: z.string(), includedUnits: z.int(), usedUnits: z.int() })),
+    creditUnits: z
+      .object({ label: z.string().nullable(), includedUnits: z.int(), usedUnits: z.int() })
+      .nullable()
+      .meta({ description: "The plan's credit units this period, shared by its priced meters; null when it grants none" }),
     stateVersion: z.int(),
     createdAt: timestamp,
     canceledAt: timestamp.nullable(),

@@ -23,8 +23,9 @@ export function bindingsAndProviders(): [Provider, Binding][] {
 /**
  * A seller's world for usage tests, written straight to the database (purchases come later):
  * one seller with a service `forecast` and meters `requests` (priced everywhere) and `tokens`
- * (priced per 1,000 on the credit plan only) and `unpriced`; a pay-as-you-go plan, a credit plan
- * and a subscription plan; and builders for buyers, agents, accesses, requests and payments.
+ * (priced per 1,000 on the credit plans only), `unpriced` and `pings` (free, on the units plan
+ * only); a pay-as-you-go plan, a credit plan, a subscription plan and a credit plan with credit
+ * units; and builders for buyers, agents, accesses, requests and payments.
  */
 export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 'rest') {
   const cp = await startTestControlPlane(t, provider);
@@ -47,12 +48,28 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
   await db.service.create({ data: { id: serviceId, organizationId, sellerId, name: 'Forecast', slug: 'forecast' } });
   const meter = async (key: string) =>
     (await db.meter.create({ data: { id: newId('meter'), organizationId, serviceId, key, unit: key } })).id;
-  const meters = { requests: await meter('requests'), tokens: await meter('tokens'), unpriced: await meter('unpriced') };
+  const meters = {
+    requests: await meter('requests'),
+    tokens: await meter('tokens'),
+    unpriced: await meter('unpriced'),
+    pings: await meter('pings'),
+  };
 
-  const plan = async (slug: string, billingMode: string, interval = 'none') =>
+  const plan = async (slug: string, billingMode: string, interval = 'none', creditUnits?: { units: number; label: string }) =>
     (
       await db.plan.create({
-        data: { id: newId('plan'), organizationId, serviceId, name: slug, slug, billingMode, interval, verifiedEmailPolicy: 'off' },
+        data: {
+          id: newId('plan'),
+          organizationId,
+          serviceId,
+          name: slug,
+          slug,
+          billingMode,
+          interval,
+          verifiedEmailPolicy: 'off',
+          includedCreditUnits: creditUnits?.units ?? 0,
+          includedCreditUnitLabel: creditUnits?.label ?? null,
+        },
       })
     ).id;
   const price = (
@@ -80,6 +97,7 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
     payg: await plan('per-call', 'payg', 'month'),
     credit: await plan('credits', 'credit'),
     subscription: await plan('monthly', 'subscription', 'month'),
+    units: await plan('units', 'credit', 'month', { units: 20, label: 'credits' }),
   };
   // Pay as you go: $0.01 a request, 5 free requests a month in free mode.
   await price(plans.payg, meters.requests, { priceMicros: 10_000n, includedUnits: 5 });
@@ -88,6 +106,11 @@ export async function usageWorld(t: Tap, provider: Provider, binding: Binding = 
   await price(plans.credit, meters.tokens, { priceMicros: 2_000n, unitSize: 1_000, defaultMaxQuantity: 50 });
   // Subscription without credit: 3 included requests a period, nothing beyond.
   await price(plans.subscription, meters.requests, { priceMicros: 1_000n, includedUnits: 3 });
+  // Credit with 20 credit units a period: 2 included requests, then units, then $0.001 a request and
+  // $0.002 per started 1,000 tokens; `pings` cost nothing.
+  await price(plans.units, meters.requests, { priceMicros: 1_000n, includedUnits: 2 });
+  await price(plans.units, meters.tokens, { priceMicros: 2_000n, unitSize: 1_000 });
+  await price(plans.units, meters.pings, { priceMicros: 0n });
 
   const buyer = async (options: { verified?: boolean } = {}) =>
     (

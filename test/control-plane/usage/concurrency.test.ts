@@ -29,6 +29,27 @@ for (const [provider, binding] of bindingsAndProviders()) {
       t.equal(spent, 27_000n, 'the events account for the credit exactly');
     });
 
+    await t.test('parallel reports racing for credit units, then credit: the pool is drawn exactly once', async (t) => {
+      // The units plan: 2 included requests, 20 credit units, then $0.001 each from $0.005: 27 fit.
+      const agentId = await w.agent();
+      const accessId = await w.access({ agentId, planId: w.plans.units, balanceMicros: 5_000n });
+      const requestId = await w.request({ agentId });
+      const replies = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          w.report({ idempotencyKey: `units-${i}`, zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) }),
+        ),
+      );
+      t.same(statuses(replies), { 200: 27, 402: 33 });
+      t.equal(await w.balance(accessId), 0n);
+      t.match(await w.db.accessCreditUnitsUsage.findMany({ where: { accessId } }), [{ unitsUsed: 20n }]);
+      const items = (await w.events(requestId)).flatMap((e) => e.items);
+      t.equal(
+        items.reduce((sum, i) => sum + i.creditUnits, 0n),
+        20n,
+        'the events account for every unit',
+      );
+    });
+
     await t.test('50 parallel duplicates of one key: exactly one event', async (t) => {
       const agentId = await w.agent();
       const accessId = await w.access({ agentId, balanceMicros: 1_000_000n });

@@ -89,6 +89,83 @@ t.test('rule 3: a sequence of draws against one access never overspends credit o
   t.pass('holds');
 });
 
+t.test('rule 2: credit units pay unit for unit after included units, within the pool, only where a unit costs', async (t) => {
+  const pool = fc.record({ granted: fc.bigInt({ min: 0n, max: 1_000_000n }), used: fc.bigInt({ min: 0n, max: 1_000_000n }) });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.bigInt({ min: 0n, max: 500_000n }), terms, quantity), { maxLength: 8 }), pool, (rows, p) => {
+      const items = rows.map(([q, price, used]) => ({ quantity: q, terms: price, includedUsed: used }));
+      const priced = bill(items, p);
+      const left = p.granted > p.used ? p.granted - p.used : 0n;
+      const withoutPool = bill(items);
+      return (
+        priced.creditUnits === priced.items.reduce((s, i) => s + i.creditUnits, 0n) &&
+        priced.creditUnits <= left &&
+        priced.items.every((item, i) => {
+          const alone = withoutPool.items[i]!;
+          return (
+            item.includedUnits === alone.includedUnits &&
+            item.creditUnits >= 0n &&
+            item.includedUnits + item.creditUnits <= item.quantity &&
+            (item.terms.priceMicros > 0n || item.creditUnits === 0n) &&
+            item.costMicros === costItem(item.quantity - item.creditUnits, item.terms, item.includedUsed).costMicros &&
+            item.costMicros <= alone.costMicros
+          );
+        }) &&
+        // The pool is used up before anything priced is paid for in money.
+        (priced.creditUnits === left ||
+          priced.items.every((item) => item.terms.priceMicros === 0n || item.includedUnits + item.creditUnits === item.quantity))
+      );
+    }),
+  );
+  const perCall = { priceMicros: 1_000n, unitSize: 1n, includedUnits: 2n };
+  t.match(
+    bill(
+      [
+        { quantity: 5n, terms: perCall, includedUsed: 0n },
+        { quantity: 4n, terms: { priceMicros: 0n, unitSize: 1n, includedUnits: 0n }, includedUsed: 0n },
+        { quantity: 3n, terms: perCall, includedUsed: 2n },
+      ],
+      { granted: 4n, used: 0n },
+    ),
+    {
+      creditUnits: 4n,
+      costMicros: 2_000n,
+      items: [
+        { includedUnits: 2n, creditUnits: 3n },
+        { creditUnits: 0n, costMicros: 0n },
+        { includedUnits: 0n, creditUnits: 1n },
+      ],
+    },
+    'two included, three from the pool; the free meter takes none; the last unit of the pool, then two paid',
+  );
+});
+
+t.test('rule 3 with credit units: a period of draws never takes more units than the pool grants', async (t) => {
+  fc.assert(
+    fc.property(
+      terms,
+      fc.bigInt({ min: 0n, max: 10_000n }),
+      fc.bigInt({ min: 0n, max: 100_000_000n }),
+      fc.array(fc.bigInt({ min: 0n, max: 5_000n }), { maxLength: 40 }),
+      (price, granted, credit, draws) => {
+        let balance = credit;
+        let included = 0n;
+        let units = 0n;
+        for (const q of draws) {
+          const priced = bill([{ quantity: q, terms: price, includedUsed: included }], { granted, used: units });
+          if (!affordable(priced, balance)) continue;
+          balance -= priced.costMicros;
+          included += priced.items[0]!.includedUnits;
+          units += priced.creditUnits;
+          if (balance < 0n || units > granted || included > price.includedUnits) return false;
+        }
+        return true;
+      },
+    ),
+  );
+  t.pass('holds');
+});
+
 t.test('a bill is the sum of its items; items of one meter merge into their sum', async (t) => {
   const item = fc.record({ meterSlug: fc.constantFrom('a', 'b', 'c'), quantity: fc.bigInt({ min: 0n, max: 1_000_000n }) });
   fc.assert(

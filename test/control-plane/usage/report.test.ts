@@ -147,6 +147,57 @@ for (const [provider, binding] of bindingsAndProviders()) {
       t.equal(await w.balance(accessId), 0n);
     });
 
+    await t.test('credit units: one pool a period for the plan’s priced meters, before credit, shown on the account', async (t) => {
+      const agentId = await w.agent();
+      const accessId = await w.access({ agentId, planId: w.plans.units, balanceMicros: 10_000n });
+      const requestId = await w.request({ agentId });
+      const report = (usage: { meterSlug: string; quantity: number }[]) =>
+        w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage });
+      const account = async () => (await w.api.get(`/v1/accounts/${accessId}`, w.boot.apiKey)).body.account;
+
+      const first = await report([
+        { meterSlug: 'requests', quantity: 12 },
+        { meterSlug: 'pings', quantity: 50 },
+      ]);
+      t.match(first.body, { costUsd: '0.000000' }, '2 included, 10 from the pool; pings are free and take none');
+      t.match((await account()).creditUnits, { label: 'credits', includedUnits: 20, usedUnits: 10 });
+      const second = await report([{ meterSlug: 'tokens', quantity: 4_010 }]);
+      t.match(second.body, { costUsd: '0.008000' }, 'the last 10 units, then 4,000 tokens: four blocks');
+      t.equal(await w.balance(accessId), 2_000n);
+      const [event] = (await w.events(requestId)).filter((e) => e.id === second.body.id);
+      t.match(event!.items, [{ meterId: w.meters.tokens, quantity: 4_010n, includedUnits: 0n, creditUnits: 10n, costMicros: 8_000n }]);
+      t.match((await account()).creditUnits, { usedUnits: 20 });
+      t.match(await w.check({ zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(3) }), {
+        status: 200,
+        body: { allowed: false, reason: 'usage_exhausted' },
+      });
+
+      // Time is moved, not state made: the seller's write starts the next period.
+      const next = new Date(Date.now() - 60_000);
+      await w.db.access.update({ where: { id: accessId }, data: { periodStart: next } });
+      t.match((await account()).creditUnits, { usedUnits: 0 }, 'a new period, a full pool');
+      t.match((await report(requests(3))).body, { costUsd: '0.000000' }, 'included units and units again');
+      t.match((await account()).creditUnits, { usedUnits: 1 });
+    });
+
+    await t.test('credit units stand in for credit on an account without any', async (t) => {
+      const agentId = await w.agent();
+      const accessId = await w.access({ agentId, planId: w.plans.units, credit: false });
+      const requestId = await w.request({ agentId });
+      t.equal(
+        (await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(22) })).status,
+        200,
+      );
+      t.match(await w.report({ idempotencyKey: key(), zcRequestId: requestId, serviceSlug: 'forecast', usage: requests(1) }), {
+        status: 402,
+        body: { error: 'usage_exhausted' },
+      });
+      t.match((await w.api.get(`/v1/accounts/${accessId}`, w.boot.apiKey)).body.account, {
+        balanceUsd: null,
+        creditUnits: { includedUnits: 20, usedUnits: 20 },
+      });
+    });
+
     await t.test('reports draw from the agent’s own access first, then its buyer’s, oldest first', async (t) => {
       const owner = await w.buyer();
       const agentId = await w.agent({ buyerId: owner });

@@ -420,6 +420,47 @@ for (const provider of testProviders()) {
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, key, { stateful: false });
     });
 
+    await t.test('credit units: calls draw the plan’s units before its credit, and the receipt counts them', async (t) => {
+      // Four calls a month in units, then $0.25 a call from credit.
+      const units = await plan(
+        {
+          name: 'Units',
+          slug: 'units',
+          billingMode: 'credit',
+          interval: 'month',
+          minimumPurchaseUsd: '1.00',
+          includedCreditUnits: 4,
+          includedCreditUnitLabel: 'calls',
+        },
+        { priceUsd: '0.25' },
+      );
+      const buyer = await registerAgent(hub, 'acme');
+      const auth = { authorization: `Bearer ${buyer.token}` };
+      const bought = await x402Fetch(url('/extend'), {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ planId: units, amountUsd: '1.00' }),
+      });
+      t.equal(bought.status, 201);
+      const { account } = (await bought.json()) as Json;
+      t.match(account, { balanceUsd: '1.000000', creditUnits: { label: 'calls', includedUnits: 4, usedUnits: 0 } });
+      const mine = async () => ((await (await fetch(url('/purchases/receipt'), { headers: auth })).json()) as Json).purchases[0];
+
+      const served = async (path: string) => {
+        const res = await fetch(url(path), { headers: auth });
+        await res.arrayBuffer();
+        return res.status;
+      };
+      t.equal(await served('/twice'), 200, 'three calls from the units');
+      t.match(await mine(), { balanceUsd: '1.000000', creditUnits: { usedUnits: 3 } });
+      t.equal(await served('/twice'), 200, 'the last unit, then two calls from credit');
+      t.match(await mine(), { balanceUsd: '0.500000', creditUnits: { usedUnits: 4 } });
+      t.match((await api.get(`/v1/accounts/${account.accessId}`, key)).body.account, {
+        balanceUsd: '0.500000',
+        creditUnits: { label: 'calls', includedUnits: 4, usedUnits: 4 },
+      });
+    });
+
     await t.test('an encrypted purchase: a JWE body, paid by the unmodified x402 client, the account back encrypted', async (t) => {
       const kid = await addEncryptionKey(api, key, sellerId);
       const jwks = await jwksListing(() => fetchJwks(url('/')), [kid]);
