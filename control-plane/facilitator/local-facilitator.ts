@@ -22,6 +22,7 @@ import {
   confirmTransfer,
   findSettledTransfer,
   gasKind,
+  nonceTakenByAnother,
   rebroadcastTransfer,
   receiptMovedFunds,
   type SettlerClients,
@@ -269,6 +270,12 @@ export class LocalFacilitator implements Facilitator {
         this.pending.delete(key);
         this.clients.state.renumber();
         return this.settledBefore(key, call, 'authorization_expired');
+      }
+      // Nor can one whose nonce another transaction took. Sent anew, as settling twice is safe: a
+      // deposit's payout has no authorization to lapse and would otherwise be waited for forever.
+      if (!retried && (await nonceTakenByAnother(this.clients, signed))) {
+        this.pending.delete(key);
+        return this.submit(key, call, true);
       }
       this.pending.set(key, signed);
       return this.pendingResult(call, transaction, confirmation.message);

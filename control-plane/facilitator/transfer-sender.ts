@@ -8,6 +8,7 @@ import {
   type PublicClient,
   parseEventLogs,
   type TransactionReceipt,
+  TransactionReceiptNotFoundError,
   type Transport,
   type WalletClient,
 } from 'viem';
@@ -43,7 +44,7 @@ export type TransferCall = {
 export type Simulation = { ok: true; gas: bigint } | { ok: false; reason: SettleFailureReason; message: string };
 
 /** A signed transfer transaction: its hash is known before anyone has seen it. */
-export type SignedTransfer = { transaction: Hex; serialized: Hex };
+export type SignedTransfer = { transaction: Hex; serialized: Hex; nonce: number };
 
 export type Broadcast =
   /** `receipt`: the node mined it before answering (eth_sendRawTransactionSync). */
@@ -124,8 +125,10 @@ export function broadcastTransfer(clients: SettlerClients, call: TransferCall, g
   const { wallet, reader, state } = clients;
   return state.inTurn(async () => {
     let serialized: Hex;
+    let nonce: number;
     try {
-      const [nonce, fees] = await Promise.all([state.takeNonce(), state.currentFees()]);
+      let fees: Awaited<ReturnType<SettlerState['currentFees']>>;
+      [nonce, fees] = await Promise.all([state.takeNonce(), state.currentFees()]);
       serialized = await wallet.account.signTransaction({
         type: 'eip1559',
         chainId: wallet.chain.id,
@@ -138,7 +141,7 @@ export function broadcastTransfer(clients: SettlerClients, call: TransferCall, g
       state.renumber();
       return { status: 'refused', reason: 'facilitator_unavailable', message: shortMessage(err) };
     }
-    const signed = { transaction: keccak256(serialized), serialized };
+    const signed = { transaction: keccak256(serialized), serialized, nonce };
     try {
       if (state.sendsSync) {
         const sent = await sendSync(clients, signed);
@@ -185,6 +188,22 @@ async function sendSync(clients: SettlerClients, signed: SignedTransfer): Promis
  */
 export async function rebroadcastTransfer(clients: SettlerClients, signed: SignedTransfer): Promise<void> {
   await clients.reader.sendRawTransaction({ serializedTransaction: signed.serialized }).catch(() => undefined);
+}
+
+/**
+ * True when the chain has mined another transaction of the settler's under `signed`'s nonce, so
+ * that `signed` can never be mined: a transaction sent after the numbering was counted from the
+ * chain again took the nonce of one that had not reached the node. False when it cannot tell.
+ */
+export async function nonceTakenByAnother(clients: SettlerClients, signed: SignedTransfer): Promise<boolean> {
+  const address = clients.wallet.account.address;
+  const mined = await clients.reader.getTransactionCount({ address, blockTag: 'latest' }).catch(() => undefined);
+  if (mined === undefined || signed.nonce >= mined) return false;
+  // Mined under that nonce: this transaction itself (just now), or another.
+  return clients.reader.getTransactionReceipt({ hash: signed.transaction }).then(
+    () => false,
+    (err) => err instanceof TransactionReceiptNotFoundError,
+  );
 }
 
 /**

@@ -23,8 +23,9 @@ export async function startSettlementChain(t: Tap, defaults: Partial<LocalFacili
     payee,
     facilitatorVia: (rpcUrl: string, extra: Partial<LocalFacilitatorConfig> = {}) =>
       localFacilitatorFor(t, chain, { rpcUrl, ...defaults, ...extra }),
-    newPayment: async () => {
-      const requirements = requirementsFor(chain, payee);
+    /** A fresh $0.01 payment to `payTo` (the payee unless named). */
+    newPayment: async (payTo: `0x${string}` = payee) => {
+      const requirements = requirementsFor(chain, payTo);
       return { requirements, payment: await signPayment(chain, payerKey, requirements) };
     },
   };

@@ -7,6 +7,7 @@ import type { SettleResult } from '../../facilitator/results.js';
 import { moveAttempt } from '../attempt-status.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
+import { attemptsInTurn } from './in-turn.js';
 import { answeredWithin, submittingOn, whileSubmitting } from './under-way.js';
 
 /**
@@ -88,14 +89,11 @@ export async function returnAndRecord(db: Db, rail: PaymentRail | undefined, att
 
 /**
  * Finishes holds and returns left unfinished (a timeout, a crash): both are safe to submit again.
- * Not one this process is still submitting.
+ * Not one this process is still submitting. A page a pass, in turn (in-turn.ts).
  */
 export async function finishPendingHolds(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000, logger?: Logger): Promise<number> {
   const before = new Date(Date.now() - olderThanMs);
-  const pending = await db.paymentAttempt.findMany({
-    where: { status: { in: ['holding', 'releasing'] }, verifiedAt: { lt: before } },
-    take: 100,
-  });
+  const pending = await attemptsInTurn(db, 'holds', { status: { in: ['holding', 'releasing'] }, verifiedAt: { lt: before } });
   let finished = 0;
   for (const attempt of pending) {
     if (submittingOn(rail).has(attempt.id)) continue;

@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import { sqlOf } from '../../db/sql.js';
 import type { PaymentRail } from '../rail.js';
 import { releaseCreditCall, releaseInFlight } from './credit-call.js';
+import { attemptsInTurn } from './in-turn.js';
 import { settleAndRecord, type WhenCaptureFails } from './record.js';
 import { submittingOn } from './under-way.js';
 
@@ -35,7 +36,7 @@ const PARKED_LOOKED_AT_MS = 24 * 60 * 60_000;
  * one this process is still settling (a slow chain, a seller settled after its answer), nor one
  * parked because no facilitator answer could tell its outcome (`settlementReason` set), unless the
  * rail reads the chain, which can (for a day: a settlement the chain could not tell of by then is
- * left to whoever operates the deployment).
+ * left to whoever operates the deployment). A page a pass, in turn (in-turn.ts).
  */
 export async function finishPendingSettlements(
   db: Db,
@@ -44,20 +45,18 @@ export async function finishPendingSettlements(
   whenCaptureFails?: WhenCaptureFails,
 ): Promise<number> {
   const now = Date.now();
-  const pending = await db.paymentAttempt.findMany({
-    where: { status: 'settling', settlementReason: null, verifiedAt: { lt: new Date(now - olderThanMs) } },
-    take: 100,
+  const pending = await attemptsInTurn(db, 'settlements', {
+    status: 'settling',
+    settlementReason: null,
+    verifiedAt: { lt: new Date(now - olderThanMs) },
   });
   // Asked apart, so parked ones the chain cannot tell of yet never crowd out the rest.
   if (rail?.readsChain) {
     pending.push(
-      ...(await db.paymentAttempt.findMany({
-        where: {
-          status: 'settling',
-          settlementReason: 'outcome_unknown',
-          verifiedAt: { lt: new Date(now - olderThanMs), gt: new Date(now - PARKED_LOOKED_AT_MS) },
-        },
-        take: 100,
+      ...(await attemptsInTurn(db, 'parked settlements', {
+        status: 'settling',
+        settlementReason: 'outcome_unknown',
+        verifiedAt: { lt: new Date(now - olderThanMs), gt: new Date(now - PARKED_LOOKED_AT_MS) },
       })),
     );
   }

@@ -99,6 +99,31 @@ t.test('a broadcast that never arrived fails once the authorization has lapsed, 
   t.equal(await tokenBalance(chain, payer), before - 10_000n);
 });
 
+t.test('a payout whose nonce another transaction took is sent anew, not waited for forever', async (t) => {
+  // A held payment: moved into the escrow, then paid out whole. The payout needs no authorization
+  // that could lapse, so nothing but the chain ends the wait for it.
+  const facilitator = facilitatorVia(proxy.url, { escrow: chain.escrow });
+  const { requirements, payment } = await newPayment(chain.escrow);
+  t.match(await facilitator.settle(payment, requirements), { status: 'settled' }, 'held');
+  const before = await tokenBalance(chain, payee);
+  const payout = () => facilitator.settleEscrowed(payment, requirements, { payee, charged: 10_000n, deposited: true });
+
+  proxy.faults.set('eth_sendRawTransaction', 'drop');
+  const lost = await payout();
+  t.match(lost, { status: 'pending', transaction: /^0x/ }, 'the payout never reached the node');
+  // Another settler process on the same key (a restart) counts its nonce from the chain and takes the lost one's.
+  proxy.faults.clear();
+  const other = await newPayment();
+  t.match(await facilitatorVia(chain.rpcUrl).settle(other.payment, other.requirements), { status: 'settled' });
+
+  const paid = await payout();
+  t.match(paid, { status: 'settled', transaction: /^0x/ });
+  t.not(paid.transaction, lost.transaction, 'a new transaction');
+  t.equal(await tokenBalance(chain, payee), before + 20_000n, 'the payout and the other payment, each once');
+  t.match(await payout(), { status: 'settled', alreadySettled: true }, 'settling again finds it on chain');
+  t.equal(await tokenBalance(chain, payee), before + 20_000n);
+});
+
 t.test('the same authorization settled twice at once: one transaction, both answered with it', async (t) => {
   const facilitator = facilitatorVia(proxy.url);
   const { requirements, payment } = await newPayment();
