@@ -53,6 +53,7 @@ export async function writesApplied(
         "status" = CASE WHEN "provisioningState" = 'failed' AND NOT EXISTS (SELECT 1 FROM "PaymentAttempt" p
             WHERE p."accessId" = "Access"."id" AND p."status" IN ('releasing', 'released') AND p."refundTxHash" IS NOT NULL)
           THEN 'active' ELSE "status" END,
+        "unappliedCreditMicros" = 0, "appliedPeriodEnd" = NULL,
         "updatedAt" = ${new Date()}
       WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${newest}`,
   ]);
@@ -85,10 +86,26 @@ export async function writeFailed(db: Db, rail: PaymentRail | undefined, accessI
   await db.$transaction(async (tx) => {
     // Held in the escrow: returned to the payer (below). A reservation that moved no money (made
     // before holds existed) is only released.
-    await moveAttempts(tx, { accessId, held: true }, { to: 'releasing', from: ['reserved'] });
-    await moveAttempts(tx, { accessId }, { to: 'released', from: ['reserved'], set: { chargedMicros: 0n } });
+    const returned =
+      (await moveAttempts(tx, { accessId, held: true }, { to: 'releasing', from: ['reserved'] })) +
+      (await moveAttempts(tx, { accessId }, { to: 'released', from: ['reserved'], set: { chargedMicros: 0n } }));
     if (!everApplied) await moveAttempts(tx, { accessId }, { to: 'refund_owed' });
-    await tx.access.update({ where: { id: accessId }, data: { provisioningState: 'failed', status: 'suspended' } });
+    // What the changes the seller never took added goes back with their payments: the credit (never
+    // drawn on) and the period, to where the seller has it. Nothing paid, nothing taken back: a
+    // free account's write the seller re-sends later still brings it back whole.
+    const account = await tx.access.findUniqueOrThrow({ where: { id: accessId } });
+    const taken = returned > 0 ? account.unappliedCreditMicros : 0n;
+    await tx.access.update({
+      where: { id: accessId },
+      data: {
+        provisioningState: 'failed',
+        status: 'suspended',
+        unappliedCreditMicros: account.unappliedCreditMicros - taken,
+        balanceMicros: account.balanceMicros - taken,
+        ...(account.creditGrantedMicros !== null ? { creditGrantedMicros: account.creditGrantedMicros - taken } : {}),
+        ...(returned > 0 && account.appliedPeriodEnd ? { periodEnd: account.appliedPeriodEnd, appliedPeriodEnd: null } : {}),
+      },
+    });
   });
   const returning = await db.paymentAttempt.findMany({ where: { accessId, status: 'releasing' } });
   for (const attempt of returning) await returnAndRecord(db, rail, attempt, logger);

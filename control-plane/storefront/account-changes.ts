@@ -52,6 +52,8 @@ async function openAccount(
       balanceMicros: credit ?? 0n,
       // A stateful seller has the account once it acknowledges the account write; hub alone holds the others.
       provisioningState: seller.stateful ? 'pending' : 'active',
+      // Until then it has none of it: what the write fails to give is taken back (delivery/outcomes.ts).
+      ...(seller.stateful ? { unappliedCreditMicros: credit ?? 0n, appliedPeriodEnd: input.now } : {}),
     },
   });
   await recordChange(tx, input.accessId);
@@ -59,13 +61,17 @@ async function openAccount(
 
 /**
  * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
- * added) an account. Either makes a canceled or suspended account active again (spec: States and
+ * added) an account; at a stateful seller, what it adds serves once the seller has it. Either makes a canceled or suspended account active again (spec: States and
  * transitions, a write that carries `active` resumes it): what was unpaid is paid now. An account
  * the seller never took goes to the seller again, and serves calls once the seller has it.
  */
 async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
   const { plan } = input.terms;
-  const locked = await tx.access.update({ where: { id: input.accessId }, data: { stateVersion: { increment: 1 } } });
+  const locked = await tx.access.update({
+    where: { id: input.accessId },
+    data: { stateVersion: { increment: 1 } },
+    include: { seller: { select: { stateful: true } } },
+  });
   const added = input.terms.kind === 'topup' ? input.terms.creditMicros : plan.includedCreditMicros;
   // A top-up of an account whose period has ended (a canceled one has) starts a period as a
   // renewal would, without the included credit: otherwise the credit bought could not be used.
@@ -80,6 +86,14 @@ async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseT
       ...(locked.provisioningState === 'failed' ? { provisioningState: 'pending' } : {}),
       ...(period ? { periodStart: period.start, periodEnd: period.end } : {}),
       ...(hasCredit ? { creditGrantedMicros: (locked.creditGrantedMicros ?? 0n) + added, balanceMicros: { increment: added } } : {}),
+      // At a stateful seller, what this adds serves once the seller has it: the credit is not
+      // drawn on, and calls are served until the end of the period the seller has.
+      ...(locked.seller.stateful
+        ? {
+            ...(hasCredit ? { unappliedCreditMicros: { increment: added } } : {}),
+            ...(period && locked.periodEnd !== null ? { appliedPeriodEnd: locked.appliedPeriodEnd ?? locked.periodEnd } : {}),
+          }
+        : {}),
     },
   });
   await recordChange(tx, input.accessId);

@@ -162,12 +162,13 @@ function batchStatements(writes: readonly BatchWrite[]): Prisma.Sql[] {
 
 /**
  * Takes credit from accesses. A balance becomes NULL, which its column refuses (aborting the
- * transaction), unless the access is active and can pay: no balance ever goes below zero.
+ * transaction), unless the access is active and can pay from credit the seller has: no balance
+ * ever goes below zero, nor below what a write not applied yet added.
  */
 function debitAccesses(debits: Map<string, bigint>, now: Date) {
   const cases = [...debits].map(
     ([accessId, micros]) =>
-      Prisma.sql`WHEN ${accessId} THEN (CASE WHEN "status" = 'active' AND "balanceMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END)`,
+      Prisma.sql`WHEN ${accessId} THEN (CASE WHEN "status" = 'active' AND "balanceMicros" - "unappliedCreditMicros" >= ${micros} THEN "balanceMicros" - ${micros} ELSE NULL END)`,
   );
   return Prisma.sql`
     UPDATE "Access" SET "balanceMicros" = CASE "id" ${Prisma.join(cases, ' ')} END, "updatedAt" = ${now}
@@ -195,15 +196,19 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
   // The guarding write: it locks the access and reads it back as it is now.
   const row = await tx.get<Record<string, unknown>>(Prisma.sql`
     UPDATE "Access" SET "updatedAt" = ${now} WHERE "id" = ${draw.access.id}
-    RETURNING "status", "periodStart", "periodEnd", "creditGrantedMicros", "balanceMicros"`);
+    RETURNING "status", "periodStart", "periodEnd", "appliedPeriodEnd", "creditGrantedMicros", "balanceMicros", "unappliedCreditMicros"`);
   // Priced from a row just read, so gone only if its seller was deleted since: a failure, as it was for the ORM.
   if (!row) throw new Error(`The access ${draw.access.id} to draw on no longer exists.`);
+  // As the reader sees it: what the seller has not applied yet is not drawn on (reader.ts).
+  const periodEnd = dateOrNull(row.periodEnd);
+  const appliedPeriodEnd = dateOrNull(row.appliedPeriodEnd);
+  const unappliedCredit = bigintOf(row.unappliedCreditMicros);
   const access = {
     status: String(row.status),
     periodStart: dateOrNull(row.periodStart),
-    periodEnd: dateOrNull(row.periodEnd),
+    periodEnd: appliedPeriodEnd !== null && (periodEnd === null || appliedPeriodEnd < periodEnd) ? appliedPeriodEnd : periodEnd,
     creditGrantedMicros: bigintOrNull(row.creditGrantedMicros),
-    balanceMicros: bigintOf(row.balanceMicros),
+    balanceMicros: bigintOf(row.balanceMicros) - unappliedCredit,
   };
   // Canceled, expired or renewed since it was priced: the caller tries its next draw.
   if (accessState(access, now) || accessPeriodStart(access).getTime() !== draw.periodStart.getTime()) throw new DrawNoLongerFits();
@@ -226,7 +231,7 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
   if (priced.costMicros > 0n) {
     const paid = await tx.run(Prisma.sql`
       UPDATE "Access" SET "balanceMicros" = "balanceMicros" - ${priced.costMicros}, "updatedAt" = ${now}
-      WHERE "id" = ${draw.access.id} AND "balanceMicros" >= ${priced.costMicros}`);
+      WHERE "id" = ${draw.access.id} AND "balanceMicros" - "unappliedCreditMicros" >= ${priced.costMicros}`);
     if (paid !== 1) throw new DrawNoLongerFits();
   }
   return priced.items;

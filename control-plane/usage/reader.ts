@@ -141,12 +141,15 @@ function lookupStatement(provider: ReadSql['provider'], keys: readonly LookupKey
   // give every column its type: PostgreSQL types a UNION's columns pair by pair, from the left.
   // Payments come oldest first, as accesses do; the newest is the last of its lookup. An account
   // a stateful seller has not taken yet reads as not active: nothing is drawn on it before the
-  // seller has it (docs/decisions.md › Held purchases).
+  // seller has it, nor what a change the seller has not applied yet added: its credit, a later
+  // period end (docs/decisions.md › Held purchases).
   return Prisma.sql`
     SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2",
            CASE WHEN a."provisioningState" = 'active' THEN a."status" ELSE 'provisioning' END AS "s3",
-           a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1", a."periodEnd" AS "t2",
-           a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" AS "n2",
+           a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1",
+           CASE WHEN a."appliedPeriodEnd" IS NOT NULL AND (a."periodEnd" IS NULL OR a."appliedPeriodEnd" < a."periodEnd")
+             THEN a."appliedPeriodEnd" ELSE a."periodEnd" END AS "t2",
+           a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" - a."unappliedCreditMicros" AS "n2",
            s."organizationId" AS "k1", s."slug" AS "k2", r."id" AS "k3"
     FROM "RequestRecord" r CROSS JOIN "Agent" ag CROSS JOIN "Access" a CROSS JOIN "Plan" pl CROSS JOIN "Service" s
     WHERE r."id" ${requests} AND ag."id" = r."agentId" AND (a."agentId" = ag."id" OR a."buyerId" = ag."buyerId")

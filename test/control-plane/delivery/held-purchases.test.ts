@@ -49,13 +49,13 @@ for (const provider of testProviders()) {
       escrow: await tokenBalance(chain, escrow),
       seller: await tokenBalance(chain, payTo),
     });
-    /** A new agent buys the plan, paid by the payer's wallet (an agent holds one account of a plan). */
-    const buy = async () => {
+    /** A new agent buys the plan (`terms`: an amount), paid by the payer's wallet (an agent holds one account of a plan). */
+    const buy = async (plan = planId, terms: Json = {}) => {
       const agent = await registerAgent(hub, 'acme');
       const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
-      /** Pays `/extend` (with `?accessId=` to renew) as the x402 client does: asked, signed, sent again. */
+      /** Pays `/extend` (with `?accessId=` to renew or top up) as the x402 client does: asked, signed, sent again. */
       const pay = async (query = '') => {
-        const body = JSON.stringify({ planId });
+        const body = JSON.stringify({ planId: plan, ...terms });
         const challenge = await fetch(url(`/extend${query}`), { method: 'POST', headers, body });
         t.equal(challenge.status, 402);
         const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
@@ -172,6 +172,79 @@ for (const provider of testProviders()) {
       await db.paymentAttempt.update({ where: { id: bought.paymentId }, data: { verifiedAt: new Date(Date.now() - 60_000) } });
       await finishPendingPayments(db, rail);
       t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'the pending loop pays it out');
+    });
+
+    await t.test('a top-up serves once the seller has it; one whose write fails goes back with its credit', async (t) => {
+      receiver.mode = { kind: 'sdk' };
+      const credits = await offerPlan({ name: 'Credits', slug: 'held-credits', billingMode: 'credit', minimumPurchaseUsd: '1.00' });
+      t.equal((await api.post('/v1/plan-meter-prices', hub.apiKey, { planId: credits, meterId: ids.meter, priceUsd: '0.50' })).status, 201);
+      const bought = await buy(credits, { amountUsd: '1.00' });
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'applied' });
+      const account = async () => (await bought.receipt()).find((a) => a.accessId === bought.accessId);
+
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 1 } };
+      const topUp = await bought.renew();
+      t.equal(topUp.status, 201);
+      t.match(topUp.body, { account: { balanceUsd: '2.000000', heldUsd: '1.000000' }, payment: { status: 'reserved' } });
+      await worker().runOnce();
+      t.equal((await bought.call()).status, 200);
+      t.equal((await bought.call()).status, 200, 'the credit the seller has pays two calls');
+      t.equal((await bought.call()).status, 402, 'the top-up is not drawn on while the seller provisions it');
+      t.match(checks.at(-1), { allowed: false, reason: 'usage_exhausted' });
+
+      receiver.mode = { kind: 'status', status: 400, body: '{"error":"no such customer"}' };
+      await untilDue(bought.accessId);
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'failed' });
+      t.match(await attemptOf(topUp.body.payment.id), { status: 'released', refundTxHash: /^0x[0-9a-f]{64}$/ });
+      t.match(
+        await account(),
+        { status: 'suspended', creditGrantedUsd: '1.000000', balanceUsd: '0.000000' },
+        'its credit went back with the payment',
+      );
+
+      receiver.mode = { kind: 'sdk' };
+      const again = await bought.renew();
+      t.match(again.body, { account: { creditGrantedUsd: '2.000000', balanceUsd: '1.000000' } }, 'paying again buys what it pays for');
+      await worker().runOnce();
+      t.equal((await bought.call()).status, 200, 'and serves once the seller has it');
+    });
+
+    await t.test('a renewal serves once the seller has it; one whose write fails goes back with its period', async (t) => {
+      receiver.mode = { kind: 'sdk' };
+      const bought = await buy();
+      await worker().runOnce();
+      const { periodEnd: end } = await db.access.findUniqueOrThrow({ where: { id: bought.accessId } });
+      // Time is moved, not state made: the month has passed.
+      const ended = new Date(Date.now() - 1_000);
+      await db.access.update({ where: { id: bought.accessId }, data: { periodEnd: ended } });
+      t.ok(end! > ended);
+
+      receiver.mode = { kind: 'sdk', lifecycle: { lifecycle: 'provisioning', retryAfterSeconds: 1 } };
+      const renewed = await bought.renew();
+      t.equal(renewed.status, 201);
+      t.ok(new Date(renewed.body.account.period.end) > new Date(), 'the account shows the period bought');
+      await worker().runOnce();
+      t.equal((await bought.call()).status, 402, 'not served past the period the seller has');
+      t.match(checks.at(-1), { allowed: false, reason: 'plan_expired' });
+
+      receiver.mode = { kind: 'status', status: 400, body: '{"error":"no such customer"}' };
+      await untilDue(bought.accessId);
+      await worker().runOnce();
+      t.match(await attemptOf(renewed.body.payment.id), { status: 'released' });
+      t.match(
+        await db.access.findUniqueOrThrow({ where: { id: bought.accessId } }),
+        { status: 'suspended', periodEnd: ended, appliedPeriodEnd: null },
+        'the period is back where the seller has it',
+      );
+
+      receiver.mode = { kind: 'sdk' };
+      const again = await bought.renew();
+      t.equal(again.status, 201);
+      await worker().runOnce();
+      t.match(await writeOf(bought.accessId), { status: 'applied' });
+      t.equal((await bought.call()).status, 200, 'paying again serves once the seller has it');
     });
 
     // Last: the chain's clock runs 25 minutes ahead of the payer's from here on.

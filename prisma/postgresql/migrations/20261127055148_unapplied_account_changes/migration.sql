@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Access" ADD COLUMN     "appliedPeriodEnd" TIMESTAMP(3),
+ADD COLUMN     "unappliedCreditMicros" BIGINT NOT NULL DEFAULT 0;
