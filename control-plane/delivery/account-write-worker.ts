@@ -6,10 +6,11 @@ import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import { dateOf, inList, sqlOf } from '../db/sql.js';
+import type { Attempt } from '../payments/attempt-rows.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { accountWriteBody, parseSnapshot, type WriteVariant } from '../storefront/account-write.js';
 import { callAccountEndpoint, SecretCache } from './account-call.js';
-import { writeFailed, writesApplied } from './outcomes.js';
+import { type HeldMoney, moveHeldMoney, writeFailed, writesApplied } from './outcomes.js';
 import { backoffMs, DELIVERY_SCHEDULE, type DeliverySchedule, exhausted } from './schedule.js';
 import { type WriteVerdict, writeVerdict } from './write-reply.js';
 
@@ -189,12 +190,13 @@ export class AccountWriteWorker extends PollingWorker {
 
     const applied = outcomes.filter((o) => o.verdict.kind === 'applied');
     const done = new Date();
+    // Every outcome is recorded before any money moves: transactions take seconds each, and rows
+    // still leased to this pass are recorded while the lease holds.
+    const held: HeldMoney = { payOut: [], giveBack: [] };
     if (applied.length) {
-      await writesApplied(
+      held.payOut = await writesApplied(
         this.db,
-        this.rail,
         applied.map((o) => o.row),
-        this.logger,
         [...new Set(applied.map((o) => o.status))].map((status) => {
           const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
           return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
@@ -204,8 +206,10 @@ export class AccountWriteWorker extends PollingWorker {
       );
     }
     for (const outcome of outcomes) {
-      if (outcome.verdict.kind !== 'applied') await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done);
+      if (outcome.verdict.kind !== 'applied')
+        held.giveBack.push(...(await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done)));
     }
+    await moveHeldMoney(this.db, this.rail, held, this.logger);
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {
@@ -233,12 +237,16 @@ export class AccountWriteWorker extends PollingWorker {
     };
   }
 
-  /** Records a write that was not applied: to be sent again, or failed for good. */
+  /**
+   * Records a write that was not applied: to be sent again, or failed for good (answering the
+   * payments held for it, to return). A row no longer this pass's (its lease lapsed and another
+   * worker took it) is left to that worker, and said so.
+   */
   private async settle(
     outcome: { row: Taken; verdict: WriteVerdict; status: number | null; reply: string | null },
     mine: { claimedBy: string; status: string },
     done: Date,
-  ): Promise<void> {
+  ): Promise<Attempt[]> {
     const { row, verdict } = outcome;
     const { schedule } = this.options;
     const where = { ...mine, id: row.id };
@@ -246,7 +254,7 @@ export class AccountWriteWorker extends PollingWorker {
     // Provisioning replies count as attempts: a seller that provisions for ever is given up on.
     const spent = exhausted(schedule, row.attempts, row.firstTriedAt, done);
     if (verdict.kind === 'provisioning' && !spent) {
-      await this.db.accountWrite.updateMany({
+      const scheduled = await this.db.accountWrite.updateMany({
         where,
         data: {
           status: 'pending',
@@ -256,13 +264,14 @@ export class AccountWriteWorker extends PollingWorker {
           ...reply,
         },
       });
+      if (this.lost(row, scheduled.count)) return [];
       await this.db.access.updateMany({
         where: { id: row.accessId, provisioningState: 'pending' },
         data: { provisioningState: 'provisioning' },
       });
-      return;
+      return [];
     }
-    if (verdict.kind === 'applied') return;
+    if (verdict.kind === 'applied') return [];
     if (verdict.kind === 'failed' || spent) {
       const why = verdict.kind === 'provisioning' ? 'the seller was still provisioning' : verdict.reason;
       const reason = verdict.kind === 'failed' ? why : `${why}; gave up after ${row.attempts} attempts`;
@@ -270,13 +279,13 @@ export class AccountWriteWorker extends PollingWorker {
         where,
         data: { status: 'failed', claimedUntil: null, lastError: reason, ...reply },
       });
-      if (marked.count === 1) await writeFailed(this.db, this.rail, row.accessId, this.logger);
+      if (this.lost(row, marked.count)) return [];
       this.logger.warn({ accessId: row.accessId, stateVersion: row.stateVersion, reason }, 'account write failed for good');
-      return;
+      return writeFailed(this.db, row.accessId, this.logger);
     }
-    if (verdict.kind !== 'retry') return; // provisioning, scheduled above
+    if (verdict.kind !== 'retry') return []; // provisioning, scheduled above
     const afterMs = verdict.afterMs ?? backoffMs(schedule, row.attempts);
-    await this.db.accountWrite.updateMany({
+    const scheduled = await this.db.accountWrite.updateMany({
       where,
       data: {
         status: 'pending',
@@ -286,5 +295,17 @@ export class AccountWriteWorker extends PollingWorker {
         ...reply,
       },
     });
+    this.lost(row, scheduled.count);
+    return [];
+  }
+
+  /** True, and logged, when recording a write found it no longer this pass's: its lease lapsed. */
+  private lost(row: Taken, recorded: number): boolean {
+    if (recorded === 1) return false;
+    this.logger.warn(
+      { accessId: row.accessId, stateVersion: row.stateVersion },
+      'an account write outlived its lease and was taken again; the worker that took it records it',
+    );
+    return true;
   }
 }

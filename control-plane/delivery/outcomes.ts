@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
 import { inList, sqlOf } from '../db/sql.js';
-import { readAttempts } from '../payments/attempt-rows.js';
+import { type Attempt, readAttempts } from '../payments/attempt-rows.js';
 import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { returnAndRecord } from '../payments/settlement/hold.js';
@@ -26,19 +26,20 @@ import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
  * does not hold the seller's wallet, so the seller owes it (the management API shows it).
  */
 
+/** Payments to move on chain once the outcomes of a pass are recorded (`moveHeldMoney`). */
+export type HeldMoney = { payOut: Attempt[]; giveBack: Attempt[] };
+
 /**
  * Writes the seller applied (each the newest of its account when taken). `markApplied` (statements
  * that record them applied) runs together with what it means for their accounts, all or none (one
- * statement on PostgreSQL: db/sql.ts › runAll); the payments held for those accounts are paid out
- * after it commits.
+ * statement on PostgreSQL: db/sql.ts › runAll). Answers the payments held for those accounts, to
+ * be paid out once the pass has recorded every outcome.
  */
 export async function writesApplied(
   db: Db,
-  rail: PaymentRail | undefined,
   writes: readonly { accessId: string; stateVersion: number }[],
-  logger: Logger,
   markApplied: readonly Prisma.Sql[],
-): Promise<void> {
+): Promise<Attempt[]> {
   const sql = sqlOf(db);
   const list = (values: readonly string[]) => inList(sql.provider, values);
   const accounts = list(writes.map((w) => w.accessId));
@@ -59,13 +60,18 @@ export async function writesApplied(
   ]);
   // Paid out only where the seller has the account as the payments bought it: a renewal held for
   // a newer write is paid out once that write is applied.
-  const taken = await sql.all<{ id: string }>(
-    Prisma.sql`SELECT "id" FROM "Access" WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${newest}`,
+  return readAttempts(
+    sql,
+    Prisma.sql`"status" = 'reserved' AND "accessId" IN (SELECT "id" FROM "Access" WHERE "id" ${accounts} AND ("id" || ':' || "stateVersion") ${newest})`,
   );
-  const reserved = taken.length
-    ? await readAttempts(sql, Prisma.sql`"accessId" ${list(taken.map((row) => row.id))} AND "status" = 'reserved'`)
-    : [];
-  for (const attempt of reserved) {
+}
+
+/**
+ * Moves what a pass's outcomes decided, after they are all recorded: chain transactions take
+ * seconds each, and a pass that outlived its lease would find its rows taken by another worker.
+ */
+export async function moveHeldMoney(db: Db, rail: PaymentRail | undefined, held: HeldMoney, logger: Logger): Promise<void> {
+  for (const attempt of held.payOut) {
     const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.
     const taken = await moveAttempt(db, attempt.id, { to: 'settling', from: ['reserved'], set: { chargedMicros: attempt.amountMicros } });
@@ -79,9 +85,14 @@ export async function writesApplied(
       );
     }
   }
+  for (const attempt of held.giveBack) await returnAndRecord(db, rail, attempt, logger);
 }
 
-export async function writeFailed(db: Db, rail: PaymentRail | undefined, accessId: string, logger: Logger): Promise<void> {
+/**
+ * A write failed for good: records what that means for its account, all or none, and answers the
+ * payments held for it, to be returned once the pass has recorded every outcome.
+ */
+export async function writeFailed(db: Db, accessId: string, logger: Logger): Promise<Attempt[]> {
   const everApplied = (await db.accountWrite.count({ where: { accessId, kind: 'write', status: 'applied' } })) > 0;
   await db.$transaction(async (tx) => {
     // Held in the escrow: returned to the payer (below). A reservation that moved no money (made
@@ -107,7 +118,7 @@ export async function writeFailed(db: Db, rail: PaymentRail | undefined, accessI
       },
     });
   });
-  const returning = await db.paymentAttempt.findMany({ where: { accessId, status: 'releasing' } });
-  for (const attempt of returning) await returnAndRecord(db, rail, attempt, logger);
-  logger.warn({ accessId, returned: returning.length }, 'account write failed for good: held payments returned to their payers');
+  const returning = await readAttempts(sqlOf(db), Prisma.sql`"accessId" = ${accessId} AND "status" = 'releasing'`);
+  logger.warn({ accessId, returning: returning.length }, 'account write failed for good: held payments go back to their payers');
+  return returning;
 }

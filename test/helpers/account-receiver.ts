@@ -41,6 +41,8 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
   let mode: ReceiverMode = { kind: 'sdk' };
   let mint: MintDecision = { apiKey: 'sk_test_key_1', maxKeys: 1 };
   const requests: { path: string; requestId: string | undefined; buyerEmail: string | undefined }[] = [];
+  /** Accounts whose writes the seller refuses (400), whatever the mode. */
+  const refused = new Set<string>();
   /** Run once, on the next request, before it is answered (a rotation mid-delivery, say). */
   let beforeNext: (() => Promise<void>) | undefined;
   const endpoint = createAccountEndpoint({
@@ -58,7 +60,9 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
     const hook = beforeNext;
     beforeNext = undefined;
     await hook?.();
-    const current = mode;
+    const current: ReceiverMode = refused.has(String(req.headers['hub-request-id']).split(':')[0]!)
+      ? { kind: 'status', status: 400, body: '{"error":"no such customer"}' }
+      : mode;
     if (current.kind === 'status') {
       res.writeHead(current.status, {
         'content-type': 'application/json',
@@ -85,6 +89,7 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
     url: `http://127.0.0.1:${port}/zeroclick/access`,
     store,
     requests,
+    refused,
     set mode(next: ReceiverMode) {
       mode = next;
     },

@@ -11,6 +11,7 @@ import { tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { settlingWith } from '../../helpers/local-facilitator.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { until } from '../../helpers/row-locks.js';
 import { signPayment } from '../../helpers/sign-payment.js';
 
 // A stateful seller's purchase is money held: the payment moves into the escrow when the agent
@@ -245,6 +246,41 @@ for (const provider of testProviders()) {
       await worker().runOnce();
       t.match(await writeOf(bought.accessId), { status: 'applied' });
       t.equal((await bought.call()).status, 200, 'paying again serves once the seller has it');
+    });
+
+    await t.test('a pass records every write before it moves money: slow payouts never outlive its lease', async (t) => {
+      receiver.mode = { kind: 'sdk' };
+      const paid = await buy();
+      const refused = await buy();
+      receiver.refused.add(refused.accessId);
+      const escrow = rail.escrow!;
+      const settle = escrow.settle.bind(escrow);
+      let release = () => {};
+      const slow = new Promise<void>((resolve) => (release = resolve));
+      escrow.settle = async (...args) => {
+        await slow;
+        return settle(...args);
+      };
+      const pass = worker().runOnce();
+      try {
+        // The payout waits on the chain; meanwhile both writes and what they mean are recorded.
+        await until(
+          async () =>
+            (await writeOf(paid.accessId)).status === 'applied' &&
+            (await attemptOf(paid.paymentId)).status === 'settling' &&
+            (await writeOf(refused.accessId)).status === 'failed' &&
+            (await attemptOf(refused.paymentId)).status === 'releasing',
+          'both writes recorded while a payout waits',
+        );
+        t.pass('both writes recorded while a payout waits');
+      } finally {
+        release();
+        await pass;
+        escrow.settle = settle;
+        receiver.refused.delete(refused.accessId);
+      }
+      t.match(await attemptOf(paid.paymentId), { status: 'settled' });
+      t.match(await attemptOf(refused.paymentId), { status: 'released' });
     });
 
     // Last: the chain's clock runs 25 minutes ahead of the payer's from here on.
