@@ -7,10 +7,12 @@ import { encryptionKeysRouter } from './catalog/encryption-keys.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
 import { plansRouter } from './catalog/plans.js';
+import { routesRouter } from './catalog/routes.js';
 import { sellersRouter } from './catalog/sellers.js';
 import { servicesRouter } from './catalog/services.js';
 import { signingSecretsRouter } from './catalog/signing-secrets.js';
 import { accountWritesRouter } from './delivery/account-writes.js';
+import { discoveryRouter } from './discovery/discovery.js';
 import { reportPageViewProcedure } from './page-views/page-views.js';
 import { accountsRouter } from './storefront/accounts.js';
 import { router } from './trpc/init.js';
@@ -31,11 +33,13 @@ export const appRouter = router({
   meters: metersRouter,
   plans: plansRouter,
   planMeterPrices: planMeterPricesRouter,
+  routes: routesRouter,
   accounts: accountsRouter,
   accountWrites: accountWritesRouter,
   usage: usageRouter,
   pageViews: router({ report: reportPageViewProcedure }),
   analytics: analyticsRouter,
+  discovery: discoveryRouter,
   agentify: router({ markdown: agentifyMarkdownRoute }),
 });
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PaySeller, SellerManifest } from '../shared/contract.js';
+import type { DiscoveryCatalog, PaySeller, SellerManifest } from '../shared/contract.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
 import { normalizeHost } from '../shared/pay-host.js';
 import { ChangeFeed, FollowsChanges } from './change-feed.js';
@@ -18,6 +18,8 @@ export class SellerCatalog extends FollowsChanges {
   private readonly byHost: ExpiringCache<string, PaySeller | null>;
   private readonly pending = new Map<string, Promise<PaySeller | null>>();
   private readonly manifests: ExpiringCache<string, SellerManifest | null>;
+  /** What each seller's discovery documents and its 402s' Bazaar extension are made from. */
+  private readonly discoveries: ExpiringCache<string, Promise<DiscoveryCatalog | null>>;
   protected readonly changes: ChangeFeed;
 
   constructor(
@@ -28,6 +30,7 @@ export class SellerCatalog extends FollowsChanges {
     super();
     this.byHost = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
     this.manifests = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
+    this.discoveries = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });
     this.changes = new ChangeFeed(
       async (since) => {
         const { now, sellerIds } = await controlPlane.call('sellersChangedSince', { since });
@@ -75,6 +78,21 @@ export class SellerCatalog extends FollowsChanges {
     return value;
   }
 
+  /**
+   * The seller's discovery catalog. Concurrent readers share one call (a crawler fetches the
+   * documents side by side, and every 402 looks here), and a failed call is not kept.
+   */
+  discovery(sellerId: string): Promise<DiscoveryCatalog | null> {
+    const cached = this.discoveries.get(sellerId);
+    if (cached) return cached;
+    const loading = this.controlPlane.call('discoveryCatalog', { sellerId });
+    this.discoveries.set(sellerId, loading);
+    loading.catch(() => {
+      if (this.discoveries.get(sellerId) === loading) this.discoveries.delete(sellerId);
+    });
+    return loading;
+  }
+
   size(): { hosts: number; manifests: number; pending: number } {
     return { hosts: this.byHost.size, manifests: this.manifests.size, pending: this.pending.size };
   }
@@ -96,5 +114,6 @@ export class SellerCatalog extends FollowsChanges {
   private evictSeller(sellerId: string): void {
     this.byHost.deleteWhere((seller) => seller?.id === sellerId);
     this.manifests.delete(sellerId);
+    this.discoveries.delete(sellerId);
   }
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { AGENT_PATHS } from '../shared/agent-paths.js';
+import { isDiscoveryPath } from '../shared/discovery/paths.js';
 import { JWKS_PATH } from '../shared/encryption/suite.js';
 import { ApiError } from '../shared/errors.js';
 import { normalizeHost } from '../shared/pay-host.js';
@@ -12,6 +13,7 @@ import { handleRegistration } from './agents/registration.js';
 import { publicOrigin } from './arrival/public-origin.js';
 import { assertServableTarget } from './arrival/request-target.js';
 import type { ProxyServices } from './context.js';
+import { serveDiscoveryDocument } from './discovery/documents.js';
 import { JWKS_CACHE_CONTROL, sellerJwks } from './encryption/jwks.js';
 import { forwardRequest } from './paid-call/forward-request.js';
 import { handleStorefront, isStorefrontPath } from './storefront/purchases.js';
@@ -76,6 +78,7 @@ export function createProxyServer(services: ProxyServices): Server {
       if (!manifest) throw new ApiError('seller_not_found');
       return sendJson(res, 200, manifest, { 'cache-control': 'private, max-age=10', vary: 'authorization' });
     }
+    if (isDiscoveryPath(path)) return serveDiscoveryDocument(path, req, res, seller, services);
     if (isClaimPath(path)) return handleClaim(path, req, res, seller, services);
     if (isStorefrontPath(path)) return handleStorefront(path, req, res, seller, services);
     if (path === AGENT_PATHS.challenge || path === AGENT_PATHS.register) {

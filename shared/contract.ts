@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { paymentPayloadSchema, paymentRequirementsSchema, settleResponseSchema } from './payments/x402-wire.js';
 import { publicJwk } from './schemas/encryption-keys.js';
 import { usdOutput } from './schemas/fields.js';
+import { route as routeSchema } from './schemas/routes.js';
 import { MAX_SLUG_LENGTH, MAX_USAGE_ITEMS, MAX_USAGE_QUANTITY } from './usage.js';
 
 /**
@@ -124,6 +125,50 @@ export const sellerManifestSchema = z.strictObject({
   encryption: manifestEncryptionSchema.nullable(),
 });
 export type SellerManifest = z.infer<typeof sellerManifestSchema>;
+
+// ─── Discovery ──────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * What the pay URL's discovery documents are made from (shared/discovery/): the seller's declared
+ * routes, each priced as its 402 would be, the prices and plans an agent can buy, and how a call is
+ * paid here. The documents themselves are rendered where they are served, for the origin asked.
+ */
+export const discoveryCatalogSchema = z.strictObject({
+  seller: z.strictObject({ id: someId, slug: z.string().min(1), name: z.string() }),
+  /** How a call is paid: null while this hub takes no payments or the seller has no payout wallet. */
+  payment: z
+    .strictObject({
+      network: z.string().min(1),
+      asset: z.string().min(1),
+      decimals: count,
+      payTo: z.string().min(1),
+      maxTimeoutSeconds: count,
+    })
+    .nullable(),
+  /** Storefront sales are on: plans can be bought at `POST /extend`. */
+  salesEnabled: z.boolean(),
+  routes: z.array(
+    z.strictObject({
+      serviceSlug: z.string().min(1),
+      route: routeSchema,
+      /** What one call costs on the service's pay-as-you-go plan; null when no such plan prices its usage. */
+      price: z.strictObject({ planSlug: z.string().min(1), amountMicros: micros, amountUsd: usd }).nullable(),
+    }),
+  ),
+  prices: z.array(
+    z.strictObject({
+      serviceSlug: z.string().min(1),
+      planSlug: z.string().min(1),
+      billingMode: z.string(),
+      meterSlug: z.string().min(1),
+      unit: z.string(),
+      priceUsd: usd,
+      unitSize: count,
+      description: z.string().nullable(),
+    }),
+  ),
+});
+export type DiscoveryCatalog = z.infer<typeof discoveryCatalogSchema>;
 
 // ─── Agents ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -522,6 +567,7 @@ export const contract = {
     z.strictObject({ now: isoTime, sellerIds: z.array(someId) }),
   ),
   manifest: query(z.object({ sellerId: anyId }), sellerManifestSchema.nullable()),
+  discoveryCatalog: query(z.object({ sellerId: anyId }), discoveryCatalogSchema.nullable()),
   agentByTokenHash: query(z.object({ tokenHash: sha256Hex }), agentIdentitySchema.nullable()),
   agentChallenge: mutation(registrationChallengeInput, registrationChallengeSchema),
   agentRegister: mutation(registrationInput, registrationSchema),

@@ -24,6 +24,7 @@ export function toPlanMeterPriceWire(row: PlanMeterPrice & { meter: Meter }): z.
     unitSize: row.unitSize,
     includedUnits: row.includedUnits,
     defaultMaxQuantity: row.defaultMaxQuantity,
+    description: row.description,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -56,6 +57,7 @@ export const createPlanMeterPrice = catalogWriteProcedure
             unitSize: input.unitSize ?? 1,
             includedUnits: input.includedUnits ?? 0,
             defaultMaxQuantity: input.defaultMaxQuantity ?? null,
+            description: input.description ?? null,
           },
           include: { meter: true },
         }),
@@ -142,6 +144,7 @@ export const updatePlanMeterPrice = catalogWriteProcedure
           unitSize: input.unitSize,
           includedUnits: input.includedUnits,
           defaultMaxQuantity: input.defaultMaxQuantity,
+          description: input.description,
         },
         include: { meter: true },
       }),

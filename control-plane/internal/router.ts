@@ -6,6 +6,7 @@ import { requestAgentClaim } from '../claims/request-claim.js';
 import type { RequestContext } from '../context.js';
 import { databaseIsReachable } from '../db/client.js';
 import { redeemKey } from '../delivery/key-mint.js';
+import { discoveryCatalog } from '../discovery/catalog.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { readinessOf } from '../payments/readiness.js';
@@ -26,6 +27,7 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   sellerByHost: (ctx, input) => sellerByHost(ctx.db, ctx.masterKey, ctx.config.payDomain, input.host),
   sellersChangedSince: (ctx, input) => sellersChangedSince(ctx.db, input.since),
   manifest: (ctx, input) => sellerManifest(ctx.db, input.sellerId),
+  discoveryCatalog: (ctx, input) => discoveryCatalog(ctx.db, ctx.payments, input.sellerId),
   agentByTokenHash: (ctx, input) => agentByTokenHash(ctx.db, input.tokenHash),
   agentChallenge: (ctx, input) => createRegistrationChallenge(ctx.db, input),
   agentRegister: (ctx, input) => completeRegistration(ctx.db, input),

@@ -8,6 +8,7 @@ import { ApiError } from '../../shared/errors.js';
 import { isUsageQuantity, isUsageSlug, MAX_USAGE_ITEMS } from '../../shared/usage.js';
 import { originUrl } from '../arrival/public-origin.js';
 import type { ProxyServices } from '../context.js';
+import { type CallDiscovery, callDiscovery } from '../discovery/call-discovery.js';
 import type { Identity } from '../paid-call/headers.js';
 import type { PayRequest } from '../paid-call/pay-request.js';
 import { upstreamFailure } from '../paid-call/upstream.js';
@@ -41,6 +42,8 @@ export async function answerWithChallenge(
   const decoded = read.complete ? decodeContent(read.bytes, seller.headers['content-encoding'], MAX_SELLER_402_BYTES) : undefined;
   const asked = decoded?.ok ? parseSellerPaymentRequired(decoded.bytes) : undefined;
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
+  // Read beside the pricing: a cached catalog costs nothing, a cold one no extra round trip in line.
+  const discovery = callDiscovery(services, request.seller.id, request.method, request.target).catch(() => undefined);
   const outcome = await services.controlPlane.call('issuePaymentChallenge', {
     sellerId: request.seller.id,
     requestId: identity.requestId,
@@ -58,7 +61,7 @@ export async function answerWithChallenge(
   if (outcome.kind === 'paid_from_credit') return outcome;
   // No per-call price, but a plan to buy or extend: the 402 says where.
   if (outcome.kind === 'plan_to_buy') throw new ApiError('payment_required', outcome.reason, planLinks(request.origin, outcome.accessId));
-  const { body, headers } = challengeResponse(request, outcome.challenge, identity, services.mppSecret);
+  const { body, headers } = challengeResponse(request, outcome.challenge, identity, services.mppSecret, await discovery);
   sendJson(res, 402, body, headers);
   return undefined;
 }
@@ -109,10 +112,17 @@ export function challengeResponse(
   challenge: IssuedChallenge,
   ids: { requestId: string; agentId?: string | undefined },
   mppSecret: string,
+  discovery?: CallDiscovery,
 ) {
   const mpp = mppChallenge(req, challenge, body, mppSecret);
-  const resource = { url: `${originUrl(origin)}${target}`, mimeType: 'application/json' };
-  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements] };
+  const resource = {
+    url: `${originUrl(origin)}${target}`,
+    ...(discovery?.description ? { description: discovery.description } : {}),
+    mimeType: 'application/json',
+  };
+  // A declared route's 402 carries x402's Bazaar discovery extension (docs/decisions.md#D-219).
+  const extensions = discovery ? { extensions: discovery.extensions } : {};
+  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements], ...extensions };
   // An identified agent at a storefront that sells plans learns why its plan did not cover the call.
   const standing = challenge.standing?.sells ? challenge.standing : undefined;
   const payload = {
@@ -142,6 +152,7 @@ export function challengeResponse(
     x402Version: X402_VERSION,
     resource,
     accepts: [challenge.requirements],
+    ...extensions,
   };
   return {
     body: payload,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_USAGE_QUANTITY } from '../usage.js';
-import { idSchema, name, slug, timestamp, usdInput, usdOutput, wholeNumber } from './fields.js';
+import { description, idSchema, name, slug, timestamp, usdInput, usdOutput, wholeNumber } from './fields.js';
 
 /** Plans (spec: Resources › Plan) and their meter prices (Resources › Plan meter price). */
 
@@ -92,6 +92,7 @@ export const planMeterPrice = z
     unitSize: z.int(),
     includedUnits: z.int(),
     defaultMaxQuantity: z.int().nullable(),
+    description: z.string().nullable().meta({ description: 'A pricing note agents read beside the price in the discovery documents' }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -102,6 +103,7 @@ const priceFields = {
   unitSize: wholeNumber(1, MAX_USAGE_QUANTITY),
   includedUnits: count,
   defaultMaxQuantity: wholeNumber(1, MAX_USAGE_QUANTITY).nullable(),
+  description: description.min(1, 'must not be empty').nullable(),
 };
 
 export const createPlanMeterPriceInput = z.strictObject({
@@ -111,6 +113,7 @@ export const createPlanMeterPriceInput = z.strictObject({
   unitSize: priceFields.unitSize.optional().meta({ description: 'Default 1' }),
   includedUnits: priceFields.includedUnits.optional().meta({ description: 'Default 0' }),
   defaultMaxQuantity: priceFields.defaultMaxQuantity.optional(),
+  description: priceFields.description.optional(),
 });
 
 export const updatePlanMeterPriceInput = z.strictObject(priceFields).partial().extend({ planMeterPriceId });

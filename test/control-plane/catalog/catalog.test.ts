@@ -278,6 +278,7 @@ for (const provider of testProviders()) {
       t.same(Object.keys(price).sort(), [
         'createdAt',
         'defaultMaxQuantity',
+        'description',
         'id',
         'includedUnits',
         'meter',

@@ -183,6 +183,26 @@ const routes: RouteCase[] = [
     probe: () => ({ path: '/v1/account-writes/awr_000000000000000000000000/resend', expect: notFound('account_write_not_found') }),
   },
 
+  // Declared routes, and what agents discover
+  {
+    method: 'GET',
+    route: '/v1/services/{serviceId}/routes',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/services/${b.serviceId}/routes`, expect: notFound('service_not_found') }),
+  },
+  {
+    method: 'PUT',
+    route: '/v1/services/{serviceId}/routes',
+    group: 'catalog-write',
+    probe: ({ b }) => ({ path: `/v1/services/${b.serviceId}/routes`, body: { routes: [] }, expect: notFound('service_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/sellers/{sellerId}/discovery',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/sellers/${b.sellerId}/discovery`, expect: notFound('seller_not_found') }),
+  },
+
   // Meters
   {
     method: 'GET',

@@ -1,0 +1,5 @@
+-- AlterTable
+ALTER TABLE "PlanMeterPrice" ADD COLUMN     "description" TEXT;
+
+-- AlterTable
+ALTER TABLE "Service" ADD COLUMN     "routesJson" TEXT NOT NULL DEFAULT '[]';
