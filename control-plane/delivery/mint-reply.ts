@@ -1,4 +1,5 @@
 import type { AccountCallResult } from './account-call.js';
+import { type Retry, retriedStatus, unanswered } from './retried.js';
 import { type DeliverySchedule, hintMs } from './schedule.js';
 
 /**
@@ -12,18 +13,17 @@ export type MintVerdict =
   | { kind: 'minted'; apiKey: string; maxKeys: number | undefined; keyExpiresAt: string | undefined }
   | { kind: 'not_provisioned'; afterMs: number }
   | { kind: 'refused'; sellerCode: string }
-  | { kind: 'retry'; reason: string; afterMs: number | undefined }
+  | Retry
   | { kind: 'failed'; reason: string };
 
 /** Spec: Limits › Default mint retry. */
 export const DEFAULT_MINT_RETRY_MS = 30_000;
 
 export function mintVerdict(result: Exclude<AccountCallResult, { kind: 'no_secret' }>, schedule: DeliverySchedule): MintVerdict {
-  if (result.kind === 'unreachable') return { kind: 'retry', reason: `the seller did not answer: ${result.reason}`, afterMs: undefined };
+  if (result.kind === 'unreachable') return unanswered(result);
+  const retry = retriedStatus(result, schedule);
+  if (retry) return retry;
   const { status } = result;
-  if (status === 429 || status >= 500) {
-    return { kind: 'retry', reason: `the seller answered ${status}`, afterMs: hintMs(schedule, result.retryAfter) };
-  }
   const reply = jsonObject(result.text);
   if (status >= 200 && status <= 299) {
     if (reply && typeof reply.apiKey === 'string' && reply.apiKey.length > 0) {

@@ -1,4 +1,5 @@
 import type { AccountCallResult } from './account-call.js';
+import { type Retry, retriedStatus, unanswered } from './retried.js';
 import { type DeliverySchedule, hintMs } from './schedule.js';
 
 /**
@@ -7,19 +8,14 @@ import { type DeliverySchedule, hintMs } from './schedule.js';
  * 2xx whose body does not parse, honouring `Retry-After` on 429 and 5xx); or failed at once (any
  * other status, redirects included, since they are never followed).
  */
-export type WriteVerdict =
-  | { kind: 'applied' }
-  | { kind: 'provisioning'; afterMs: number }
-  | { kind: 'retry'; reason: string; afterMs: number | undefined }
-  | { kind: 'failed'; reason: string };
+export type WriteVerdict = { kind: 'applied' } | { kind: 'provisioning'; afterMs: number } | Retry | { kind: 'failed'; reason: string };
 
 export function writeVerdict(result: AccountCallResult, schedule: DeliverySchedule): WriteVerdict {
   if (result.kind === 'no_secret') return { kind: 'retry', reason: 'the seller has no active signing secret', afterMs: undefined };
-  if (result.kind === 'unreachable') return { kind: 'retry', reason: result.reason, afterMs: undefined };
+  if (result.kind === 'unreachable') return unanswered(result);
+  const retry = retriedStatus(result, schedule);
+  if (retry) return retry;
   const { status } = result;
-  if (status === 429 || status >= 500) {
-    return { kind: 'retry', reason: `the seller answered ${status}`, afterMs: hintMs(schedule, result.retryAfter) };
-  }
   if (status < 200 || status > 299) return { kind: 'failed', reason: `the seller answered ${status}` };
   let reply: { lifecycle?: unknown; retryAfterSeconds?: unknown };
   try {

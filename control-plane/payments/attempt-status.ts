@@ -89,8 +89,6 @@ export type AttemptMove = {
   /** Narrows the statuses moved from; each must be a source of `to` in the table. Default: all of them. */
   from?: readonly AttemptStatus[];
   set?: Partial<Record<Settable, unknown>>;
-  /** Attempts without an account yet only (the move that records which account a payment bought). */
-  onlyWithoutAccount?: boolean;
 };
 
 /**
@@ -124,19 +122,35 @@ export function moveStatement(of: AttemptsOf, move: AttemptMove): Prisma.Sql {
   if (refused.length || from.length === 0) {
     throw new Error(`A payment attempt cannot move from ${refused.join(', ') || 'nowhere'} to ${move.to}.`);
   }
-  const assignments = [
-    Prisma.sql`"status" = ${move.to}`,
-    ...Object.entries(move.set ?? {})
-      .filter(([, value]) => value !== undefined)
-      .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`),
-  ];
+  const assignments = [Prisma.sql`"status" = ${move.to}`, ...assignmentsOf(move.set)];
   const which =
     'id' in of
       ? Prisma.sql`"id" = ${of.id}`
       : Prisma.sql`"accessId" = ${of.accessId}${of.held ? Prisma.sql` AND "payoutTo" IS NOT NULL` : Prisma.empty}`;
-  const withoutAccount = move.onlyWithoutAccount ? Prisma.sql` AND "accessId" IS NULL` : Prisma.empty;
   return Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.join(assignments, ', ')}
-    WHERE ${which} AND "status" IN (${Prisma.join(from)})${withoutAccount}`;
+    WHERE ${which} AND "status" IN (${Prisma.join(from)})`;
+}
+
+/**
+ * Notes what an unfinished step left to go on (a transaction, why its outcome cannot be told) on
+ * an attempt, only while it is still `while`: its status stays. Undefined values are left as they
+ * are. True when it was noted.
+ */
+export async function noteAttempt(
+  db: Runner,
+  id: string,
+  note: { while: AttemptStatus; set: Partial<Record<Settable, unknown>> },
+): Promise<boolean> {
+  const assignments = assignmentsOf(note.set);
+  if (assignments.length === 0) return false;
+  const statement = Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.join(assignments, ', ')} WHERE "id" = ${id} AND "status" = ${note.while}`;
+  return (await run(db, statement)) === 1;
+}
+
+function assignmentsOf(set: Partial<Record<Settable, unknown>> | undefined): Prisma.Sql[] {
+  return Object.entries(set ?? {})
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`);
 }
 
 /**

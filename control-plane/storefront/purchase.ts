@@ -107,11 +107,9 @@ export async function completePurchase(
     const result = await holdInTime(db, rail, attempt).catch(() => undefined);
     if (result?.status === 'failed') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: result.reason });
     const holdTxHash = result?.transaction ?? null;
-    // Opened only once held: a hold not known yet (or recorded otherwise meanwhile) is the pending
-    // loop's to finish, and the account opens then (`finishPurchases`).
-    const held =
-      result?.status === 'settled' && (await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status === 'reserved';
-    if (!held) return { kind: 'settling', payment: paymentView({ ...attempt, status: 'holding', holdTxHash }) };
+    // Opened only once held: a hold not known yet (or recorded by the pending loop meanwhile) is
+    // the pending loop's to finish, and the account opens then (`finishPurchases`).
+    if (result?.reserved !== true) return { kind: 'settling', payment: paymentView({ ...attempt, status: 'holding', holdTxHash }) };
     const accessId = await fulfil(db, attempt.id);
     return opened(db, { ...attempt, status: 'reserved', holdTxHash }, accessId, null);
   }

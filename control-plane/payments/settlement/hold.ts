@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
-import { Prisma } from '../../../generated/prisma/sqlite/client.js';
 import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
 import type { Db } from '../../db/client.js';
-import { type Sql, sqlOf } from '../../db/sql.js';
+import { sqlOf } from '../../db/sql.js';
 import type { SettleResult } from '../../facilitator/results.js';
-import { moveAttempt } from '../attempt-status.js';
+import { moveAttempt, noteAttempt } from '../attempt-status.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
 import { attemptsInTurn } from './in-turn.js';
@@ -33,15 +32,15 @@ const PROVES_NOTHING_MOVED: ReadonlySet<string> = new Set(['invalid_signature', 
 
 /**
  * Moves an attempt marked `holding` into the escrow and records how that ended: `reserved` with
- * the transaction, `failed` with nothing charged, or still `holding` (the outcome is not known
- * yet; the pending loop tries again, which is safe).
+ * the transaction (`reserved: true` when this call recorded it), `failed` with nothing charged, or
+ * still `holding` (the outcome is not known yet; the pending loop tries again, which is safe).
  */
 export async function holdAndRecord(
   db: Db,
   rail: PaymentRail | undefined,
   attempt: Holdable,
   options: { again?: boolean } = {},
-): Promise<Outcome> {
+): Promise<HoldOutcome> {
   const result = await whileSubmitting(rail, attempt.id, () => submitHold(rail, attempt));
   const sql = sqlOf(db);
   if (result.status === 'failed') {
@@ -51,15 +50,19 @@ export async function holdAndRecord(
     return result;
   }
   if (result.status !== 'settled') {
-    await noteTransaction(sql, attempt.id, 'holding', 'holdTxHash', result.transaction);
+    await noteAttempt(sql, attempt.id, { while: 'holding', set: { holdTxHash: result.transaction } });
     return result;
   }
-  await moveAttempt(sql, attempt.id, { to: 'reserved', from: ['holding'], set: { holdTxHash: result.transaction ?? null } });
-  return result;
+  const reserved = await moveAttempt(sql, attempt.id, {
+    to: 'reserved',
+    from: ['holding'],
+    set: { holdTxHash: result.transaction ?? null },
+  });
+  return { ...result, reserved };
 }
 
 /** `holdAndRecord`, waited for as a settlement is (`answeredWithin`). */
-export function holdInTime(db: Db, rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome | undefined> {
+export function holdInTime(db: Db, rail: PaymentRail | undefined, attempt: Holdable): Promise<HoldOutcome | undefined> {
   return answeredWithin(holdAndRecord(db, rail, attempt));
 }
 
@@ -80,7 +83,7 @@ export async function returnAndRecord(db: Db, rail: PaymentRail | undefined, att
     });
     return result;
   }
-  await noteTransaction(sql, attempt.id, 'releasing', 'refundTxHash', result.transaction);
+  await noteAttempt(sql, attempt.id, { while: 'releasing', set: { refundTxHash: result.transaction } });
   if (result.status === 'failed') {
     logger?.warn({ paymentId: attempt.id, reason: result.reason }, 'returning a held payment to its payer failed; it is tried again');
   }
@@ -108,6 +111,8 @@ export async function finishPendingHolds(db: Db, rail: PaymentRail | undefined, 
 }
 
 type Outcome = SettleResult | Unsettleable;
+/** `reserved`: this call recorded the payment held. */
+type HoldOutcome = Outcome & { reserved?: boolean };
 
 /** An attempt that names no escrow or payment to submit (or a rail without an escrow now). */
 type Unsettleable = { status: 'failed'; reason: 'payment_not_settleable'; network: string; transaction?: undefined };
@@ -134,18 +139,4 @@ async function submitReturn(rail: PaymentRail | undefined, attempt: Holdable): P
   const held = heldPayment(rail, attempt);
   if (!held) return unsettleable(attempt);
   return held.escrow.settle(held.payload, held.requirements, { payee: attempt.payoutTo as `0x${string}`, charged: 0n, deposited: true });
-}
-
-/** A transaction an unfinished submission left, kept while the attempt is still where it was. */
-async function noteTransaction(
-  sql: Sql,
-  id: string,
-  status: 'holding' | 'releasing',
-  column: 'holdTxHash' | 'refundTxHash',
-  transaction: string | undefined,
-): Promise<void> {
-  if (!transaction) return;
-  await sql.run(
-    Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.raw(`"${column}"`)} = ${transaction} WHERE "id" = ${id} AND "status" = ${status}`,
-  );
 }

@@ -3,9 +3,9 @@ import { microsToTokenUnits } from '../../../shared/money.js';
 import { paymentPayloadSchema } from '../../../shared/payments/x402-wire.js';
 import { countTransaction } from '../../analytics/traffic-rollup.js';
 import type { Db } from '../../db/client.js';
-import { type Sql, sqlOf } from '../../db/sql.js';
+import { sqlOf } from '../../db/sql.js';
 import { SAYS_NOTHING_OF_EARLIER } from '../../facilitator/results.js';
-import { moveAttempt } from '../attempt-status.js';
+import { moveAttempt, noteAttempt } from '../attempt-status.js';
 import { creditRemainder } from '../credit.js';
 import type { PaymentRail } from '../rail.js';
 import { attemptRequirements } from '../requirements.js';
@@ -71,7 +71,10 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
   if (result.status !== 'settled') {
     // Parked: `settling`, marked with why the outcome cannot be told; the pending loop leaves it.
     const parked = result.unresolvable ? 'outcome_unknown' : null;
-    if (result.transaction || parked) await noteParked(sql, attempt.id, result.transaction ?? null, parked);
+    await noteAttempt(sql, attempt.id, {
+      while: 'settling',
+      set: { settleTxHash: result.transaction, settlementReason: parked ?? undefined },
+    });
     return result;
   }
   // Marked settled once (two control-planes can finish the same settlement), and counted then.
@@ -98,12 +101,6 @@ export async function settleAndRecord(db: Db, rail: PaymentRail | undefined, att
 /** `settleAndRecord`, waited for at most as long as the proxy waits (`answeredWithin`); undefined past that. */
 export function settleInTime(db: Db, rail: PaymentRail | undefined, attempt: Settleable) {
   return answeredWithin(settleAndRecord(db, rail, attempt));
-}
-
-/** What a settlement whose outcome is not known yet left to go on: its transaction, or why it cannot be told. */
-async function noteParked(sql: Sql, id: string, transaction: string | null, reason: string | null): Promise<void> {
-  await sql.run(Prisma.sql`UPDATE "PaymentAttempt" SET "settleTxHash" = COALESCE(${transaction}, "settleTxHash"),
-    "settlementReason" = COALESCE(${reason}, "settlementReason") WHERE "id" = ${id} AND "status" = 'settling'`);
 }
 
 async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleable) {

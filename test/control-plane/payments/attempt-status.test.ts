@@ -10,6 +10,7 @@ import {
   attemptStatusOf,
   moveAttempt,
   moveAttempts,
+  noteAttempt,
   OPENING_STATUSES,
   sourcesOf,
   TRANSITIONS,
@@ -129,14 +130,13 @@ for (const provider of testProviders()) {
     t.equal(await moveAttempts(sqlOf(db), { accessId }, { to: 'released', from: ['reserved'] }), 2);
     t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: settled } })).status, 'settled');
 
-    // Recording which account a payment bought happens once, whoever gets there.
-    const bought = await attemptIn(db, seller, 'in_flight');
-    const hold = (account: string) =>
-      moveAttempt(sqlOf(db), bought, { to: 'reserved', from: ['in_flight'], set: { accessId: account }, onlyWithoutAccount: true });
-    t.ok(await hold('access_first'));
-    await db.paymentAttempt.update({ where: { id: bought }, data: { status: 'in_flight' } });
-    t.notOk(await hold('access_second'), 'an attempt with an account is not given another');
-    t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: bought } })).accessId, 'access_first');
+    // A note leaves the status as it is, and is written only while the attempt is where it was.
+    const releasing = await attemptIn(db, seller, 'releasing');
+    t.ok(await noteAttempt(sqlOf(db), releasing, { while: 'releasing', set: { refundTxHash: '0x01' } }));
+    t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: releasing } }), { status: 'releasing', refundTxHash: '0x01' });
+    await moveAttempt(sqlOf(db), releasing, { to: 'released' });
+    t.notOk(await noteAttempt(sqlOf(db), releasing, { while: 'releasing', set: { refundTxHash: '0x02' } }), 'moved on: not noted');
+    t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: releasing } })).refundTxHash, '0x01');
   });
 }
 
