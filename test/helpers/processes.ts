@@ -31,10 +31,14 @@ export function tempDataDir(t: Tap): { dataDir: string; databaseUrl: string } {
 
 export type RunningHub = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
 
-/** Runs `hub <args>` as a child process; it is killed at teardown if still running. */
+/**
+ * Runs `hub <args>` as a child process; it is killed at teardown if still running. Its proxy is
+ * one process unless `env` says otherwise: each worker costs a start-up's CPU, and only the
+ * tests of the workers themselves need more (test/cli/proxy-workers.test.ts).
+ */
 export function runHub(t: Tap, args: string[], env: Record<string, string>): RunningHub {
   const child = spawn(process.execPath, [hubBin, ...args], {
-    env: { ...process.env, HUB_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, HUB_LOG_LEVEL: 'warn', HUB_PROXY_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
