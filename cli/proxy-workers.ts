@@ -69,7 +69,8 @@ export async function runProxyWorkers(config: HubConfig): Promise<number> {
         const verdict = judgeExit({ code, signal }, ranFor, { first: firstRun, crashLoop }, policy);
         // The worker said why on its way out; the process that started this one decides the rest.
         if (verdict.kind !== 'restart') {
-          exitCode = verdict.kind === 'config-error' ? CONFIG_ERROR_EXIT : (code ?? 1);
+          // Run by hand, a configuration error exits 1, as hub's other processes do (D-003).
+          exitCode = verdict.kind === 'config-error' ? (supervised() ? CONFIG_ERROR_EXIT : 1) : (code ?? 1);
           return stopAll();
         }
         process.stderr.write(`${describeRestart(`proxy worker ${slot}`, { code, signal }, ranFor, verdict, policy)}\n`);
