@@ -1,16 +1,23 @@
-// npm run bench:proxy — hub's proxy against nginx, http-proxy-3 and a direct call, same load.
+// npm run bench:proxy — hub's proxy against a bare Node proxy and nginx, each with as many
+// worker processes (1 and 2 by default), plus a direct call, same load.
 //
 // Every target forwards GET requests to the same 1 KB JSON upstream; wrk drives each in turn
 // (one thread, 50 connections, fixed duration) on loopback. Ratios are taken within this run.
-// The "Node floor" row is a bare node:http + undici proxy doing hub's header work and nothing
-// else: how close hub comes to it is what hub's own code costs; its ratio to nginx is the most
-// any single-process Node proxy reaches on the machine.
-// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
+// The "Node floor" rows are a bare node:http + undici proxy doing hub's header work and nothing
+// else, in as many processes as hub's workers (node:cluster, as hub): how close hub comes to it
+// is what hub's own code costs; nginx with as many workers is reported beside them.
+// Options: BENCH_SECONDS per measurement (default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS
+// (default 50), BENCH_WORKERS (default "1,2"), BENCH_CPU_PROF=<dir> (hub's one-worker proxy
+// writes a V8 CPU profile there when the run ends: open it as a flame graph in Chrome's DevTools
+// or speedscope), BENCH_ONLY=<regular expression> (measures only the targets whose name matches,
+// such as "1 worker, signed agent" while profiling).
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuMs, withDescendants } from './lib/cpu.js';
 import { findOrInstallNginx, nginxVersion, writeNginxConfig } from './lib/nginx.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { seedSeller } from './lib/seed.js';
@@ -20,9 +27,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const workerCounts = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+const cpuProfileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 const log = (line: string) => console.log(line);
-/** node:http + one undici Pool doing only hub's header work: the least a Node proxy does. */
-const FLOOR = 'Node floor (node:http + undici, headers only)';
+
+type Kind = 'direct' | 'nginx' | 'floor' | 'hub anonymous' | 'hub agent';
+type Target = { name: string; kind: Kind; workers: number; url: string; headers: Record<string, string>; proxy?: ChildProcess };
+/** A round's result with the CPU the proxy's processes (and hub's control-plane) spent per request. */
+type Measured = LoadResult & { proxyCpuUs: number; controlPlaneCpuUs: number };
 
 async function main() {
   await requireWrk(log);
@@ -34,110 +47,166 @@ async function main() {
     processes.start(process.execPath, [...tsx, join(here, 'servers', 'upstream.ts'), String(upstreamPort)]);
     await waitUntilUp(`http://127.0.0.1:${upstreamPort}/`);
 
-    // hub: a control-plane and one proxy process, over SQLite, with a seeded seller.
+    // hub: one control-plane over SQLite with a seeded seller, and a proxy per worker count.
     const masterKey = randomBytes(32).toString('hex');
     const cpPort = await freePort();
-    const proxyPort = await freePort();
     const hubEnv = {
       DATABASE_URL: `file:${join(work, 'hub.db')}`,
       HUB_DATA_DIR: work,
       HUB_MASTER_KEY: masterKey,
       HUB_CONTROL_PLANE_PORT: String(cpPort),
-      HUB_PROXY_PORT: String(proxyPort),
       HUB_LOG_LEVEL: 'warn',
     };
     const { agentToken } = await seedSeller(hubEnv.DATABASE_URL, masterKey, 'bench', `http://127.0.0.1:${upstreamPort}`);
     const hubBin = join(here, '..', 'bin', 'hub.js');
-    processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
+    const controlPlane = processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
     await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
-    processes.start(process.execPath, [hubBin, 'start', 'proxy'], hubEnv);
-    await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
 
-    // The reference proxies in front of the same upstream: each script takes its port and the upstream's.
-    const startReference = async (script: string) => {
-      const port = await freePort();
-      processes.start(process.execPath, [...tsx, join(here, 'servers', script), String(port), String(upstreamPort)]);
-      await waitUntilUp(`http://127.0.0.1:${port}/`);
-      return port;
-    };
-    const hp3Port = await startReference('http-proxy-3.ts');
-    const floorPort = await startReference('undici-floor.ts');
-
-    let nginxPort: number | undefined;
     const nginx = await findOrInstallNginx(log);
-    if (nginx) {
-      nginxPort = await freePort();
-      const conf = writeNginxConfig(join(work, 'nginx'), nginxPort, upstreamPort);
-      processes.start(nginx, ['-p', join(work, 'nginx'), '-c', conf, '-g', 'daemon off;']);
-      await waitUntilUp(`http://127.0.0.1:${nginxPort}/`);
-    }
-
+    const nginxName = nginx ? nginxVersion(nginx).replace(/^nginx version: /, '') : 'nginx';
     // wrk adds its own Host unless the header is spelled exactly "Host".
     const payHost = { Host: 'bench.pay.localhost' };
-    const targets: [string, string, Record<string, string>][] = [
-      ['direct (no proxy)', `http://127.0.0.1:${upstreamPort}/items`, {}],
-      ...(nginxPort
-        ? ([[nginxVersion(nginx!).replace(/^nginx version: /, ''), `http://127.0.0.1:${nginxPort}/items`, {}]] as [
-            string,
-            string,
-            Record<string, string>,
-          ][])
-        : []),
-      ['http-proxy-3 1.23', `http://127.0.0.1:${hp3Port}/items`, {}],
-      [FLOOR, `http://127.0.0.1:${floorPort}/items`, {}],
-      ['hub, signed anonymous GET', `http://127.0.0.1:${proxyPort}/items`, payHost],
-      ['hub, signed agent GET', `http://127.0.0.1:${proxyPort}/items`, { ...payHost, authorization: `Bearer ${agentToken}` }],
+    const targets: Target[] = [
+      { name: 'direct (no proxy)', kind: 'direct', workers: 0, url: `http://127.0.0.1:${upstreamPort}/items`, headers: {} },
     ];
+    for (const n of workerCounts) {
+      const plural = n === 1 ? 'worker' : 'workers';
+      if (nginx) {
+        const port = await freePort();
+        const dir = join(work, `nginx-${n}`);
+        const conf = writeNginxConfig(dir, port, upstreamPort, n);
+        const proxy = processes.start(nginx, ['-p', dir, '-c', conf, '-g', 'daemon off;']);
+        await waitUntilUp(`http://127.0.0.1:${port}/`);
+        targets.push({
+          name: `${nginxName}, ${n} ${plural}`,
+          kind: 'nginx',
+          workers: n,
+          url: `http://127.0.0.1:${port}/items`,
+          headers: {},
+          proxy,
+        });
+      }
+      const floorPort = await freePort();
+      const floor = processes.start(process.execPath, [
+        ...tsx,
+        join(here, 'servers', 'undici-floor.ts'),
+        String(floorPort),
+        String(upstreamPort),
+        String(n),
+      ]);
+      await waitUntilUp(`http://127.0.0.1:${floorPort}/`);
+      targets.push({
+        name: `Node floor, ${n} ${plural}`,
+        kind: 'floor',
+        workers: n,
+        url: `http://127.0.0.1:${floorPort}/items`,
+        headers: {},
+        proxy: floor,
+      });
 
+      const proxyPort = await freePort();
+      const profile = cpuProfileDir && n === 1 ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
+      const hub = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], {
+        ...hubEnv,
+        HUB_PROXY_PORT: String(proxyPort),
+        HUB_PROXY_WORKERS: String(n),
+      });
+      await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
+      const url = `http://127.0.0.1:${proxyPort}/items`;
+      targets.push({
+        name: `hub, ${n} ${plural}, signed anonymous GET`,
+        kind: 'hub anonymous',
+        workers: n,
+        url,
+        headers: payHost,
+        proxy: hub,
+      });
+      targets.push({
+        name: `hub, ${n} ${plural}, signed agent GET`,
+        kind: 'hub agent',
+        workers: n,
+        url,
+        headers: { ...payHost, authorization: `Bearer ${agentToken}` },
+        proxy: hub,
+      });
+    }
+
+    const measure = async (target: Target, seconds: number): Promise<Measured> => {
+      const proxyPids = target.proxy ? withDescendants(target.proxy.pid!) : [];
+      const cpPids = target.kind.startsWith('hub') ? [controlPlane.pid!] : [];
+      const [proxyBefore, cpBefore] = [cpuMs(proxyPids), cpuMs(cpPids)];
+      const result = await wrk(target.url, { connections, seconds, headers: target.headers });
+      const perRequestUs = (ms: number) => (result.requests ? (ms * 1000) / result.requests : Number.NaN);
+      return {
+        ...result,
+        proxyCpuUs: perRequestUs(cpuMs(proxyPids) - proxyBefore),
+        controlPlaneCpuUs: perRequestUs(cpuMs(cpPids) - cpBefore),
+      };
+    };
+
+    const measured = only ? targets.filter((target) => target.kind === 'direct' || only.test(target.name)) : targets;
     // Warm every target (JIT, pools, caches) before measuring.
-    for (const [, url, headers] of targets) await wrk(url, { connections, seconds: 2, headers });
+    for (const target of measured) await measure(target, 2);
 
     // Rounds interleave the targets, so a drift in the machine's load hits every row alike; each
     // row reports its median round.
-    const runs = new Map<string, LoadResult[]>(targets.map(([name]) => [name, []]));
+    const runs = new Map<Target, Measured[]>(measured.map((target) => [target, []]));
     for (let round = 1; round <= rounds; round++) {
-      for (const [name, url, headers] of targets) {
-        const result = await wrk(url, { connections, seconds, headers });
-        runs.get(name)!.push(result);
-        log(`round ${round}, ${name}: ${result.rps.toFixed(0)} req/s`);
+      for (const target of measured) {
+        const result = await measure(target, seconds);
+        runs.get(target)!.push(result);
+        log(`round ${round}, ${target.name}: ${result.rps.toFixed(0)} req/s`);
       }
     }
-    const results = new Map([...runs].map(([name, list]) => [name, median(list)]));
-
-    const direct = results.get('direct (no proxy)')!;
-    const nginxResult = nginxPort ? [...results.entries()][1]![1] : undefined;
-    console.log(
-      `\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`,
-    );
-    console.log('| target | req/s | p50 ms | p99 ms | errors | vs direct | vs nginx |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const [name, r] of results) {
-      const vsNginx = nginxResult ? `${(r.rps / nginxResult.rps).toFixed(2)}×` : 'n/a';
-      console.log(
-        `| ${name} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} | ${(r.rps / direct.rps).toFixed(2)}× | ${vsNginx} |`,
-      );
-    }
-    const hub = results.get('hub, signed anonymous GET')!;
-    if (nginxResult) {
-      const throughput = hub.rps / nginxResult.rps;
-      const p99 = hub.p99ms / nginxResult.p99ms;
-      console.log(`\nhub/nginx throughput ${throughput.toFixed(2)}× (target ≥ 0.60×), hub/nginx p99 ${p99.toFixed(2)}× (target ≤ 2×)`);
-    }
-    console.log(`hub/direct throughput ${(hub.rps / direct.rps).toFixed(2)}×`);
-    const floor = results.get(FLOOR)!;
-    console.log(`hub/Node floor throughput ${(hub.rps / floor.rps).toFixed(2)}× (what hub adds to the least a Node proxy does)`);
-    if (nginxResult)
-      console.log(
-        `Node floor/nginx throughput ${(floor.rps / nginxResult.rps).toFixed(2)}× (the ceiling for any one-process Node proxy here)`,
-      );
+    const results = new Map([...runs].map(([target, list]) => [target, median(list)]));
+    report(results);
   } finally {
     await processes.stopAll();
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-/** The round with the median throughput (its latencies come with it). */
-function median(list: LoadResult[]): LoadResult {
+function report(results: Map<Target, Measured>): void {
+  const find = (kind: Kind, workers: number) =>
+    [...results].find(([t]) => t.kind === kind && (kind === 'direct' || t.workers === workers))?.[1];
+  const direct = find('direct', 0)!;
+  console.log(
+    `\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
+  console.log(
+    '| target | req/s | p50 ms | p99 ms | errors | proxy CPU µs/req | control-plane CPU µs/req | vs Node floor, as many workers | vs nginx, as many workers |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : 'n/a');
+  const us = (v: number) => (Number.isFinite(v) && v > 0 ? v.toFixed(0) : '');
+  for (const [target, r] of results) {
+    const floor = target.kind === 'direct' ? undefined : find('floor', target.workers);
+    const nginx = target.kind === 'direct' ? undefined : find('nginx', target.workers);
+    console.log(
+      `| ${target.name} | ${r.rps.toFixed(0)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${r.errors} | ${us(r.proxyCpuUs)} | ${us(r.controlPlaneCpuUs)} | ${ratio(r.rps, floor?.rps)} | ${ratio(r.rps, nginx?.rps)} |`,
+    );
+  }
+  console.log(`\ndirect: ${direct.rps.toFixed(0)} req/s`);
+  for (const n of workerCounts) {
+    const [floor, anonymous, agent, nginx] = [find('floor', n), find('hub anonymous', n), find('hub agent', n), find('nginx', n)];
+    if (!floor || !anonymous || !agent) continue;
+    console.log(
+      `${n} worker(s): hub anonymous / Node floor ${ratio(anonymous.rps, floor.rps)} (target ≥ 0.85×), agent / Node floor ${ratio(agent.rps, floor.rps)} (target ≥ 0.70×), ` +
+        `p99 / Node floor's ${ratio(anonymous.p99ms, floor.p99ms)} anonymous, ${ratio(agent.p99ms, floor.p99ms)} agent (target ≤ 1.5×); ` +
+        `Node floor / nginx ${ratio(floor.rps, nginx?.rps)}, hub anonymous / nginx ${ratio(anonymous.rps, nginx?.rps)}`,
+    );
+  }
+  if (workerCounts.length > 1) {
+    const [a, b] = [workerCounts[0]!, workerCounts.at(-1)!];
+    const gain = (kind: Kind) => ratio(find(kind, b)?.rps ?? Number.NaN, find(kind, a)?.rps);
+    console.log(
+      `${b} workers against ${a}: hub anonymous ${gain('hub anonymous')}, hub agent ${gain('hub agent')}, Node floor ${gain('floor')}, nginx ${gain('nginx')}`,
+    );
+  }
+}
+
+/** The round with the median throughput (its latencies and CPU come with it). */
+function median(list: Measured[]): Measured {
   return [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]!;
 }
 

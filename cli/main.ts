@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,7 +14,7 @@ import { CONFIG_ERROR_EXIT, supervised } from './supervision.js';
 const USAGE = `usage: hub <command>
 
   start                      run the control-plane and the proxy (restarting a crashed one)
-  start control-plane|proxy  run one process
+  start control-plane|proxy  run one process (the proxy as HUB_PROXY_WORKERS workers sharing its port)
   migrate                    apply database migrations and exit
   bootstrap --email <e> [--org <name>] [--password <p>] [--another-org] [--json]
                              create an organization, its admin, a dashboard session and an API key
@@ -69,6 +70,12 @@ async function start(role: string | undefined): Promise<void> {
     return;
   }
   if (role === 'proxy') {
+    const config = loadConfig();
+    // Several workers share the port: this process runs them (a worker is `hub start proxy` again).
+    if (config.proxy.workers > 1 && cluster.isPrimary) {
+      const { runProxyWorkers } = await import('./proxy-workers.js');
+      process.exit(await runProxyWorkers(config));
+    }
     const { startProxy } = await import('../proxy/main.js');
     const proxy = await startProxy();
     containProcessFaults(proxy.logger);

@@ -1,4 +1,5 @@
 import type { HubConfig } from '../shared/config.js';
+import { CONFIG_ERROR_EXIT } from './supervision.js';
 
 /**
  * When `hub start` restarts a process that exited. A process that had been running a while
@@ -35,14 +36,30 @@ export function nextRestart(ranForMs: number, crashLoop: number, policy: Restart
   return { delayMs: Math.min(policy.maxBackoffMs, policy.firstBackoffMs * 2 ** (loop - 1)), crashLoop: loop };
 }
 
+/**
+ * A process that exits by itself within this long of its first start has met a start-up error
+ * (bad configuration, a taken port), which a restart would only meet again.
+ */
+export const STARTUP_WINDOW_MS = 4_000;
+
+export type ExitHow = { code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * What a supervisor does when one of its processes exits unasked: stop everything (it said why
+ * on its way out: a configuration error, or a start-up failure on its first run) or restart it.
+ * `hub start` judges its control-plane and proxy this way, and a proxy its workers.
+ */
+export type ExitVerdict = { kind: 'config-error' } | { kind: 'failed-to-start' } | ({ kind: 'restart' } & Restart);
+
+export function judgeExit(exit: ExitHow, ranForMs: number, run: { first: boolean; crashLoop: number }, policy: RestartPolicy): ExitVerdict {
+  if (exit.code === CONFIG_ERROR_EXIT) return { kind: 'config-error' };
+  // Exiting by itself that early is a start-up error; being killed by a signal is a crash.
+  if (run.first && ranForMs < STARTUP_WINDOW_MS && exit.code !== null) return { kind: 'failed-to-start' };
+  return { kind: 'restart', ...nextRestart(ranForMs, run.crashLoop, policy) };
+}
+
 /** The one line a restart logs: how the process ended, how long it ran, and the wait chosen and why. */
-export function describeRestart(
-  role: string,
-  exit: { code: number | null; signal: NodeJS.Signals | null },
-  ranForMs: number,
-  restart: Restart,
-  policy: RestartPolicy,
-): string {
+export function describeRestart(role: string, exit: ExitHow, ranForMs: number, restart: Restart, policy: RestartPolicy): string {
   const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
   const ran = `after ${(ranForMs / 1000).toFixed(1)} s`;
   const why =

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { onParentExit } from '../runtime/process.js';
 import { loadConfig } from '../shared/config.js';
-import { describeRestart, nextRestart, restartPolicy } from './restart-policy.js';
-import { CONFIG_ERROR_EXIT, DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
+import { describeRestart, judgeExit, restartPolicy } from './restart-policy.js';
+import { DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervision.js';
 
 /**
  * `hub start`: runs the control-plane and the proxy as separate processes, restarts one that
@@ -12,14 +12,13 @@ import { CONFIG_ERROR_EXIT, DEV_CHAIN_OF_START, SUPERVISOR_PID } from './supervi
  * (`npm start`) exits without passing the signal on.
  * A process that exits by itself within its first seconds on its first run is a start-up error
  * (bad configuration, taken port): the supervisor then stops everything and exits 1. So does
- * one that exits with CONFIG_ERROR_EXIT, however long it ran first.
+ * one that exits with CONFIG_ERROR_EXIT, however long it ran first. The proxy runs its workers
+ * itself (proxy-workers.ts) and judges their exits the same way; here it is one process.
  *
  * With `devChainFile`, a local chain (`hub chain up`) runs first, until it has written that
  * file, so the control-plane starts with it as its payment rail; it stops with the rest. A chain
  * that cannot start leaves hub running without a rail, as it would be without one.
  */
-const STARTUP_WINDOW_MS = 4_000;
-
 type Role = 'control-plane' | 'proxy';
 
 const CHAIN_STARTUP_TIMEOUT_MS = 120_000;
@@ -53,18 +52,14 @@ export function supervise(bin: string, roles: Role[], options: { devChainFile?: 
         children.delete(role);
         if (stopping) return finishIfDone();
         const ranFor = Date.now() - startedAt;
-        // It has said why in one line; a restart would only say it again.
-        if (code === CONFIG_ERROR_EXIT) {
+        const verdict = judgeExit({ code, signal }, ranFor, { first: firstRun, crashLoop }, policy);
+        // A configuration error has said why in one line; a restart would only say it again.
+        if (verdict.kind !== 'restart') {
+          if (verdict.kind === 'failed-to-start') process.stderr.write(`hub: ${role} failed to start (exit ${code}); stopping\n`);
           exitCode = 1;
           return stopAll('SIGTERM');
         }
-        // Exiting by itself that early is a start-up error; being killed by a signal is a crash.
-        if (firstRun && ranFor < STARTUP_WINDOW_MS && code !== null) {
-          process.stderr.write(`hub: ${role} failed to start (exit ${code ?? signal}); stopping\n`);
-          exitCode = 1;
-          return stopAll('SIGTERM');
-        }
-        const restart = nextRestart(ranFor, crashLoop, policy);
+        const restart = verdict;
         process.stderr.write(`${describeRestart(role, { code, signal }, ranFor, restart, policy)}\n`);
         if (restart.delayMs === 0) return launch(role, restart.crashLoop, false);
         setTimeout(() => {

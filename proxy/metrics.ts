@@ -6,6 +6,17 @@ const LATENCY_BUCKETS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 50
 
 export type UpstreamErrorKind = 'connect' | 'connect_timeout' | 'headers_timeout' | 'body_timeout' | 'reset' | 'other';
 
+/** One process's counters as plain data: what a worker hands the process that serves the metrics port. */
+export type MetricsSnapshot = {
+  inProgress: number;
+  requests: Record<string, number>;
+  upstreamErrors: Record<string, number>;
+  /** Cumulative counts per latency bucket, in `LATENCY_BUCKETS_MS` order. */
+  buckets: number[];
+  latencyCount: number;
+  latencySumMs: number;
+};
+
 export class ProxyMetrics {
   private readonly requests = new Map<string, number>();
   private readonly upstreamErrors = new Map<UpstreamErrorKind, number>();
@@ -33,30 +44,53 @@ export class ProxyMetrics {
     this.upstreamErrors.set(kind, (this.upstreamErrors.get(kind) ?? 0) + 1);
   }
 
-  render(): string {
-    const lines = [
-      '# HELP hub_proxy_requests_in_progress Requests received and not yet answered.',
-      '# TYPE hub_proxy_requests_in_progress gauge',
-      `hub_proxy_requests_in_progress ${this.inProgress}`,
-      '# HELP hub_proxy_requests_total Requests answered by the proxy, by status class.',
-      '# TYPE hub_proxy_requests_total counter',
-    ];
-    for (const [cls, n] of this.requests) lines.push(`hub_proxy_requests_total{status="${cls}"} ${n}`);
-    lines.push(
-      '# HELP hub_proxy_request_duration_seconds Time from request to response end.',
-      '# TYPE hub_proxy_request_duration_seconds histogram',
-    );
-    LATENCY_BUCKETS_MS.forEach((ms, i) => {
-      lines.push(`hub_proxy_request_duration_seconds_bucket{le="${ms / 1000}"} ${this.buckets[i]}`);
-    });
-    lines.push(`hub_proxy_request_duration_seconds_bucket{le="+Inf"} ${this.latencyCount}`);
-    lines.push(`hub_proxy_request_duration_seconds_sum ${this.latencySumMs / 1000}`);
-    lines.push(`hub_proxy_request_duration_seconds_count ${this.latencyCount}`);
-    lines.push(
-      '# HELP hub_proxy_upstream_errors_total Failed upstream exchanges, by kind.',
-      '# TYPE hub_proxy_upstream_errors_total counter',
-    );
-    for (const [kind, n] of this.upstreamErrors) lines.push(`hub_proxy_upstream_errors_total{kind="${kind}"} ${n}`);
-    return `${lines.join('\n')}\n`;
+  snapshot(): MetricsSnapshot {
+    return {
+      inProgress: this.inProgress,
+      requests: Object.fromEntries(this.requests),
+      upstreamErrors: Object.fromEntries(this.upstreamErrors),
+      buckets: [...this.buckets],
+      latencyCount: this.latencyCount,
+      latencySumMs: this.latencySumMs,
+    };
   }
+
+  render(): string {
+    return renderMetrics([{ labels: {}, snapshot: this.snapshot() }]);
+  }
+}
+
+/**
+ * The exposition text of one or more processes' counters, each series carrying its process's
+ * `labels` (a worker's `worker="2"`; none for a proxy that is one process).
+ */
+export function renderMetrics(parts: { labels: Record<string, string>; snapshot: MetricsSnapshot }[]): string {
+  const lines: string[] = [];
+  const family = (name: string, type: string, help: string, each: (series: Series, s: MetricsSnapshot) => void) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const { labels, snapshot } of parts) {
+      each((suffix, value, extra = {}) => lines.push(`${name}${suffix}${labelText({ ...labels, ...extra })} ${value}`), snapshot);
+    }
+  };
+  family('hub_proxy_requests_in_progress', 'gauge', 'Requests received and not yet answered.', (series, s) => series('', s.inProgress));
+  family('hub_proxy_requests_total', 'counter', 'Requests answered by the proxy, by status class.', (series, s) => {
+    for (const [status, n] of Object.entries(s.requests)) series('', n, { status });
+  });
+  family('hub_proxy_request_duration_seconds', 'histogram', 'Time from request to response end.', (series, s) => {
+    for (const [i, ms] of LATENCY_BUCKETS_MS.entries()) series('_bucket', s.buckets[i] ?? 0, { le: String(ms / 1000) });
+    series('_bucket', s.latencyCount, { le: '+Inf' });
+    series('_sum', s.latencySumMs / 1000);
+    series('_count', s.latencyCount);
+  });
+  family('hub_proxy_upstream_errors_total', 'counter', 'Failed upstream exchanges, by kind.', (series, s) => {
+    for (const [kind, n] of Object.entries(s.upstreamErrors)) series('', n, { kind });
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+type Series = (suffix: string, value: number, labels?: Record<string, string>) => void;
+
+function labelText(labels: Record<string, string>): string {
+  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value}"`);
+  return pairs.length ? `{${pairs.join(',')}}` : '';
 }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -84,6 +85,9 @@ const envSchema = z.object({
   HUB_CONTROL_PLANE_PORT: port(8400),
   HUB_PROXY_PORT: port(8402),
   HUB_PROXY_METRICS_PORT: portNumber.optional(),
+  HUB_PROXY_WORKERS: decimal('must be a whole number in decimal')
+    .pipe(z.number().min(1, 'must be at least 1').max(256, 'must be at most 256'))
+    .optional(),
   HUB_CONTROL_PLANE_URL: z.url({ error: 'must be an http(s) URL' }).optional(),
   DATABASE_URL: z.string().default('file:./data/hub.db'),
   HUB_DATA_DIR: z.string().min(1).default('./data'),
@@ -133,6 +137,8 @@ export type HubConfig = {
     port: number;
     /** Where the proxy serves `GET /metrics`; unset, nowhere (never on the pay URL's port). */
     metricsPort: number | undefined;
+    /** Processes serving the pay URL's port (cli/proxy-workers.ts); by default one per core. */
+    workers: number;
     /** Request bodies are buffered (the signature covers their hash) up to this size; larger is 413. */
     maxBodyBytes: number;
     /** Upstream timeouts: connecting, waiting for response headers, and between body chunks. */
@@ -245,6 +251,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxy: {
       port: e.HUB_PROXY_PORT,
       metricsPort: e.HUB_PROXY_METRICS_PORT,
+      workers: e.HUB_PROXY_WORKERS ?? availableParallelism(),
       maxBodyBytes: e.HUB_MAX_BODY_BYTES,
       maxEncryptedResponseBytes: e.HUB_MAX_ENCRYPTED_RESPONSE_BYTES,
       jweMode: e.HUB_JWE_MODE,

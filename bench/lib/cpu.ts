@@ -14,3 +14,16 @@ export function cpuMs(pids: number[]): number {
   }
   return (ticks * 1000) / CLOCK_TICKS;
 }
+
+/** `pid` and every process below it (a cluster primary's workers, nginx's), read from `ps` now. */
+export function withDescendants(pid: number): number[] {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+  const children = new Map<number, number[]>();
+  for (const line of out.trim().split('\n')) {
+    const [child, parent] = line.trim().split(/\s+/).map(Number) as [number, number];
+    children.set(parent, [...(children.get(parent) ?? []), child]);
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
+  return all;
+}

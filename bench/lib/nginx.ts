@@ -11,15 +11,15 @@ export async function findOrInstallNginx(log: (line: string) => void): Promise<s
 }
 
 /**
- * An nginx config doing the same header work as hub on the hot path: one worker, keep-alive to
- * the upstream, hop-by-hop handling, and five headers set on the forwarded request.
+ * An nginx config doing the same header work as hub on the hot path: `workers` worker processes,
+ * keep-alive to the upstream, hop-by-hop handling, and five headers set on the forwarded request.
  */
-export function writeNginxConfig(dir: string, listenPort: number, upstreamPort: number): string {
+export function writeNginxConfig(dir: string, listenPort: number, upstreamPort: number, workers = 1): string {
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const conf = join(dir, 'nginx.conf');
   writeFileSync(
     conf,
-    `worker_processes 1;
+    `worker_processes ${workers};
 error_log ${join(dir, 'logs', 'error.log')} warn;
 pid ${join(dir, 'nginx.pid')};
 events { worker_connections 1024; }

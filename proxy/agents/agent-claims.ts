@@ -10,6 +10,7 @@ import { hashToken, tokenPrefixes } from '../../shared/tokens.js';
 import { describeIssues } from '../../shared/validation-message.js';
 import { originUrl, publicOrigin } from '../arrival/public-origin.js';
 import type { ProxyServices } from '../context.js';
+import { tellSiblings } from '../worker-channel.js';
 import { authRecipe } from './agent-auth.js';
 import type { Caller } from './agent-directory.js';
 import { type ClaimLink, claimPage } from './claim-pages.js';
@@ -96,8 +97,12 @@ async function claimLinkPage(link: ClaimLink, token: string, req: IncomingMessag
   let view: ClaimView;
   if (method === 'POST') {
     view = await controlPlane.call(link === 'confirm' ? 'confirmClaim' : 'releaseClaim', { tokenHash });
-    // This proxy stops serving the old owner at once; the others within a second (their poll).
-    if (view.agentId) agents.forget(view.agentId);
+    // This proxy and its sibling workers stop serving the old owner at once; other proxies
+    // within a second (their poll).
+    if (view.agentId) {
+      agents.forget(view.agentId);
+      tellSiblings({ kind: 'forget-agent', agentId: view.agentId });
+    }
   } else {
     view = await controlPlane.call('viewClaim', { tokenHash, link });
   }

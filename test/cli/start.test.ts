@@ -1,10 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { seedCompiledContracts } from '../helpers/chain.js';
-import { exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { childPids, eventually, exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 function alive(pid: number): boolean {
   try {
@@ -42,23 +42,6 @@ async function hubEnv(t: Parameters<typeof tempDataDir>[0]) {
 async function startBoth(t: Parameters<typeof tempDataDir>[0]) {
   const { env, cpPort, proxyPort } = await hubEnv(t);
   return { hub: runHub(t, ['start'], env), cpPort, proxyPort };
-}
-
-/** The pids of a supervisor's hub processes (its other children, such as tsx's esbuild service, excluded). */
-function childPids(pid: number, role: 'control-plane|proxy' | 'proxy' = 'control-plane|proxy'): number[] {
-  const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .filter((line) => new RegExp(` start (${role})$`).test(line.trim()))
-    .map((line) => Number(line.trim().split(/\s+/, 1)[0]));
-}
-
-/** Polls until `condition` holds or `timeoutMs` passes (bounded); whether it held. */
-async function eventually(condition: () => boolean, timeoutMs = 30_000): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-    if (condition()) return true;
-  }
-  return condition();
 }
 
 /** Kills the supervisor's proxy and waits until a new one answers; the line the supervisor logged for it. */

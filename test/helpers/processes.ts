@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -31,10 +31,15 @@ export function tempDataDir(t: Tap): { dataDir: string; databaseUrl: string } {
 
 export type RunningHub = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
 
-/** Runs `hub <args>` as a child process; it is killed at teardown if still running. */
-export function runHub(t: Tap, args: string[], env: Record<string, string>): RunningHub {
+/**
+ * Runs `hub <args>` as a child process; it is killed at teardown if still running. Its proxy is
+ * one process unless `env` says otherwise: each worker costs a start-up's CPU, and only the
+ * tests of the workers themselves need more (test/cli/proxy-workers.test.ts); a variable given
+ * as undefined is left out (hub then takes its default).
+ */
+export function runHub(t: Tap, args: string[], env: Record<string, string | undefined>): RunningHub {
   const child = spawn(process.execPath, [hubBin, ...args], {
-    env: { ...process.env, HUB_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, HUB_LOG_LEVEL: 'warn', HUB_PROXY_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -65,4 +70,24 @@ export async function waitForStatus(url: string, status: number, timeoutMs = 30_
 /** Resolves with the exit code, or null when the process is still running after `timeoutMs`. */
 export function exitWithin(hub: RunningHub, timeoutMs: number): Promise<number | null | 'timeout'> {
   return Promise.race([hub.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref())]);
+}
+
+/**
+ * The pids of `pid`'s hub processes running `start <role>` (`hub start`'s control-plane and proxy,
+ * or a proxy's workers), leaving out its other children, such as tsx's esbuild service.
+ */
+export function childPids(pid: number, role: 'control-plane|proxy' | 'proxy' = 'control-plane|proxy'): number[] {
+  const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter((line) => new RegExp(` start (${role})$`).test(line.trim()))
+    .map((line) => Number(line.trim().split(/\s+/, 1)[0]));
+}
+
+/** Polls until `condition` holds or `timeoutMs` passes (bounded); whether it held. */
+export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if (await condition()) return true;
+  }
+  return condition();
 }

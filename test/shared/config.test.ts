@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import t from 'tap';
 import { ConfigError, loadConfig, parseDatabaseUrl } from '../../shared/config.js';
 
@@ -12,6 +13,7 @@ t.test('defaults: SQLite under ./data, ports 8400/8402, pay.localhost', async (t
   t.equal(c.logLevel, 'info');
   t.equal(c.masterKey, undefined);
   t.equal(c.controlPlane.internalCalls, 'direct');
+  t.equal(c.proxy.workers, availableParallelism(), 'a proxy worker per core');
 });
 
 t.test('reads every setting', async (t) => {
@@ -28,8 +30,10 @@ t.test('reads every setting', async (t) => {
     HUB_SMTP_URL: 'smtps://hub:secret@mail.example.com:465',
     HUB_MAIL_FROM: 'Weather <billing@example.com>',
     HUB_INTERNAL_CALLS: 'adapter',
+    HUB_PROXY_WORKERS: '3',
   });
   t.equal(c.controlPlane.internalCalls, 'adapter');
+  t.equal(c.proxy.workers, 3);
   t.same(c.mail, { smtpUrl: 'smtps://hub:secret@mail.example.com:465', from: 'Weather <billing@example.com>' });
   t.equal(c.controlPlane.port, 9000);
   t.equal(c.proxy.port, 9002);
@@ -57,6 +61,8 @@ t.test('bad values fail with one line naming the variable', async (t) => {
     [{ HUB_MASTER_KEY: 'short' }, /^HUB_MASTER_KEY must be 32 bytes/],
     [{ HUB_LOG_LEVEL: 'loud' }, /^HUB_LOG_LEVEL /],
     [{ HUB_INTERNAL_CALLS: 'fast' }, /^HUB_INTERNAL_CALLS /],
+    [{ HUB_PROXY_WORKERS: '0' }, /^HUB_PROXY_WORKERS must be at least 1$/],
+    [{ HUB_PROXY_WORKERS: 'all' }, /^HUB_PROXY_WORKERS must be a whole number in decimal$/],
     [{ HUB_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
     [{ NODE_ENV: 'production' }, /^HUB_MASTER_KEY is required in production/],
     [

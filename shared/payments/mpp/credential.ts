@@ -157,11 +157,21 @@ export function readCredential(headers: IncomingHeaders): CredentialLookup {
 }
 
 /**
+ * The first base64url characters of bytes that can open a JSON object: `{`, JSON's whitespace, or
+ * the UTF-8 byte-order mark the decoder drops. A character is the top six bits of the first byte.
+ */
+const OBJECT_FIRST_CHARACTERS = new Set([0x7b, 0x20, 0x09, 0x0a, 0x0d, 0xef].map((byte) => Buffer.from([byte]).toString('base64url')[0]!));
+
+/**
  * Whether a bearer value is meant as a credential: it decodes to a JSON object with a challenge.
  * An agent token, or anything else, is not, and stays the caller's business.
  */
 function looksLikeCredential(token: string): boolean {
   if (token.length > MAX_CREDENTIAL_LENGTH) return true;
+  // Most bearer values are the seller's own tokens or hub's agent tokens, not base64url JSON:
+  // decoding one fails in the UTF-8 decoder's exception, which cost an identified call ~7% of the
+  // proxy's CPU. Its first character already says whether the bytes can start an object.
+  if (!OBJECT_FIRST_CHARACTERS.has(token[0] ?? '')) return false;
   const json = decodeBase64urlJson(token);
   return isPlainObject(json) && 'challenge' in json;
 }

@@ -63,6 +63,17 @@ t.test('an agent token in Authorization is not a credential, so a credential els
   t.same(readCredential({ authorization: '' }), { status: 'absent' });
 });
 
+t.test('a bearer credential is found by its JSON, however its text opens (whitespace, a byte-order mark)', async (t) => {
+  const json = Buffer.from(token, 'base64url').toString('utf8');
+  for (const opening of ['', ' ', '\t', '\n', '\r', '\uFEFF']) {
+    t.match(
+      readCredential({ authorization: `Bearer ${base64urlEncode(`${opening}${json}`)}` }),
+      { status: 'present', carrier: 'authorization-bearer' },
+      JSON.stringify(opening),
+    );
+  }
+});
+
 t.test('ambiguous or broken credentials are refused with a reason', async (t) => {
   const other = await mppxCredential(issueChallenge().challenge, payer.key);
   t.match(readCredential({ authorization: header, 'payment-authorization': other }), { status: 'invalid', reason: 'multiple_credentials' });
