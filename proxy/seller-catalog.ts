@@ -25,7 +25,7 @@ export class SellerCatalog extends FollowsChanges {
   constructor(
     private readonly controlPlane: ControlPlaneClient,
     logger: Logger,
-    private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 1_000, maxHosts: 10_000 },
+    private readonly options = { ttlMs: 10_000, unknownTtlMs: 2_000, pollMs: 500, maxHosts: 10_000 },
   ) {
     super();
     this.byHost = new ExpiringCache({ ttlMs: options.ttlMs, maxEntries: options.maxHosts });

@@ -121,7 +121,23 @@ export function gasKind(call: TransferCall): string {
  * one JSON-RPC request, in nonce order (`SettlerState.inTurn`). `gas` is an estimate for this kind
  * of settlement; unused gas is not paid for, so the limit has generous headroom.
  */
-export function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
+export async function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
+  // Another process settling with the same key (a replica, a restart) took the nonce first: the
+  // node refused this one outright, so it can be signed again under a nonce counted afresh. Busy
+  // replicas may take the next one too; a few tries, then the refusal stands.
+  let broadcast = await broadcastOnce(clients, call, gas);
+  for (let tries = 1; tries < NONCE_TRIES && broadcast.status === 'refused' && broadcast.nonceTaken; tries++) {
+    broadcast = await broadcastOnce(clients, call, gas);
+  }
+  return broadcast;
+}
+
+const NONCE_TRIES = 4;
+
+/** How nodes (geth, anvil, reth) refuse a transaction whose nonce another one already holds. */
+const NONCE_TAKEN = /nonce too low|nonce has already been used|already known|replacement transaction underpriced/i;
+
+function broadcastOnce(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast & { nonceTaken?: boolean }> {
   const { wallet, reader, state } = clients;
   return state.inTurn(async () => {
     let serialized: Hex;
@@ -152,7 +168,9 @@ export function broadcastTransfer(clients: SettlerClients, call: TransferCall, g
     } catch (err) {
       if (!nodeAnswered(err)) return { status: 'unknown', signed, message: shortMessage(err) };
       state.renumber();
-      return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err) };
+      // The node's own words are in the error's details, below the client's summary.
+      const nonceTaken = NONCE_TAKEN.test(err instanceof Error ? err.message : String(err));
+      return { status: 'refused', reason: 'transaction_rejected', message: shortMessage(err), nonceTaken };
     }
   });
 }

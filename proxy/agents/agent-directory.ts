@@ -31,7 +31,7 @@ export class AgentDirectory extends FollowsChanges {
 
   constructor(
     private readonly controlPlane: ControlPlaneClient,
-    private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000, pollMs: 1_000 },
+    private readonly options = { ttlMs: 30_000, unknownTtlMs: 5_000, maxEntries: 50_000, pollMs: 500 },
     logger?: Logger,
   ) {
     super();

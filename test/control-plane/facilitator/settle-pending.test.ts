@@ -124,6 +124,23 @@ t.test('a payout whose nonce another transaction took is sent anew, not waited f
   t.equal(await tokenBalance(chain, payee), before + 20_000n);
 });
 
+t.test('two settlers on one key (two control-planes): a nonce the other took is counted afresh, not a failure', async (t) => {
+  const [first, second] = [facilitatorVia(chain.rpcUrl), facilitatorVia(chain.rpcUrl, { sendSync: true })];
+  const before = await tokenBalance(chain, payee);
+  for (const facilitator of [first, second, first, second]) {
+    const { requirements, payment } = await newPayment();
+    t.match(await facilitator.settle(payment, requirements), { status: 'settled' });
+  }
+  const side = await Promise.all(
+    [first, second, first, second].map(async (facilitator) => {
+      const { requirements, payment } = await newPayment();
+      return (await facilitator.settle(payment, requirements)).status;
+    }),
+  );
+  t.same(side, ['settled', 'settled', 'settled', 'settled'], 'side by side too');
+  t.equal(await tokenBalance(chain, payee), before + 80_000n);
+});
+
 t.test('the same authorization settled twice at once: one transaction, both answered with it', async (t) => {
   const facilitator = facilitatorVia(proxy.url);
   const { requirements, payment } = await newPayment();

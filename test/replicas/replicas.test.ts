@@ -1,0 +1,214 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import type { Hex } from 'viem';
+import { writeDeploymentFile } from '../../chain/deployment.js';
+import { closeServer, listen } from '../../runtime/http-server.js';
+import { withHubSignature } from '../../sdk/node.js';
+import { paymentRequiredBody } from '../../sdk/payment-required.js';
+import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import { startTestChain, tokenBalance } from '../helpers/chain.js';
+import { createTestDatabase } from '../helpers/database.js';
+import { managementClient, type Reply } from '../helpers/management.js';
+import { useLoopbackResolver } from '../helpers/paid-world.js';
+import { freePort, hubBin, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { signPayment } from '../helpers/sign-payment.js';
+import { x402Fetch } from '../helpers/x402-agent.js';
+
+// Replicas (issue: every core, many replicas): two control-planes and two proxies, each a real
+// `hub start` process, on one PostgreSQL database and one chain. What must be unique holds across
+// them, and what one changes the others see within a second. Each proxy asks its own control-plane.
+
+const run = promisify(execFile);
+
+if (!process.env.HUB_TEST_PG_URL) {
+  t.pass('replicas run on PostgreSQL only (set HUB_TEST_PG_URL); SQLite is one process’s database');
+} else {
+  t.test('two control-planes and two proxies on one PostgreSQL', async (t) => {
+    const chain = await startTestChain(t);
+    const { db, database } = await createTestDatabase(t, 'postgresql');
+    const { dataDir } = tempDataDir(t);
+    const chainFile = join(dataDir, 'chain.json');
+    await writeDeploymentFile(chainFile, chain);
+    const shared = {
+      DATABASE_URL: database.url,
+      HUB_DATA_DIR: dataDir,
+      HUB_CHAIN_FILE: chainFile,
+      HUB_DEV_CHAIN: 'off',
+      HUB_MASTER_KEY: randomBytes(32).toString('hex'),
+      HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
+    };
+    const replicas = await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        const cpPort = await freePort();
+        const proxyPort = await freePort();
+        const env = { ...shared, HUB_CONTROL_PLANE_PORT: String(cpPort), HUB_PROXY_PORT: String(proxyPort) };
+        runHub(t, ['start', 'control-plane'], env);
+        return { name, env, cp: `http://127.0.0.1:${cpPort}`, proxyPort };
+      }),
+    );
+    for (const replica of replicas) t.ok(await waitForStatus(`${replica.cp}/readyz`, 200), `control-plane ${replica.name} is ready`);
+    for (const replica of replicas) {
+      runHub(t, ['start', 'proxy'], { ...replica.env, HUB_CONTROL_PLANE_URL: replica.cp });
+      t.ok(await waitForStatus(`http://127.0.0.1:${replica.proxyPort}/readyz`, 200), `proxy ${replica.name} is ready`);
+    }
+    const [a, b] = replicas as [(typeof replicas)[number], (typeof replicas)[number]];
+    useLoopbackResolver(t);
+
+    const boot = JSON.parse(
+      (
+        await run(process.execPath, [hubBin, 'bootstrap', '--email', 'owner@example.com', '--org', 'Replicas', '--json'], {
+          env: { ...process.env, ...a.env },
+        })
+      ).stdout,
+    ) as { apiKey: string; sessionToken: string };
+    const api = (replica: typeof a) => managementClient(replica.cp);
+    const created = async (path: string, body: unknown) => {
+      const reply = await api(a).post(path, boot.apiKey, body);
+      if (reply.status !== 201) throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
+      return reply.body;
+    };
+
+    // The seller: asks for payment the first time it sees a request id, serves the paid retry.
+    const secrets = new Map<string, string>();
+    const served: string[] = [];
+    const challenged = new Set<string>();
+    /** What `/report` did before answering: the same usage report sent to every control-plane at once. */
+    let reportedTwice: Reply[] = [];
+    const seller = withHubSignature(
+      async (req: IncomingMessage, res: ServerResponse, { identity }) => {
+        if (!challenged.has(identity.requestId)) {
+          challenged.add(identity.requestId);
+          res.writeHead(402, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'forecast', usage: [{ meterSlug: 'calls', quantity: 1 }] })));
+        }
+        served.push(identity.requestId);
+        if (req.url === '/report') {
+          const body = {
+            idempotencyKey: `report-${identity.requestId}`,
+            zcRequestId: identity.requestId,
+            serviceSlug: 'forecast',
+            usage: [{ meterSlug: 'calls', quantity: 1 }],
+          };
+          reportedTwice = await Promise.all([a, b, a, b].map((replica) => api(replica).post('/v1/usage', boot.apiKey, body)));
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"forecast":"sunny"}');
+      },
+      { secrets: (kid) => secrets.get(kid) },
+    );
+    const upstream = createServer((req, res) => void seller(req, res));
+    const upstreamPort = await listen(upstream, 0, '127.0.0.1');
+    t.teardown(() => closeServer(upstream, 200));
+
+    const payTo = chain.accounts[2]!.address;
+    const payerKey = chain.accounts[3]!.privateKey as Hex;
+    const { seller: acme } = await created('/v1/sellers', {
+      name: 'Acme',
+      slug: 'acme',
+      upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`,
+      payToAddress: payTo,
+      networks: [chain.network],
+    });
+    const { signingSecret, secret } = await created(`/v1/sellers/${acme.id}/signing-secrets`, {});
+    secrets.set(signingSecret.id, secret);
+    const { service } = await created('/v1/services', { sellerId: acme.id, name: 'Forecast', slug: 'forecast' });
+    const { meter } = await created('/v1/meters', { serviceId: service.id, key: 'calls', unit: 'call' });
+    const { plan } = await created('/v1/plans', { serviceId: service.id, name: 'Per call', slug: 'payg', billingMode: 'payg' });
+    const { planMeterPrice } = await created('/v1/plan-meter-prices', { planId: plan.id, meterId: meter.id, priceUsd: '0.01' });
+    const payUrl = (replica: typeof a, path = '/forecast') => `http://acme.pay.localhost:${replica.proxyPort}${path}`;
+    const pay = x402Fetch(payerKey);
+    /**
+     * The payee's balance once it reaches `expected` (a settlement may finish after its answer went
+     * out), or as it stands after 10 s: settled late, or more than once, shows.
+     */
+    const paidOnChain = async (expected: bigint) => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        const balance = await tokenBalance(chain, payTo);
+        if (balance >= expected) return balance;
+      }
+      return tokenBalance(chain, payTo);
+    };
+
+    await t.test('paid calls through either proxy: each settled once, the settlers’ nonces never collide', async (t) => {
+      const before = await tokenBalance(chain, payTo);
+      const answers = await Promise.all(
+        [a, b, a, b, a, b].map(async (replica) => {
+          const res = await pay(payUrl(replica));
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      t.same(answers, [200, 200, 200, 200, 200, 200]);
+      t.equal(await paidOnChain(before + 60_000n), before + 60_000n, 'six cents, once each');
+      t.same(
+        (await db.paymentAttempt.findMany({ where: { paymentPayloadJson: { not: null } } })).map((p) => p.status),
+        Array(6).fill('settled'),
+        'no settlement refused for a nonce the other settler took',
+      );
+    });
+
+    await t.test('one payment sent to both proxies at once: forwarded once, settled once', async (t) => {
+      const challenge = await fetch(payUrl(a));
+      t.equal(challenge.status, 402);
+      const requirements = ((await challenge.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+      const payment = Buffer.from(JSON.stringify(await signPayment(chain, payerKey, requirements))).toString('base64');
+      const before = { payee: await tokenBalance(chain, payTo), served: served.length };
+      const answers = await Promise.all(
+        [a, b].map(async (replica) => {
+          const res = await fetch(payUrl(replica), { headers: { 'payment-signature': payment } });
+          return { status: res.status, body: await res.text() };
+        }),
+      );
+      t.equal(answers.filter((answer) => answer.status === 200).length, 1, `one is served: ${JSON.stringify(answers)}`);
+      t.equal(served.length, before.served + 1, 'the seller sees it once');
+      t.equal(await paidOnChain(before.payee + 10_000n), before.payee + 10_000n, 'and is paid once');
+      t.equal(await db.paymentAttempt.count({ where: { status: 'settled' } }), 7, 'one settlement more');
+    });
+
+    await t.test('one idempotency key reported to both control-planes at once: one event', async (t) => {
+      const res = await pay(payUrl(a, '/report'));
+      t.equal(res.status, 200);
+      await res.arrayBuffer();
+      t.same(
+        reportedTwice.map((answer) => answer.status),
+        [200, 200, 200, 200],
+        `every replica answers it: ${JSON.stringify(reportedTwice.map((x) => x.body))}`,
+      );
+      t.equal(reportedTwice.filter((answer) => answer.body.duplicate === false).length, 1, 'one records it');
+      t.equal(new Set(reportedTwice.map((answer) => answer.body.id)).size, 1, 'all answer with its id');
+      t.equal(await db.usageEvent.count({ where: { requestId: served.at(-1) } }), 1, 'one event');
+    });
+
+    await t.test('an API key revoked on one control-plane is refused by the other within a second', async (t) => {
+      const { key, apiKey } = (await api(a).post('/v1/api-keys', boot.sessionToken, { name: 'CI', scopes: ['usage:read', 'usage:write'] }))
+        .body;
+      const check = () =>
+        api(b).post('/v1/usage/check', key, { zcRequestId: 'hubreq_unknown', serviceSlug: 'forecast', usage: [{ meterSlug: 'calls' }] });
+      t.equal((await check()).status, 200, 'the other control-plane takes it, and remembers it');
+      t.equal((await api(a).delete(`/v1/api-keys/${apiKey.id}`, boot.sessionToken)).status, 204);
+      const revokedAt = Date.now();
+      let refused: Awaited<ReturnType<typeof check>> | undefined;
+      while (!refused && Date.now() - revokedAt < 1_000) {
+        const answer = await check();
+        if (answer.status === 401) refused = answer;
+      }
+      t.match(refused, { status: 401, body: { error: 'invalid_token' } }, 'refused within 1 s');
+    });
+
+    await t.test('a price changed through one control-plane is what the other proxy asks within a second', async (t) => {
+      const changed = await api(a).patch(`/v1/plan-meter-prices/${planMeterPrice.id}`, boot.apiKey, { priceUsd: '0.02' });
+      t.equal(changed.status, 200);
+      const changedAt = Date.now();
+      let amount: string | undefined;
+      while (amount !== '0.020000' && Date.now() - changedAt < 1_000) {
+        const res = await fetch(payUrl(b));
+        amount = ((await res.json()) as { payment?: { amountUsd?: string } }).payment?.amountUsd;
+      }
+      t.equal(amount, '0.020000', 'the new price within 1 s');
+    });
+  });
+}
