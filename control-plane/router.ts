@@ -14,6 +14,7 @@ import { signingSecretsRouter } from './catalog/signing-secrets.js';
 import { accountWritesRouter } from './delivery/account-writes.js';
 import { discoveryRouter } from './discovery/discovery.js';
 import { reportPageViewProcedure } from './page-views/page-views.js';
+import { sandboxRouter } from './sandbox/router.js';
 import { accountsRouter } from './storefront/accounts.js';
 import { router } from './trpc/init.js';
 import { usageRouter } from './usage/router.js';
@@ -40,6 +41,7 @@ export const appRouter = router({
   pageViews: router({ report: reportPageViewProcedure }),
   analytics: analyticsRouter,
   discovery: discoveryRouter,
+  sandbox: sandboxRouter,
   agentify: router({ markdown: agentifyMarkdownRoute }),
 });
 

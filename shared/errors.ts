@@ -107,6 +107,14 @@ export const errorCodes = {
     status: 503,
     reason: 'This seller sells accounts, which needs a payment rail that can hold the payment until the seller has the account.',
   },
+  // Sandbox endpoints (docs/decisions.md#D-229)
+  seller_not_in_sandbox: { status: 409, reason: 'The seller takes live traffic; sandbox routes act on sandbox sellers only.' },
+  test_agent_not_found: { status: 404, reason: 'No such sandbox test agent.' },
+  payment_not_found: { status: 404, reason: 'No such payment.' },
+  refund_not_available: {
+    status: 501,
+    reason: 'hub does not take back a settled crypto payment; card refunds and disputes are not built.',
+  },
   // The agentify endpoint (spec: Errors › agentify endpoint, further codes not shown)
   page_host_not_owned: { status: 422, reason: 'The page is not on a host this organization’s sellers own.' },
   page_unreachable: { status: 502, reason: 'The page could not be fetched.' },

@@ -36,6 +36,7 @@ export function toSellerWire(row: Seller & { hostnames: { hostname: string }[] }
     networks: JSON.parse(row.networksJson) as string[],
     hostnames: row.hostnames.map((h) => h.hostname),
     settlement: row.settlement as SettlementTiming,
+    sandbox: row.sandbox,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -66,6 +67,7 @@ export const createSeller = catalogWriteProcedure
             payToAddress: input.payToAddress ?? null,
             networksJson: JSON.stringify(input.networks ?? []),
             settlement: input.settlement,
+            sandbox: input.sandbox ?? false,
           },
         });
         await replaceHostnames(tx, id, hostnames);

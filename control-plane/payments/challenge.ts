@@ -12,6 +12,7 @@ import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { priceUsage } from './price.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
+import { refuseLiveRailForSandbox } from './test-rail.js';
 
 /**
  * Why an identified agent's call was not covered by a plan (storefront/plan-standing.ts): asked
@@ -182,11 +183,16 @@ export async function newAttempt(
   db: Db,
   rail: PaymentRail | undefined,
   { ceiling, held, ...fields }: AttemptFields,
-  read?: Pick<PaymentSeller, 'organizationId' | 'payToAddress'>,
+  read?: Pick<PaymentSeller, 'organizationId' | 'payToAddress' | 'sandbox'>,
 ) {
   if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   const seller =
-    read ?? (await db.seller.findUniqueOrThrow({ where: { id: fields.sellerId }, select: { organizationId: true, payToAddress: true } }));
+    read ??
+    (await db.seller.findUniqueOrThrow({
+      where: { id: fields.sellerId },
+      select: { organizationId: true, payToAddress: true, sandbox: true },
+    }));
+  refuseLiveRailForSandbox(rail, seller);
   // Credit moves nothing on chain (the seller was paid when it was credited): it needs no wallet.
   const fromCredit = fields.protocol === 'credit';
   if (!seller.payToAddress && !fromCredit) throw new ApiError('service_unavailable', 'The seller has no payout wallet configured.');

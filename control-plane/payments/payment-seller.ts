@@ -16,6 +16,8 @@ export type PaymentSeller = {
   organizationId: string;
   payToAddress: string | null;
   salesEnabled: boolean;
+  /** Paid on a test rail only (payments/test-rail.ts). */
+  sandbox: boolean;
   settlement: SettlementTiming;
   catalog(): Promise<SellerCatalog>;
 };
@@ -40,9 +42,12 @@ export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSe
     organizationId: string;
     payToAddress: string | null;
     salesEnabled: unknown;
+    sandbox: unknown;
     settlement: string;
     updatedAt: unknown;
-  }>(Prisma.sql`SELECT "organizationId", "payToAddress", "salesEnabled", "settlement", "updatedAt" FROM "Seller" WHERE "id" = ${sellerId}`);
+  }>(
+    Prisma.sql`SELECT "organizationId", "payToAddress", "salesEnabled", "sandbox", "settlement", "updatedAt" FROM "Seller" WHERE "id" = ${sellerId}`,
+  );
   if (!row) return null;
   const version = dateOf(row.updatedAt).getTime();
   let catalog: Promise<SellerCatalog> | undefined;
@@ -51,6 +56,7 @@ export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSe
     organizationId: row.organizationId,
     payToAddress: row.payToAddress,
     salesEnabled: booleanOf(row.salesEnabled),
+    sandbox: booleanOf(row.sandbox),
     settlement: row.settlement as SettlementTiming,
     catalog: () => {
       catalog ??= cachedCatalog(db, sellerId, version, () => loadCatalog(db, sellerId));

@@ -11,6 +11,7 @@ import type { Facilitator } from '../facilitator/facilitator.js';
 import { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import { LocalFacilitator } from '../facilitator/local-facilitator.js';
 import type { SettleResult } from '../facilitator/results.js';
+import { localFaucet } from './faucet.js';
 
 /**
  * The payment rail a deployment takes payments on: one network, one token, one facilitator.
@@ -30,6 +31,17 @@ export type PaymentRail = {
     address: Hex;
     settle(payload: PaymentPayload, requirements: PaymentRequirements, payout: EscrowPayout): Promise<SettleResult>;
   };
+  /**
+   * Its money has no value: a local dev chain, or a remote rail the operator declared a test
+   * network (HUB_PAYMENT_TEST_RAIL=1). Sandbox sellers are paid on such a rail only (test-rail.ts).
+   * Absent: a live rail.
+   */
+  test?: boolean;
+  /**
+   * Gives an address test tokens, for sandbox test agents: on a local chain, minted with its
+   * deployer's key. Absent on rails hub cannot mint on.
+   */
+  faucet?: (to: Hex, micros: bigint) => Promise<Hex>;
   /** How long a signed authorization may take to arrive, and how long a challenge stays open. */
   maxTimeoutSeconds: number;
   /**
@@ -77,6 +89,7 @@ export async function resolvePaymentRail(
         symbol: env.HUB_PAYMENT_TOKEN_SYMBOL ?? 'USDC',
       },
       facilitator,
+      test: env.HUB_PAYMENT_TEST_RAIL === '1',
       maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
       readsChain: witness !== undefined,
       whyUnavailable: () =>
@@ -116,6 +129,8 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
           escrow: { address: escrow, settle: (payload, requirements, payout) => facilitator.settleEscrowed(payload, requirements, payout) },
         }
       : {}),
+    test: true,
+    faucet: localFaucet(chain),
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
     readsChain: true,
     whyUnavailable: () => whyChainDoesNotAnswer(chain),

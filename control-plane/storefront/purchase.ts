@@ -43,7 +43,7 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
   // Read once: whether the seller holds accounts, and what the attempt needs of it.
   const seller = await db.seller.findUniqueOrThrow({
     where: { id: input.sellerId },
-    select: { stateful: true, organizationId: true, payToAddress: true },
+    select: { stateful: true, organizationId: true, payToAddress: true, sandbox: true },
   });
 
   const bought: Bought = { kind: terms.kind, planId: terms.plan.id, creditMicros: terms.creditMicros.toString(), accessId: terms.accessId };

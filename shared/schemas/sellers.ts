@@ -24,6 +24,10 @@ export const seller = z
     networks: z.array(z.string()).meta({ description: 'CAIP-2 ids of the networks the seller accepts payment on' }),
     hostnames: z.array(z.string()).meta({ description: 'Custom hostnames that also serve the pay URL' }),
     settlement: settlementTiming,
+    sandbox: z.boolean().meta({
+      description:
+        'A sandbox seller: its traffic carries hub-sandbox: 1 and sb=1, it is paid on the test rail, and /v1/sandbox drives it. Set at creation, never changed',
+    }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -39,6 +43,7 @@ export const createSellerInput = z.strictObject({
   networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
   hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
   settlement: settlementTiming.optional(),
+  sandbox: jsonBoolean().optional().meta({ description: 'Create the seller in sandbox (default false); it cannot be changed later' }),
 });
 
 export const updateSellerInput = z.strictObject({

@@ -428,6 +428,52 @@ const routes: RouteCase[] = [
     probe: ({ b }) => ({ path: `/v1/analytics/sellers/${b.sellerId}/page-views`, expect: notFound('seller_not_found') }),
   },
 
+  // Sandbox (spec: Scopes, sandbox endpoints: admin:read reads, admin:write the rest)
+  {
+    method: 'POST',
+    route: '/v1/sandbox/agents',
+    group: 'catalog-write',
+    probe: ({ b }) => ({ path: '/v1/sandbox/agents', body: { sellerId: b.sellerId }, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'GET',
+    route: '/v1/sandbox/agents',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/sandbox/agents?sellerId=${b.sellerId}`, expect: notFound('seller_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sandbox/calls',
+    group: 'catalog-write',
+    probe: () => ({
+      path: '/v1/sandbox/calls',
+      body: { agentId: `agt_${'0'.repeat(24)}`, path: '/' },
+      expect: notFound('test_agent_not_found'),
+    }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sandbox/purchases',
+    group: 'catalog-write',
+    probe: () => ({ path: '/v1/sandbox/purchases', body: { agentId: `agt_${'0'.repeat(24)}` }, expect: notFound('test_agent_not_found') }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sandbox/accounts/{accessId}/clock',
+    group: 'catalog-write',
+    probe: () => ({
+      path: `/v1/sandbox/accounts/hubacc_${'0'.repeat(24)}/clock`,
+      body: { advanceSeconds: 60 },
+      expect: notFound('access_not_found'),
+    }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/sandbox/payments/{paymentId}/refund',
+    group: 'catalog-write',
+    probe: () => ({ path: `/v1/sandbox/payments/apay_${'0'.repeat(24)}/refund`, expect: notFound('payment_not_found') }),
+  },
+
   // API keys: dashboard sessions only, so API keys cannot make API keys
   { method: 'POST', route: '/v1/usage/check', group: 'api-key', probe: () => ({ path: '/v1/usage/check', body: {}, expect: invalidBody }) },
   { method: 'POST', route: '/v1/usage', group: 'api-key', probe: () => ({ path: '/v1/usage', body: {}, expect: invalidBody }) },

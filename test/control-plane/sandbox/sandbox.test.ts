@@ -1,0 +1,191 @@
+import { createServer } from 'node:http';
+import t from 'tap';
+import type { Address } from 'viem';
+import { localRail } from '../../../control-plane/payments/rail.js';
+import { refuseLiveRailForSandbox } from '../../../control-plane/payments/test-rail.js';
+import { closeServer, listen } from '../../../runtime/http-server.js';
+import { withHubSignature } from '../../../sdk/node.js';
+import { paymentRequiredBody } from '../../../sdk/payment-required.js';
+import { createUsageClient } from '../../../sdk/usage-client.js';
+import { startTestChain, tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { startTestHub } from '../../helpers/hub.js';
+import { managementClient } from '../../helpers/management.js';
+
+// Issue 35, the sandbox half: a seller builds its catalog in sandbox through the management API,
+// a test agent made by /v1/sandbox pays and buys there, the seller's API sees `hub-sandbox: 1`
+// and `,sb=1` (spec: Headers on proxied requests; Request signature), the test clock expires an
+// account and a renewal extends it, and the live seller's analytics and accounts see none of it.
+
+const DAY = 86_400;
+
+t.test('a sandbox seller is paid on a test rail only', async (t) => {
+  const rail = { test: false } as Parameters<typeof refuseLiveRailForSandbox>[0];
+  t.throws(() => refuseLiveRailForSandbox(rail, { sandbox: true }), { code: 'service_unavailable' });
+  t.doesNotThrow(() => refuseLiveRailForSandbox(rail, { sandbox: false }));
+  t.doesNotThrow(() => refuseLiveRailForSandbox({ ...rail, test: true }, { sandbox: true }));
+});
+
+t.test('sandbox, end to end', async (t) => {
+  const chain = await startTestChain(t);
+  for (const provider of testProviders()) {
+    await t.test(provider, async (t) => {
+      const hub = await startTestHub(t, provider, {}, localRail(chain));
+      // The control-plane drives the pay URL through its proxy, on the port the proxy listens on.
+      hub.cp.config.proxy.port = Number(new URL(hub.proxyUrl).port);
+      const api = managementClient(hub.cp.url);
+      const key = hub.apiKey;
+
+      // The seller's API: asks hub's usage check, serves what it allows, asks payment otherwise.
+      const secrets = new Map<string, string>();
+      const seen: { sandbox: string | undefined; signature: string; identitySandbox: boolean; reason: string | null }[] = [];
+      const usage = createUsageClient({ baseUrl: hub.cp.url, apiKey: key });
+      const handler = withHubSignature(
+        async (req, res, { identity }) => {
+          const check = await usage.check({
+            zcRequestId: identity.requestId,
+            serviceSlug: 'search',
+            usage: [{ meterSlug: 'calls', quantity: 1 }],
+          });
+          seen.push({
+            sandbox: req.headers['hub-sandbox'] as string | undefined,
+            signature: String(req.headers['hub-signature']),
+            identitySandbox: identity.sandbox,
+            reason: check.reason,
+          });
+          if (!check.allowed) {
+            res.writeHead(402, { 'content-type': 'application/json' });
+            return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'search', usage: [{ meterSlug: 'calls', quantity: 1 }] })));
+          }
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            'hub-usage': JSON.stringify([{ serviceSlug: 'search', meterSlug: 'calls', quantity: 1 }]),
+          });
+          res.end('{"results":["a"]}');
+        },
+        { secrets: (kid) => secrets.get(kid) },
+      );
+      const upstream = createServer((req, res) => void handler(req, res));
+      const upstreamUrl = `http://127.0.0.1:${await listen(upstream, 0, '127.0.0.1')}`;
+      t.teardown(() => closeServer(upstream, 200));
+      const payTo = chain.accounts[2]!.address;
+
+      const made = async (path: string, body: Record<string, unknown>) => {
+        const reply = await api.post(path, key, body);
+        t.equal(reply.status, 201, `${path}: ${JSON.stringify(reply.body)}`);
+        return reply.body;
+      };
+      const newSeller = async (slug: string, sandbox: boolean) => {
+        const { seller } = await made('/v1/sellers', { name: slug, slug, upstreamBaseUrl: upstreamUrl, payToAddress: payTo, sandbox });
+        const { signingSecret, secret } = await made(`/v1/sellers/${seller.id}/signing-secrets`, {});
+        secrets.set(signingSecret.id, secret);
+        return seller;
+      };
+      const live = await newSeller('shop', false);
+      const sandbox = await newSeller('shop-test', true);
+      t.match([live.sandbox, sandbox.sandbox], [false, true], 'the seller says which it is');
+      t.not(sandbox.payHost, live.payHost, 'its pay URL is its own');
+      const changed = await api.patch(`/v1/sellers/${sandbox.id}`, key, { sandbox: false });
+      t.equal(changed.status, 400, 'sandbox is set at creation and never changed');
+
+      // The catalog, built in sandbox through the ordinary catalog routes.
+      const { service } = await made('/v1/services', { sellerId: sandbox.id, name: 'Search', slug: 'search' });
+      const { meter } = await made('/v1/meters', { serviceId: service.id, key: 'calls', unit: 'call' });
+      const { plan: payg } = await made('/v1/plans', { serviceId: service.id, name: 'Per call', slug: 'payg', billingMode: 'payg' });
+      await made('/v1/plan-meter-prices', { planId: payg.id, meterId: meter.id, priceUsd: '0.01' });
+      const { plan: monthly } = await made('/v1/plans', {
+        serviceId: service.id,
+        name: 'Monthly',
+        slug: 'monthly',
+        billingMode: 'subscription',
+        basePriceUsd: '1.00',
+      });
+      await made('/v1/plan-meter-prices', { planId: monthly.id, meterId: meter.id, priceUsd: '0' });
+      await hub.cp.db.seller.update({ where: { id: sandbox.id }, data: { salesEnabled: true } }); // the operator's switch (hub seller)
+
+      await t.test('the sandbox routes act on sandbox sellers only, and check their bodies', async (t) => {
+        const refused = await api.post('/v1/sandbox/agents', key, { sellerId: live.id });
+        t.match(refused, { status: 409, body: { error: 'seller_not_in_sandbox' } });
+        t.match(await api.get(`/v1/sandbox/agents?sellerId=${live.id}`, key), { status: 409, body: { error: 'seller_not_in_sandbox' } });
+        const badFund = await api.post('/v1/sandbox/agents', key, { sellerId: sandbox.id, fundUsd: 'lots' });
+        t.equal(badFund.status, 400);
+        t.type(badFund.body.error, 'string');
+        t.equal((await api.post('/v1/sandbox/agents', key, { sellerId: sandbox.id, fundUsd: '5000' })).status, 400, 'at most $1,000');
+        t.equal((await api.post('/v1/sandbox/calls', key, { agentId: 'agt_x', path: '/search' })).status, 400);
+      });
+
+      const { testAgent } = await made('/v1/sandbox/agents', { sellerId: sandbox.id, fundUsd: '5.00' });
+      t.match(testAgent, { sellerId: sandbox.id, fundedUsd: '5.000000', token: /^\S+$/ });
+      t.equal(await tokenBalance(chain, testAgent.walletAddress as Address), 5_000_000n, 'its wallet holds test tokens');
+      const listed = await api.get(`/v1/sandbox/agents?sellerId=${sandbox.id}`, key);
+      t.same(
+        listed.body.testAgents.map((a: { agentId: string }) => a.agentId),
+        [testAgent.agentId],
+        'listed, without its token',
+      );
+      t.notOk(listed.body.testAgents[0].token);
+
+      await t.test('a paid call as the test agent reaches the seller as sandbox traffic', async (t) => {
+        const { body } = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search?q=x' });
+        t.match(body.exchange, { status: 200, paid: { network: chain.network, amount: '10000' }, body: '{"results":["a"]}' });
+        t.match(JSON.parse(body.exchange.headers['hub-billing']), { status: 'settled', chargedUsd: '0.010000' });
+        t.ok(seen.length >= 2);
+        for (const s of seen) {
+          t.equal(s.sandbox, '1', 'hub-sandbox: 1');
+          t.match(s.signature, /,sb=1$/, 'the signature ends ,sb=1');
+          t.equal(s.identitySandbox, true, 'the SDK flags it');
+        }
+        t.equal(await tokenBalance(chain, testAgent.walletAddress as Address), 4_990_000n, 'paid on the test rail');
+      });
+
+      let accessId = '';
+      await t.test('a purchase, then the test clock expires the account and a renewal extends it', async (t) => {
+        const bought = await api.post('/v1/sandbox/purchases', key, { agentId: testAgent.agentId, planId: monthly.id });
+        t.equal(bought.body.exchange.status, 201, bought.body.exchange.body);
+        const account = JSON.parse(bought.body.exchange.body).account;
+        accessId = account.accessId;
+        t.match(bought.body.exchange.paid, { amount: '1000000' });
+
+        const covered = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
+        t.match(covered.body.exchange, { status: 200, paid: null }, 'the plan covers the call');
+
+        const moved = await api.post(`/v1/sandbox/accounts/${accessId}/clock`, key, { advanceSeconds: 32 * DAY });
+        t.equal(moved.status, 200);
+        t.ok(Date.parse(moved.body.account.periodEnd) < Date.now(), 'its period is over');
+        t.ok(moved.body.account.stateVersion > 1, 'the change raised the version');
+        seen.length = 0;
+        const expired = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
+        t.equal(seen[0]?.reason, 'plan_expired', "the seller's usage check says the plan expired");
+        t.not(expired.body.exchange.paid, null, 'the call is paid per call again');
+
+        const renewed = await api.post('/v1/sandbox/purchases', key, { agentId: testAgent.agentId, accessId });
+        t.equal(renewed.body.exchange.status, 201, renewed.body.exchange.body);
+        t.ok(Date.parse(JSON.parse(renewed.body.exchange.body).account.period.end) > Date.now() + 27 * DAY, 'a new period from now');
+        const again = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
+        t.match(again.body.exchange, { status: 200, paid: null }, 'the renewed plan covers the call');
+
+        t.match(await api.post(`/v1/sandbox/accounts/${accessId}/clock`, key, { advanceSeconds: 0 }), { status: 400 });
+      });
+
+      await t.test('a refund is reserved, never faked', async (t) => {
+        const payment = await hub.cp.db.paymentAttempt.findFirstOrThrow({ where: { sellerId: sandbox.id, status: 'settled' } });
+        t.match(await api.post(`/v1/sandbox/payments/${payment.id}/refund`, key), { status: 501, body: { error: 'refund_not_available' } });
+      });
+
+      await t.test('nothing of it shows live, and it unlocks nothing live', async (t) => {
+        const analytics = await api.get(`/v1/analytics/sellers/${live.id}?days=7&timeZone=UTC`, key);
+        t.match(analytics.body.analytics, { calls: 0, transactions: 0, revenueUsd: '0.000000', attempts: 0, recentTransactions: [] });
+        const sandboxed = await api.get(`/v1/analytics/sellers/${sandbox.id}?days=7&timeZone=UTC`, key);
+        t.ok(sandboxed.body.analytics.transactions >= 3, 'the sandbox seller has its own');
+        t.same((await api.get(`/v1/accounts?sellerId=${live.id}`, key)).body.accounts, [], 'no live account');
+        seen.length = 0;
+        const atLive = await hub.pay('shop', '/search', { headers: { authorization: `Bearer ${testAgent.token}` } });
+        t.not(atLive.status, 200, 'the sandbox plan does not serve the live seller');
+        t.equal(seen[0]?.reason, 'access_not_found');
+        t.equal(seen[0]?.sandbox, undefined, 'live traffic carries no hub-sandbox');
+        t.notMatch(seen[0]?.signature ?? '', /sb=1/);
+        t.match(await api.post(`/v1/sandbox/accounts/${accessId}/clock`, key, { advanceSeconds: 1 }), { status: 200 });
+      });
+    });
+  }
+});
