@@ -40,14 +40,14 @@ export function Agents({ seller }: { seller: Seller }) {
           <a href={d.documents.llmsTxt.url}>llms.txt</a>
         </h2>
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must be reachable by keyboard (axe: scrollable-region-focusable). */}
-        <pre class="doc" tabIndex={0} aria-label="llms.txt as served">
+        <pre class="doc" tabIndex={0}>
           {d.documents.llmsTxt.body}
         </pre>
         <h2>
           <a href={d.documents.openapi.url}>openapi.json</a>
         </h2>
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must be reachable by keyboard (axe: scrollable-region-focusable). */}
-        <pre class="doc" tabIndex={0} aria-label="openapi.json as served">
+        <pre class="doc" tabIndex={0}>
           {JSON.stringify(d.documents.openapi.body, null, 2)}
         </pre>
       </div>
