@@ -8,7 +8,7 @@ import { dailyAnalytics } from './daily';
 
 const RANGES = [7, 14, 30];
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-const money = (n: number) => `$${n.toFixed(2)}`;
+const money = (n: number) => `$${n < 1 ? n.toFixed(3) : n.toFixed(2)}`;
 
 /** Analytics: pictures first (calls, revenue, success rate, wallets, page views per day), then the figures. */
 export function Analytics({ seller }: { seller: Seller }) {
