@@ -34,3 +34,18 @@ export function formValues(form: HTMLFormElement): Record<string, string> {
   }
   return values;
 }
+
+/**
+ * A form's submit handler: sends its values (`send`), and when the API takes them clears the form
+ * and reloads what it changed.
+ */
+export function onSubmitted(action: Action, send: (values: Record<string, string>) => Promise<unknown>, reload: () => void) {
+  return async (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    if (await action.run(() => send(formValues(form)))) {
+      form.reset();
+      reload();
+    }
+  };
+}

@@ -2,6 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { get } from '../api';
 import { DailyChart } from '../components/chart';
 import { useLoad } from '../components/load';
+import { TableHead } from '../components/table-head';
 import { percent, usd, when } from '../format';
 import type { PageViews, Seller } from '../types';
 import { dailyAnalytics } from './daily';
@@ -80,15 +81,7 @@ export function Analytics({ seller }: { seller: Seller }) {
       )}
       <h2>Recent transactions</h2>
       <table data-testid="transactions">
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Status</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Paid by</th>
-          </tr>
-        </thead>
+        <TableHead columns={['When', 'Kind', 'Status', 'Amount', 'Paid by']} />
         <tbody>
           {(total?.recentTransactions ?? []).map((t) => (
             <tr key={t.id}>
@@ -110,12 +103,7 @@ export function Analytics({ seller }: { seller: Seller }) {
             {pv.views} views: {pv.byClass.human} by people, {pv.byClass.agent} by agents, {pv.byClass.crawler} by crawlers.
           </p>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Path</th>
-                <th scope="col">Views</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Path', 'Views']} />
             <tbody>
               {pv.topPaths.map((p) => (
                 <tr key={p.value}>

@@ -4,6 +4,7 @@ import { formValues, useAction } from '../components/action';
 import { Field, FormError } from '../components/field';
 import { useLoad } from '../components/load';
 import { ShownOnce } from '../components/shown-once';
+import { TableHead } from '../components/table-head';
 import { when } from '../format';
 import type { ApiKey } from '../types';
 
@@ -41,15 +42,7 @@ export function ApiKeys({ isAdmin }: { isAdmin: boolean }) {
       <FormError action={revoking} />
       <table>
         <caption class="visually-hidden">Active API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last used</th>
-            {isAdmin && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
+        <TableHead columns={['Name', 'Key', 'Scopes', 'Last used', isAdmin && 'Actions']} />
         <tbody>
           {(keys.data?.apiKeys ?? []).map((key) => (
             <tr key={key.id}>

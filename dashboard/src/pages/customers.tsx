@@ -2,6 +2,7 @@ import { get, post } from '../api';
 import { useAction } from '../components/action';
 import { FormError } from '../components/field';
 import { useLoad } from '../components/load';
+import { TableHead } from '../components/table-head';
 import { usd, when } from '../format';
 import type { Account, AccountWrite, Seller } from '../types';
 
@@ -19,16 +20,7 @@ export function Customers({ seller }: { seller: Seller }) {
       <h1>Customers · {seller.name}</h1>
       <h2>Accounts</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Account</th>
-            <th scope="col">Plan</th>
-            <th scope="col">Status</th>
-            <th scope="col">Set up at the seller</th>
-            <th scope="col">Balance</th>
-            <th scope="col">Opened</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Account', 'Plan', 'Status', 'Set up at the seller', 'Balance', 'Opened']} />
         <tbody>
           {(accounts.data?.accounts ?? []).map((a) => (
             <tr key={a.accessId}>
@@ -48,15 +40,7 @@ export function Customers({ seller }: { seller: Seller }) {
       <h2>Account-write deliveries</h2>
       <FormError action={action} />
       <table data-testid="deliveries">
-        <thead>
-          <tr>
-            <th scope="col">Write</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Write', 'Status', 'Attempts', 'Last error', 'Actions']} />
         <tbody>
           {(writes.data?.accountWrites ?? []).map((w) => (
             <tr key={w.id}>

@@ -1,7 +1,8 @@
 import { api, del, get, post } from '../api';
-import { formValues, useAction } from '../components/action';
+import { onSubmitted, useAction } from '../components/action';
 import { Choice, Field, FormError } from '../components/field';
 import { useLoad } from '../components/load';
+import { TableHead } from '../components/table-head';
 import type { Member } from '../types';
 
 /** Settings › Members: who belongs to the organization and as what; admins invite and change roles. */
@@ -10,14 +11,7 @@ export function Members({ isAdmin }: { isAdmin: boolean }) {
   const invite = useAction();
   const change = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    if (await invite.run(() => post('/organizations/current/members', formValues(form)))) {
-      form.reset();
-      members.reload();
-    }
-  };
+  const submit = onSubmitted(invite, (values) => post('/organizations/current/members', values), members.reload);
   const setRole = async (member: Member, role: string) => {
     await change.run(() => api('PATCH', `/organizations/current/members/${member.id}`, { role }));
     members.reload();
@@ -34,13 +28,7 @@ export function Members({ isAdmin }: { isAdmin: boolean }) {
       <FormError action={change} />
       <table>
         <caption class="visually-hidden">Members of the organization</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            {isAdmin && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
+        <TableHead columns={['Email', 'Role', isAdmin && 'Actions']} />
         <tbody>
           {(members.data?.members ?? []).map((m) => (
             <tr key={m.id}>

@@ -1,5 +1,5 @@
 import { get, post } from '../api';
-import { formValues, useAction } from '../components/action';
+import { onSubmitted, useAction } from '../components/action';
 import { Choice, Field, FormError } from '../components/field';
 import { useLoad } from '../components/load';
 import { usd } from '../format';
@@ -9,14 +9,7 @@ import type { Meter, Plan, PlanMeterPrice, Seller, Service } from '../types';
 export function Services({ seller }: { seller: Seller }) {
   const services = useLoad(() => get<{ services: Service[] }>(`/services?sellerId=${seller.id}`), seller.id);
   const action = useAction();
-  const create = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    if (await action.run(() => post('/services', { sellerId: seller.id, ...formValues(form) }))) {
-      form.reset();
-      services.reload();
-    }
-  };
+  const create = onSubmitted(action, (values) => post('/services', { sellerId: seller.id, ...values }), services.reload);
   return (
     <div class="card">
       <h2>Services</h2>
@@ -38,22 +31,8 @@ function ServiceBlock({ service }: { service: Service }) {
   const plans = useLoad(() => get<{ plans: Plan[] }>(`/plans?serviceId=${service.id}`), service.id);
   const meterAction = useAction();
   const planAction = useAction();
-  const addMeter = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    if (await meterAction.run(() => post('/meters', { serviceId: service.id, ...formValues(form) }))) {
-      form.reset();
-      meters.reload();
-    }
-  };
-  const addPlan = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    if (await planAction.run(() => post('/plans', { serviceId: service.id, ...formValues(form) }))) {
-      form.reset();
-      plans.reload();
-    }
-  };
+  const addMeter = onSubmitted(meterAction, (values) => post('/meters', { serviceId: service.id, ...values }), meters.reload);
+  const addPlan = onSubmitted(planAction, (values) => post('/plans', { serviceId: service.id, ...values }), plans.reload);
   const meterList = meters.data?.meters ?? [];
   return (
     <section class="service" aria-label={`Service ${service.name}`}>
@@ -97,14 +76,7 @@ function ServiceBlock({ service }: { service: Service }) {
 function PlanPrices({ plan, meters }: { plan: Plan; meters: Meter[] }) {
   const prices = useLoad(() => get<{ planMeterPrices: PlanMeterPrice[] }>(`/plan-meter-prices?planId=${plan.id}`), plan.id);
   const action = useAction();
-  const addPrice = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    if (await action.run(() => post('/plan-meter-prices', { planId: plan.id, ...formValues(form) }))) {
-      form.reset();
-      prices.reload();
-    }
-  };
+  const addPrice = onSubmitted(action, (values) => post('/plan-meter-prices', { planId: plan.id, ...values }), prices.reload);
   return (
     <div class="plan">
       <p>
