@@ -11,9 +11,18 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/prisma-generate.js scripts/
+COPY scripts/prisma-generate.js scripts/dashboard-build.js scripts/
 COPY prisma prisma
 RUN npm ci --omit=dev --no-audit --no-fund
+
+# The dashboard: built with the development packages in a stage of its own; only its files are kept.
+FROM node:20-bookworm-slim AS dashboard
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts/dashboard-build.js scripts/
+COPY dashboard dashboard
+RUN node scripts/dashboard-build.js
 
 # Run: the installed packages and generated clients, no build tools.
 FROM node:20-bookworm-slim
@@ -21,6 +30,7 @@ WORKDIR /app
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/generated generated
 COPY . .
+COPY --from=dashboard /app/dashboard/dist dashboard/dist
 RUN mkdir -p /data && chown node:node /data
 
 ENV NODE_ENV=production \

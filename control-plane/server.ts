@@ -5,6 +5,7 @@ import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
 import type { ControlPlaneServices } from './context.js';
+import { createDashboardHandler, DASHBOARD_PREFIX } from './dashboard/serve.js';
 import { databaseIsReachable } from './db/client.js';
 import { unavailableDatabase } from './db/unavailable.js';
 import { createInternalEndpoint } from './internal/trpc-endpoint.js';
@@ -15,7 +16,7 @@ import { createHotRoutes } from './rest/hot-routes.js';
 const TRPC_PREFIX = '/trpc/';
 const REST_PREFIX = '/v1/';
 
-/** The control-plane's HTTP surface: health, the internal tRPC API and the REST API under /v1. */
+/** The control-plane's HTTP surface: health, the internal tRPC API, the REST API under /v1 and the dashboard. */
 export function createControlPlaneServer(services: ControlPlaneServices): Server {
   const { logger } = services;
   const handleRest = createRestHandler(services);
@@ -25,6 +26,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   };
   const handleInternal = createInternalEndpoint(services, logFailure);
   const payments = readinessOf(services.payments);
+  const serveDashboard = createDashboardHandler();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -40,6 +42,9 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.
     if (hot.serves(req.method, path)) return hot.handle(req, res, path);
     if (path.startsWith(REST_PREFIX)) return handleRest(req, res, path);
+    // The dashboard, on the API's own origin: its session cookie and the API go together.
+    if (path === '/' || path === '/dashboard') return redirect(res, DASHBOARD_PREFIX);
+    if (path.startsWith(DASHBOARD_PREFIX)) return serveDashboard(req, res, path);
     throw new ApiError('not_found');
   };
 
@@ -61,4 +66,8 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     logger,
     { accessLog: services.config.accessLog },
   );
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.writeHead(302, { location, 'content-length': '0' }).end();
 }

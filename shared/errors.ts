@@ -81,6 +81,10 @@ export const errorCodes = {
   duplicate_hostname: { status: 409, reason: 'That hostname already serves a seller.' },
   encryption_key_not_found: { status: 404, reason: 'No such encryption key.' },
   invalid_credentials: { status: 401, reason: 'Email or password is wrong.' },
+  csrf_check_failed: {
+    status: 403,
+    reason: 'A write signed in by the session cookie must send the x-hub-csrf header with the hub_csrf cookie’s value.',
+  },
   idempotency_key_reused: { status: 409, reason: 'This idempotency key was used with a different body.' },
   resource_in_use: { status: 409, reason: 'Delete or move what depends on this resource first.' },
   request_timeout: { status: 408, reason: 'The request arrived too slowly.' },

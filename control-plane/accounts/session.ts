@@ -5,6 +5,7 @@ import { email, user } from '../../shared/schemas/organizations.js';
 import { clientAddress } from '../auth/client-address.js';
 import { createSession } from '../auth/credentials.js';
 import { checkPassword } from '../auth/password-attempts.js';
+import { clearSessionCookies, setSessionCookies } from '../auth/session-cookie.js';
 import type { Db } from '../db/client.js';
 import { router } from '../trpc/init.js';
 import { anonymousProcedure, sessionProcedure } from '../trpc/procedures.js';
@@ -39,7 +40,8 @@ export async function signedIn(db: Db, found: User, organizationId: string | nul
 /**
  * Opens a dashboard session. Its current organization is the user's oldest membership; the
  * session lasts 30 days and ends early on sign-out. Wrong passwords are throttled per account and
- * per client address (auth/password-attempts.ts).
+ * per client address (auth/password-attempts.ts). The answer also sets the dashboard's session
+ * cookies (auth/session-cookie.ts).
  */
 export const signIn = anonymousProcedure
   .meta({
@@ -61,10 +63,13 @@ export const signIn = anonymousProcedure
       password: input.password,
     });
     const first = await ctx.db.membership.findFirst({ where: { userId: found.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-    return signedIn(ctx.db, found, first?.organizationId ?? null);
+    const answer = await signedIn(ctx.db, found, first?.organizationId ?? null);
+    // The dashboard keeps the session in cookies; API clients use the token and ignore them.
+    setSessionCookies(ctx.res, answer.sessionToken, new Date(answer.expiresAt));
+    return answer;
   });
 
-/** Ends the calling session: its token is refused from now on. */
+/** Ends the calling session: its token is refused from now on, and the dashboard's cookies are cleared. */
 export const signOut = sessionProcedure
   .meta({
     openapi: { method: 'POST', path: '/v1/auth/sign-out', tags: ['Dashboard sessions'], summary: 'End the calling session' },
@@ -74,6 +79,7 @@ export const signOut = sessionProcedure
   .output(z.void())
   .mutation(async ({ ctx }) => {
     await ctx.db.session.updateMany({ where: { id: ctx.session.id, revokedAt: null }, data: { revokedAt: new Date() } });
+    clearSessionCookies(ctx.res);
   });
 
 export const sessionRouter = router({ signIn, signOut, me: getMe });

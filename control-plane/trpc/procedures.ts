@@ -1,6 +1,6 @@
 import type { Scope } from '../../shared/scopes.js';
 import { authorizeApiKey, authorizeCatalog, authorizeMember, authorizeSession } from '../auth/authorize.js';
-import { authenticate } from '../auth/credentials.js';
+import { authenticateRequest } from '../auth/request-credential.js';
 import { apiProcedure } from './init.js';
 
 /**
@@ -20,7 +20,7 @@ export const catalogWriteProcedure = catalogProcedure('admin:write');
 
 function catalogProcedure(scope: Scope) {
   return apiProcedure.meta({ access: `API key with ${scope}, or dashboard session.` }).use(async ({ ctx, next }) => {
-    const credential = await authenticate(ctx.db, ctx.req.headers);
+    const credential = await authenticateRequest(ctx.db, ctx.req);
     const actor = await authorizeCatalog(ctx.db, credential, scope);
     return next({ ctx: { actor } });
   });
@@ -29,14 +29,14 @@ function catalogProcedure(scope: Scope) {
 /** Key-only groups (usage, agentify): an API key with `scope`. */
 export function apiKeyProcedure(scope: Scope) {
   return apiProcedure.meta({ access: `API key with ${scope}.` }).use(async ({ ctx, next }) => {
-    const actor = authorizeApiKey(await authenticate(ctx.db, ctx.req.headers), scope);
+    const actor = authorizeApiKey(await authenticateRequest(ctx.db, ctx.req), scope);
     return next({ ctx: { actor } });
   });
 }
 
 /** A dashboard session, with or without a current organization (sign-out, organizations, users). */
 export const sessionProcedure = apiProcedure.meta({ access: 'Dashboard session.' }).use(async ({ ctx, next }) => {
-  const session = authorizeSession(await authenticate(ctx.db, ctx.req.headers));
+  const session = authorizeSession(await authenticateRequest(ctx.db, ctx.req));
   return next({ ctx: { session } });
 });
 

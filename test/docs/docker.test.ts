@@ -69,7 +69,7 @@ t.test('.dockerignore keeps master keys, local state and installed packages out 
   }
 });
 
-t.test('the Dockerfile builds in two stages and the image it runs has no compilers', async (t) => {
+t.test('the Dockerfile builds in three stages and the image it runs has no compilers', async (t) => {
   const lines = read('Dockerfile')
     .replace(/\\\n/g, ' ')
     .split('\n')
@@ -79,13 +79,16 @@ t.test('the Dockerfile builds in two stages and the image it runs has no compile
     if (/^FROM\s/i.test(line)) stages.push([]);
     stages.at(-1)?.push(line);
   }
-  t.equal(stages.length, 2, 'a build stage and the image');
-  const [build, image] = stages.map((stage) => stage.join('\n')) as [string, string];
+  t.equal(stages.length, 3, 'a build stage, the dashboard and the image');
+  const [build, dashboard, image] = stages.map((stage) => stage.join('\n')) as [string, string, string];
   t.match(build, /^FROM \S+ AS build$/m);
   t.match(build, /apt-get install .*\bg\+\+/, 'the build stage has the compilers better-sqlite3 may need');
   t.match(build, /npm ci --omit=dev/, 'it installs the lockfile, without development packages');
   t.notMatch(image, /apt-get|\b(g\+\+|gcc|make|python3|build-essential)\b/, 'the image installs no build tools');
   t.match(image, /^COPY --from=build \/app\/node_modules node_modules$/m, 'the image takes the installed packages from the build');
+  t.match(dashboard, /^FROM \S+ AS dashboard$/m);
+  t.match(dashboard, /node scripts\/dashboard-build\.js/, 'the dashboard is built with the development packages, in a stage of its own');
+  t.match(image, /^COPY --from=dashboard \/app\/dashboard\/dist dashboard\/dist$/m, 'the image takes only its files');
   t.match(image, /^ENV NODE_ENV=production/m, 'it runs in production');
   t.match(image, /^USER node$/m);
   t.match(image, /^CMD \["node", "bin\/hub.js", "start"\]$/m);
