@@ -169,9 +169,12 @@ for (const provider of testProviders()) {
       });
       t.equal(opened.status, 201);
       const accessId = ((await opened.json()) as { account: { accessId: string } }).account.accessId;
-      // As once the seller has applied its write (held-purchases.test.ts delivers it): before that
-      // no call is allowed on the account.
-      await db.access.update({ where: { id: accessId }, data: { provisioningState: 'active' } });
+      // As once the seller has applied its write (delivery/outcomes.ts › writesApplied;
+      // held-purchases.test.ts delivers it): before that no call is allowed on the account.
+      await db.access.update({
+        where: { id: accessId },
+        data: { provisioningState: 'active', unappliedCreditMicros: 0n, appliedPeriodEnd: null },
+      });
       /** The seller's usage check for a call the agent makes now. */
       const checkOnCall = async (token: string) => {
         const { seen } = await echo(token);
