@@ -1,8 +1,8 @@
-import { RateWindow } from '../../runtime/rate-window.js';
 import { ApiError } from '../../shared/errors.js';
 import type { AgentifiedPage } from '../../shared/schemas/agentify.js';
 import { toTimestamp } from '../../shared/schemas/fields.js';
 import type { Db } from '../db/client.js';
+import { rateLimit } from '../limits/shared-rate-window.js';
 import { type ConverterOptions, PageConverter } from './converter.js';
 import { ownedHostsOf } from './owned-hosts.js';
 import { fetchOwnedPage, type PageLimits, type Resolve, resolveWithSystem } from './page-fetch.js';
@@ -24,10 +24,9 @@ export type AgentifyOptions = {
 /**
  * Agentify: a page of a seller's own site as clean markdown for agents. Fetched only from hosts
  * the organization's sellers own (page-fetch.ts), converted off the serving thread (converter.ts),
- * within the organization's budget a minute.
+ * within the organization's budget a minute (shared by every control-plane on PostgreSQL).
  */
 export class Agentify {
-  readonly budget = new RateWindow(AGENTIFY_PER_MINUTE);
   private readonly resolve: Resolve;
   private readonly limits: PageLimits;
   private readonly converter: PageConverter;
@@ -39,7 +38,7 @@ export class Agentify {
   }
 
   async markdown(db: Db, organizationId: string, url: URL): Promise<AgentifiedPage> {
-    const retryAfterSeconds = this.budget.take(organizationId);
+    const retryAfterSeconds = rateLimit(db, 'agentify', AGENTIFY_PER_MINUTE).take(organizationId);
     if (retryAfterSeconds !== undefined) {
       throw new ApiError('rate_limited', `Agentify converts ${AGENTIFY_PER_MINUTE} pages a minute per organization.`, {
         retryAfterSeconds,

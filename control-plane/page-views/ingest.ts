@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
-import { RateWindow } from '../../runtime/rate-window.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { writePageViews } from '../analytics/page-view-rollup.js';
 import { type Db, databaseIsReachable } from '../db/client.js';
+import { type RateLimit, rateLimit } from '../limits/shared-rate-window.js';
 import { PageViewSink } from './sink.js';
 
 /**
  * What page-view reports need beyond the request: the write buffer, each organization's budget
- * per minute (`HUB_PAGE_VIEWS_PER_MINUTE`), and which organization a seller belongs to, cached
+ * per minute (`HUB_PAGE_VIEWS_PER_MINUTE`, shared by every control-plane on PostgreSQL), and which organization a seller belongs to, cached
  * (sellers do not change organization) so a report costs no database read.
  */
 export class PageViewIntake {
   readonly sink: PageViewSink;
-  readonly budget: RateWindow;
+  readonly budget: RateLimit;
   private readonly owners = new ExpiringCache<string, string | null>({ ttlMs: 60_000, maxEntries: 10_000 });
 
   constructor(
@@ -26,7 +26,7 @@ export class PageViewIntake {
       undefined,
       () => databaseIsReachable(db),
     );
-    this.budget = new RateWindow(perMinute);
+    this.budget = rateLimit(db, 'page-views', perMinute);
   }
 
   async sellerOrganization(sellerId: string): Promise<string | null> {

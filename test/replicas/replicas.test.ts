@@ -40,6 +40,7 @@ if (!process.env.HUB_TEST_PG_URL) {
       HUB_DEV_CHAIN: 'off',
       HUB_MASTER_KEY: randomBytes(32).toString('hex'),
       HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
+      HUB_PAGE_VIEWS_PER_MINUTE: '6',
     };
     const replicas = await Promise.all(
       ['a', 'b'].map(async (name) => {
@@ -197,6 +198,31 @@ if (!process.env.HUB_TEST_PG_URL) {
         if (answer.status === 401) refused = answer;
       }
       t.match(refused, { status: 401, body: { error: 'invalid_token' } }, 'refused within 1 s');
+    });
+
+    await t.test('a rate limit holds across control-planes: page views per organization', async (t) => {
+      // Not in the last seconds of a minute: the window would turn under the test.
+      while (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 200));
+      const view = (replica: typeof a) =>
+        api(replica).post('/v1/page-views', boot.apiKey, {
+          seller: acme.id,
+          path: '/docs',
+          status: 200,
+          userAgent: 'ChatGPT-User/1.0',
+          clientIp: '203.0.113.7',
+        });
+      for (let i = 0; i < 6; i++) t.equal((await view(a)).status, 204, `view ${i + 1} of the organization’s 6 a minute`);
+      // The other replica hears of them at its first view of the organization (and every 250 ms).
+      let acceptedByB = 0;
+      let refused: Reply | undefined;
+      while (!refused && acceptedByB < 6) {
+        const answer = await view(b);
+        if (answer.status === 429) refused = answer;
+        else acceptedByB++;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      t.match(refused, { status: 429, body: { error: 'rate_limited' } }, 'the other control-plane refuses too');
+      t.ok(acceptedByB < 6, `before it took a budget of its own (it let ${acceptedByB} through before it knew)`);
     });
 
     await t.test('a price changed through one control-plane is what the other proxy asks within a second', async (t) => {
