@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, timestamp } from './fields.js';
+import { absoluteUrl, idSchema, timestamp } from './fields.js';
 
 /** Wire shapes of the card-payment routes (spec: Checkout confirm 200 response, Plan state object). */
 
@@ -11,12 +11,8 @@ export const returnUrl = z
   .string()
   .max(2000, 'must be at most 2000 characters')
   .refine((value) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      return false;
-    }
+    const url = absoluteUrl(value);
+    if (!url) return false;
     const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
     const scheme = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
     return scheme && !url.username && !url.password && !url.hash;
