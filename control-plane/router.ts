@@ -3,6 +3,7 @@ import { organizationsRouter } from './accounts/organizations.js';
 import { sessionRouter } from './accounts/session.js';
 import { agentifyMarkdownRoute } from './agentify/markdown.js';
 import { analyticsRouter } from './analytics/sellers.js';
+import { stripeConnectRouter } from './card-payments/stripe-connect.js';
 import { encryptionKeysRouter } from './catalog/encryption-keys.js';
 import { metersRouter } from './catalog/meters.js';
 import { planMeterPricesRouter } from './catalog/plan-meter-prices.js';
@@ -43,6 +44,7 @@ export const appRouter = router({
   discovery: discoveryRouter,
   sandbox: sandboxRouter,
   agentify: router({ markdown: agentifyMarkdownRoute }),
+  stripeConnect: stripeConnectRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -4,6 +4,7 @@ import { loggablePath } from '../runtime/containment.js';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
 import { ApiError } from '../shared/errors.js';
+import { handleProviderWebhook, PROVIDER_WEBHOOK_PATH } from './card-payments/webhook.js';
 import type { ControlPlaneServices } from './context.js';
 import { createDashboardHandler, DASHBOARD_PREFIX } from './dashboard/serve.js';
 import { databaseIsReachable } from './db/client.js';
@@ -42,6 +43,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.
     if (hot.serves(req.method, path)) return hot.handle(req, res, path);
     if (path.startsWith(REST_PREFIX)) return handleRest(req, res, path);
+    if (path === PROVIDER_WEBHOOK_PATH) return handleProviderWebhook(services, req, res);
     // The dashboard, on the API's own origin: its session cookie and the API go together.
     if (path === '/' || path === '/dashboard') return redirect(res, DASHBOARD_PREFIX);
     if (path.startsWith(DASHBOARD_PREFIX)) return serveDashboard(req, res, path);

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { type OrganizationPlanOffer, parseOrganizationPlans } from './card-payments/organization-plans.js';
 
 /**
  * hub's configuration, read from the environment and validated in one place. Each process picks
@@ -118,7 +119,37 @@ const envSchema = z.object({
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
+  // The card provider (Stripe): all three keys, or none (card routes then answer 503).
+  HUB_STRIPE_SECRET_KEY: z
+    .string()
+    .trim()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_… or rk_…)')
+    .optional(),
+  HUB_STRIPE_PUBLISHABLE_KEY: z
+    .string()
+    .trim()
+    .regex(/^pk_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe publishable key (pk_…)')
+    .optional(),
+  HUB_STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .trim()
+    .regex(/^whsec_[A-Za-z0-9_]+(,whsec_[A-Za-z0-9_]+)*$/, 'must be one or more webhook signing secrets (whsec_…), separated by commas')
+    .optional(),
+  HUB_STRIPE_TIMEOUT_MS: positiveInt(10_000),
+  HUB_STRIPE_MAX_RETRIES: decimal('must be a whole number in decimal').pipe(z.number().max(5, 'must be at most 5')).default(2),
+  HUB_ORGANIZATION_PLANS: z.string().optional(),
 });
+
+/** The card provider's keys and how hub calls it; absent when no keys are configured. */
+export type CardPaymentsConfig = {
+  secretKey: string;
+  publishableKey: string;
+  /** Each webhook endpoint at the provider signs with its own secret (the platform's, Connect's). */
+  webhookSecrets: string[];
+  timeoutMs: number;
+  /** The SDK's own retries of a failed call, with the same idempotency key. */
+  maxNetworkRetries: number;
+};
 
 export type HubConfig = {
   env: 'development' | 'production' | 'test';
@@ -195,6 +226,10 @@ export type HubConfig = {
    * one that exits sooner is in a crash loop and waits (cli/restart-policy.ts).
    */
   restart: { healthyAfterMs: number };
+  /** Card payments through the provider (control-plane/card-payments/); undefined without keys. */
+  cardPayments: CardPaymentsConfig | undefined;
+  /** hub's own plans for organizations (shared/card-payments/organization-plans.ts). */
+  organizationPlans: readonly OrganizationPlanOffer[];
 };
 
 export class ConfigError extends Error {
@@ -240,6 +275,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('HUB_CONTROL_PLANE_URL must be an http(s) URL');
   }
 
+  let organizationPlans: readonly OrganizationPlanOffer[];
+  try {
+    organizationPlans = parseOrganizationPlans(e.HUB_ORGANIZATION_PLANS);
+  } catch (err) {
+    throw new ConfigError(`HUB_ORGANIZATION_PLANS ${(err as Error).message}`);
+  }
+
   return {
     env: mode,
     host: e.HUB_HOST,
@@ -279,5 +321,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
     restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
+    cardPayments: cardPaymentsOf(e),
+    organizationPlans,
+  };
+}
+
+/** All three provider keys or none: a half-configured provider is a configuration error, said at start. */
+function cardPaymentsOf(e: z.infer<typeof envSchema>): CardPaymentsConfig | undefined {
+  const keys = {
+    HUB_STRIPE_SECRET_KEY: e.HUB_STRIPE_SECRET_KEY,
+    HUB_STRIPE_PUBLISHABLE_KEY: e.HUB_STRIPE_PUBLISHABLE_KEY,
+    HUB_STRIPE_WEBHOOK_SECRET: e.HUB_STRIPE_WEBHOOK_SECRET,
+  };
+  const missing = Object.entries(keys)
+    .filter(([, value]) => value === undefined)
+    .map(([name]) => name);
+  if (missing.length === 3) return undefined;
+  if (missing.length > 0) throw new ConfigError(`${missing.join(' and ')} must be set too: card payments need all three provider keys`);
+  return {
+    secretKey: e.HUB_STRIPE_SECRET_KEY!,
+    publishableKey: e.HUB_STRIPE_PUBLISHABLE_KEY!,
+    webhookSecrets: e.HUB_STRIPE_WEBHOOK_SECRET!.split(','),
+    timeoutMs: e.HUB_STRIPE_TIMEOUT_MS,
+    maxNetworkRetries: e.HUB_STRIPE_MAX_RETRIES,
   };
 }

@@ -26,7 +26,7 @@ export const errorCodes = {
   duplicate_key: { status: 409, reason: 'That meter key already exists on the service.' },
   duplicate_plan_meter_price: { status: 409, reason: 'The plan already prices this meter.' },
   payg_price_not_whole_cents: { status: 422, reason: 'A pay-as-you-go price must be a whole number of cents.' },
-  checkout_incomplete: { status: 409, reason: 'The checkout session is not complete yet.', reserved: 'card checkout sessions' },
+  checkout_incomplete: { status: 409, reason: 'The checkout session is not complete yet.' },
 
   // Usage endpoints (spec: Errors › Usage endpoints, report failures)
   access_not_found: { status: 404, reason: 'No live request, purchase or payment stands behind this request id.' },
@@ -119,6 +119,16 @@ export const errorCodes = {
     status: 501,
     reason: 'hub does not take back a settled crypto payment; card refunds and disputes are not built.',
   },
+  // Card payments through the provider (docs/decisions.md#D-239)
+  card_payments_not_configured: {
+    status: 503,
+    reason: 'Card payments are not configured: set HUB_STRIPE_SECRET_KEY, HUB_STRIPE_PUBLISHABLE_KEY and HUB_STRIPE_WEBHOOK_SECRET.',
+  },
+  card_provider_unavailable: { status: 503, reason: 'The card provider did not answer in time or failed; nothing was changed, try again.' },
+  card_provider_error: { status: 502, reason: 'The card provider refused the request.' },
+  checkout_session_not_found: { status: 404, reason: 'No such checkout session in this organization.' },
+  organization_plan_not_found: { status: 404, reason: 'hub offers no organization plan with that slug.' },
+  invalid_webhook_signature: { status: 400, reason: 'The Stripe-Signature header is missing or does not verify.' },
   // The agentify endpoint (spec: Errors › agentify endpoint, further codes not shown)
   page_host_not_owned: { status: 422, reason: 'The page is not on a host this organization’s sellers own.' },
   page_unreachable: { status: 502, reason: 'The page could not be fetched.' },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { idSchema } from '../../shared/schemas/fields.js';
 import { organization, type Role } from '../../shared/schemas/organizations.js';
+import { planRouter } from '../card-payments/plan.js';
 import { router } from '../trpc/init.js';
 import { memberProcedure, sessionProcedure } from '../trpc/procedures.js';
 import { invitationsRouter } from './invitations.js';
@@ -73,4 +74,5 @@ export const organizationsRouter = router({
   switch: switchOrganization,
   members: membersRouter,
   invitations: invitationsRouter,
+  plan: planRouter,
 });

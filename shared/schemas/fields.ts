@@ -75,17 +75,22 @@ export const meterKey = z
 
 export const description = z.string().max(2000, 'must be at most 2000 characters');
 
+/** `value` as an absolute URL, or undefined when it is not one. */
+export function absoluteUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /** An absolute http(s) URL without credentials, query or fragment, at most 2000 characters. */
 export const httpUrl = z
   .string()
   .max(2000, 'must be at most 2000 characters')
   .refine((value) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      return false;
-    }
+    const url = absoluteUrl(value);
+    if (!url) return false;
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash;
   }, 'must be an absolute http(s) URL without credentials, query or fragment')
   .meta({ example: 'https://api.example.com/v2' });

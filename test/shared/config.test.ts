@@ -93,3 +93,33 @@ t.test('database URLs', async (t) => {
   });
   t.equal(parseDatabaseUrl('postgres://u@h/db').provider, 'postgresql');
 });
+
+t.test('card provider keys: all three or none, in the provider formats; organization plans', async (t) => {
+  t.equal(loadConfig({}).cardPayments, undefined, 'none: card payments off');
+  const keys = {
+    HUB_STRIPE_SECRET_KEY: 'sk_test_abc',
+    HUB_STRIPE_PUBLISHABLE_KEY: 'pk_test_abc',
+    HUB_STRIPE_WEBHOOK_SECRET: 'whsec_a,whsec_b',
+  };
+  t.match(loadConfig(keys).cardPayments, {
+    secretKey: 'sk_test_abc',
+    webhookSecrets: ['whsec_a', 'whsec_b'],
+    timeoutMs: 10_000,
+    maxNetworkRetries: 2,
+  });
+  t.throws(
+    () => loadConfig({ HUB_STRIPE_SECRET_KEY: 'sk_test_abc' }),
+    /HUB_STRIPE_PUBLISHABLE_KEY and HUB_STRIPE_WEBHOOK_SECRET must be set too/,
+  );
+  t.throws(() => loadConfig({ ...keys, HUB_STRIPE_SECRET_KEY: 'pk_test_abc' }), /^HUB_STRIPE_SECRET_KEY must be a Stripe secret/);
+  t.equal(loadConfig({}).organizationPlans[0]?.slug, 'starter');
+  const plans = loadConfig({
+    HUB_ORGANIZATION_PLANS: '[{"slug":"team","name":"Team","priceUsd":"49.00","interval":"month","creditsUsd":"10"}]',
+  });
+  t.match(plans.organizationPlans, [{ slug: 'team', priceMicros: 49_000_000n, creditMicros: 10_000_000n, trialDays: 0 }]);
+  t.throws(
+    () => loadConfig({ HUB_ORGANIZATION_PLANS: '[{"slug":"team","name":"Team","priceUsd":"49.001","interval":"month"}]' }),
+    /HUB_ORGANIZATION_PLANS .*whole cents/,
+  );
+  t.throws(() => loadConfig({ HUB_ORGANIZATION_PLANS: 'nope' }), /HUB_ORGANIZATION_PLANS must be a JSON array/);
+});

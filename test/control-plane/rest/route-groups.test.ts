@@ -315,6 +315,26 @@ const routes: RouteCase[] = [
     probe: ({ b }) => ({ path: `/v1/plan-meter-prices/${b.planMeterPriceId}`, expect: notFound('plan_meter_price_not_found') }),
   },
 
+  // Card payments: hub's organization plan checkout (admins) and the seller's onboarding link
+  {
+    method: 'POST',
+    route: '/v1/organizations/current/plan/checkout',
+    group: 'admin',
+    probe: () => ({ path: '/v1/organizations/current/plan/checkout', body: {}, expect: invalidBody }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/organizations/current/plan/checkout/{sessionId}/confirm',
+    group: 'admin',
+    probe: () => ({ path: `/v1/organizations/current/plan/checkout/${'x'.repeat(256)}/confirm`, expect: invalidBody }),
+  },
+  {
+    method: 'POST',
+    route: '/v1/stripe-connect/account-link',
+    group: 'catalog-write',
+    probe: () => ({ path: '/v1/stripe-connect/account-link', body: {}, expect: invalidBody }),
+  },
+
   // Dashboard sessions, users, organizations
   {
     method: 'POST',
