@@ -73,6 +73,8 @@ async function start(role: string | undefined): Promise<void> {
     const config = loadConfig();
     // Several workers share the port: this process runs them (a worker is `hub start proxy` again).
     if (config.proxy.workers > 1 && cluster.isPrimary) {
+      // Made here, once, before the workers reach for it side by side (as `hub start` does).
+      resolveMasterKey(config);
       const { runProxyWorkers } = await import('./proxy-workers.js');
       process.exit(await runProxyWorkers(config));
     }

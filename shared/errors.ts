@@ -83,7 +83,7 @@ export const errorCodes = {
   invalid_credentials: { status: 401, reason: 'Email or password is wrong.' },
   csrf_check_failed: {
     status: 403,
-    reason: 'A write signed in by the session cookie must send the x-hub-csrf header with the hub_csrf cookie’s value.',
+    reason: 'A write signed in by the session cookie must send the x-hub-csrf header with the __Host-hub_csrf cookie’s value.',
   },
   idempotency_key_reused: { status: 409, reason: 'This idempotency key was used with a different body.' },
   resource_in_use: { status: 409, reason: 'Delete or move what depends on this resource first.' },

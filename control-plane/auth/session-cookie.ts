@@ -9,8 +9,11 @@ import { safeEqual } from '../../shared/tokens.js';
  * (SameSite=Strict). Beside it, a readable cookie carries the session's CSRF token, which the
  * dashboard echoes in a header on every write (auth/request-credential.ts checks it).
  */
-export const SESSION_COOKIE = 'hub_session';
-export const CSRF_COOKIE = 'hub_csrf';
+// `__Host-`: a browser takes these cookies only from this host itself, over a secure context, for
+// every path, never with a Domain: a pay URL (a sibling host of the same site, whose sellers'
+// answers hub passes on) cannot plant a session of its own here.
+export const SESSION_COOKIE = '__Host-hub_session';
+export const CSRF_COOKIE = '__Host-hub_csrf';
 export const CSRF_HEADER = 'x-hub-csrf';
 
 const ATTRIBUTES = 'Path=/; Secure; SameSite=Strict';
@@ -42,11 +45,12 @@ export function clearSessionCookies(res: ServerResponse): void {
   res.appendHeader('set-cookie', [`${SESSION_COOKIE}=; ${ATTRIBUTES}; HttpOnly; Max-Age=0`, `${CSRF_COOKIE}=; ${ATTRIBUTES}; Max-Age=0`]);
 }
 
-/** The session token of the cookie header, if it carries one. */
+/** The session token of the cookie header, if it carries one; none when it carries two (whose would it be?). */
 export function sessionCookieOf(headers: IncomingHttpHeaders): string | undefined {
+  const found: string[] = [];
   for (const part of (headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === SESSION_COOKIE) return part.slice(at + 1).trim() || undefined;
+    if (at > 0 && part.slice(0, at).trim() === SESSION_COOKIE) found.push(part.slice(at + 1).trim());
   }
-  return undefined;
+  return found.length === 1 && found[0] ? found[0] : undefined;
 }

@@ -2,7 +2,7 @@ import { CODE_WORDS } from './error-words';
 
 /**
  * The dashboard's only way to hub: the public `/v1` API on its own origin, signed in by the
- * session cookie. Writes echo the `hub_csrf` cookie in `x-hub-csrf`, which the control-plane
+ * session cookie. Writes echo the `__Host-hub_csrf` cookie in `x-hub-csrf`, which the control-plane
  * requires of every cookie-signed write.
  */
 
@@ -18,12 +18,15 @@ export class ApiFailure extends Error {
   }
 }
 
+/** The control-plane's readable cookie with the session's CSRF token (auth/session-cookie.ts). */
+const CSRF_COOKIE = '__Host-hub_csrf';
+
 /** Told when the session is gone (401): the app shows sign-in again. */
 export const signedOut = new EventTarget();
 
 function csrfToken(): string {
-  const found = document.cookie.split('; ').find((part) => part.startsWith('hub_csrf='));
-  return found ? found.slice('hub_csrf='.length) : '';
+  const found = document.cookie.split('; ').find((part) => part.startsWith(`${CSRF_COOKIE}=`));
+  return found ? found.slice(CSRF_COOKIE.length + 1) : '';
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {

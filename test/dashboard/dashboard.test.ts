@@ -56,7 +56,7 @@ if (missing) {
     await page.getByRole('heading', { name: 'Analytics · acme' }).waitFor();
     const cookies = await context.cookies();
     t.match(
-      cookies.find((c) => c.name === 'hub_session'),
+      cookies.find((c) => c.name === '__Host-hub_session'),
       { httpOnly: true, secure: true, sameSite: 'Strict' },
     );
     const forged = await page.evaluate(async () => {
@@ -188,7 +188,7 @@ if (missing) {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     t.notOk(
-      (await context.cookies()).some((c) => c.name === 'hub_session'),
+      (await context.cookies()).some((c) => c.name === '__Host-hub_session'),
       'the session cookie is gone',
     );
     t.same(pageErrors, [], 'no script errors on the way');

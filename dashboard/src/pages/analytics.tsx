@@ -27,7 +27,8 @@ export function Analytics({ seller }: { seller: Seller }) {
         { label: 'Calls', values: perDay.map((d) => d.calls), color: '#1d4ed8' },
         { label: 'Transactions', values: perDay.map((d) => d.transactions), color: '#047857' },
       ],
-      revenue: [{ label: 'Revenue', values: perDay.map((d) => d.revenueUsd), color: '#047857' }],
+      // A float only as a position on the chart, never summed.
+      revenue: [{ label: 'Revenue', values: perDay.map((d) => Number(d.revenueUsd)), color: '#047857' }],
       success: [{ label: 'Success rate', values: perDay.map((d) => (d.attempts ? d.transactions / d.attempts : 0)), color: '#7c3aed' }],
       wallets: [{ label: 'New wallets', values: perDay.map((d) => d.newWallets), color: '#b45309' }],
     }),

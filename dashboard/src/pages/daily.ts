@@ -1,8 +1,9 @@
+import { formatUsd, usdToMicros } from '../../../shared/money';
 import { get } from '../api';
 import type { SellerAnalytics } from '../types';
 
 /** One day's figures, of the seller's analytics record. */
-export type Day = { date: string; calls: number; transactions: number; revenueUsd: number; newWallets: number; attempts: number };
+export type Day = { date: string; calls: number; transactions: number; revenueUsd: string; newWallets: number; attempts: number };
 
 /**
  * Daily figures from the API's one record: it counts the last `days` days, today included, and
@@ -26,7 +27,8 @@ export async function dailyAnalytics(sellerId: string, days: number, timeZone: s
       transactions: minus('transactions'),
       newWallets: minus('newWallets'),
       attempts: minus('attempts'),
-      revenueUsd: Number(record.revenueUsd) - Number(before?.revenueUsd ?? 0),
+      // Exact: the amounts as integer micro-dollars, with hub's own money module.
+      revenueUsd: formatUsd(usdToMicros(record.revenueUsd) - usdToMicros(before?.revenueUsd ?? '0')),
     };
   });
   return { total: records[records.length - 1]!, perDay: perDay.reverse() };
