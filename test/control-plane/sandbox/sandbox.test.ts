@@ -217,6 +217,9 @@ t.test('sandbox, end to end', async (t) => {
         t.match(analytics.body.analytics, { calls: 0, transactions: 0, revenueUsd: '0.000000', attempts: 0, recentTransactions: [] });
         const sandboxed = await api.get(`/v1/analytics/sellers/${sandbox.id}?days=7&timeZone=UTC`, key);
         t.ok(sandboxed.body.analytics.transactions >= 3, 'the sandbox seller has its own');
+        // Its calls too (completions reach the control-plane in the proxy's next batch).
+        const calls = async () => (await api.get(`/v1/analytics/sellers/${sandbox.id}?days=7&timeZone=UTC`, key)).body.analytics.calls;
+        t.ok(await eventually(async () => (await calls()) >= 4), 'the four calls it was answered count under it');
         t.same((await api.get(`/v1/accounts?sellerId=${live.id}`, key)).body.accounts, [], 'no live account');
         seen.length = 0;
         const atLive = await hub.pay('shop', '/search', { headers: { authorization: `Bearer ${testAgent.token}` } });
