@@ -46,7 +46,8 @@ t.test('sandbox, end to end', async (t) => {
   const chain = await startTestChain(t);
   for (const provider of testProviders()) {
     await t.test(provider, async (t) => {
-      const hub = await startTestHub(t, provider, {}, localRail(chain));
+      const rail = localRail(chain);
+      const hub = await startTestHub(t, provider, {}, rail);
       // The control-plane drives the pay URL through its proxy, on the port the proxy listens on.
       hub.cp.config.proxy.port = Number(new URL(hub.proxyUrl).port);
       const api = managementClient(hub.cp.url);
@@ -210,6 +211,20 @@ t.test('sandbox, end to end', async (t) => {
       await t.test('a refund is reserved, never faked', async (t) => {
         const payment = await hub.cp.db.paymentAttempt.findFirstOrThrow({ where: { sellerId: sandbox.id, status: 'settled' } });
         t.match(await api.post(`/v1/sandbox/payments/${payment.id}/refund`, key), { status: 501, body: { error: 'refund_not_available' } });
+      });
+
+      await t.test("on a live rail, a sandbox seller's documents offer no payment, and its listing says so", async (t) => {
+        const payable = async () => {
+          const { discovery } = (await api.get(`/v1/sellers/${sandbox.id}/discovery`, key)).body;
+          return !discovery.listing.issues.some((i: { code: string }) => i.code === 'payments_unavailable');
+        };
+        t.equal(await payable(), true, 'payable on the test rail');
+        rail.test = false;
+        try {
+          t.equal(await payable(), false, 'not on a live one');
+        } finally {
+          rail.test = true;
+        }
       });
 
       await t.test('nothing of it shows live, and it unlocks nothing live', async (t) => {
