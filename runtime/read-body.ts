@@ -55,7 +55,7 @@ function tooLarge(limit: number): ApiError {
 
 /**
  * Reads a response body (a seller's answer, which hub never trusts to be small) up to `limit`
- * bytes. Past the limit the stream is destroyed and what came before it is returned, marked
+ * bytes. Past the limit the stream is destroyed and the first `limit` bytes are returned, marked
  * incomplete, so the caller decides whether a cut body is of any use.
  */
 export function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer; complete: boolean }> {
@@ -68,6 +68,9 @@ export function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer
     body.on('data', (chunk: Buffer) => {
       if (size + chunk.length > limit) {
         body.destroy();
+        // The head of the crossing chunk too, so `bytes` is the body's first `limit` bytes.
+        if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+        size = limit;
         resolve({ bytes: whole(), complete: false });
         return;
       }

@@ -14,6 +14,8 @@ import type { Db } from '../db/client.js';
  */
 export type AccountCall = {
   sellerId: string;
+  /** A sandbox seller's calls carry the spec's sandbox marks, as its proxied traffic does. */
+  sandbox: boolean;
   url: string;
   purpose: SignaturePurpose;
   body: unknown;
@@ -109,8 +111,10 @@ async function send(
       purpose: call.purpose,
       kid: secret.kid,
       secret: secret.secret,
+      sandbox: call.sandbox,
     }),
   };
+  if (call.sandbox) headers[HUB_HEADERS.sandbox] = '1';
   if (call.buyer?.id) headers[HUB_HEADERS.buyerId] = call.buyer.id;
   if (call.buyer?.email) headers[HUB_HEADERS.buyerEmail] = call.buyer.email;
   try {

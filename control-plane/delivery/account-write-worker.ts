@@ -39,7 +39,7 @@ const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, ba
  */
 function dueWrites(where: Prisma.Sql, order: Prisma.Sql, limit: number): Prisma.Sql {
   return Prisma.sql`SELECT w."id", w."accessId", w."stateVersion", w."bodyJson",
-      s."id" AS "sellerId", s."upstreamBaseUrl", s."accessEndpointUrl", s."accountWriteVariant"
+      s."id" AS "sellerId", s."upstreamBaseUrl", s."accessEndpointUrl", s."accountWriteVariant", s."sandbox"
     FROM "AccountWrite" w JOIN "Access" a ON a."id" = w."accessId" JOIN "Seller" s ON s."id" = a."sellerId"
     WHERE w."kind" = 'write' AND ${where} ${order} LIMIT ${limit}`;
 }
@@ -53,6 +53,8 @@ type DueRow = {
   upstreamBaseUrl: string;
   accessEndpointUrl: string | null;
   accountWriteVariant: string;
+  /** A boolean on PostgreSQL, 0 or 1 on SQLite (a raw query). */
+  sandbox: unknown;
 };
 
 /** A write this pass took. */
@@ -64,7 +66,7 @@ type Taken = {
   /** This pass's attempt counted. */
   attempts: number;
   firstTriedAt: Date;
-  seller: { id: string; upstreamBaseUrl: string; accessEndpointUrl: string | null; accountWriteVariant: string };
+  seller: { id: string; upstreamBaseUrl: string; accessEndpointUrl: string | null; accountWriteVariant: string; sandbox: boolean };
   /** The newest version among its account's writes. */
   newest: number;
 };
@@ -82,6 +84,7 @@ function takenOf(due: DueRow, took: { attempts: unknown; firstTriedAt: unknown; 
       upstreamBaseUrl: due.upstreamBaseUrl,
       accessEndpointUrl: due.accessEndpointUrl,
       accountWriteVariant: due.accountWriteVariant,
+      sandbox: Boolean(due.sandbox),
     },
     newest: Number(took.newest),
   };
@@ -220,6 +223,7 @@ export class AccountWriteWorker extends PollingWorker {
       secrets,
       {
         sellerId: seller.id,
+        sandbox: seller.sandbox,
         url: accessEndpointUrlOf(seller),
         purpose: 'access.write',
         body: accountWriteBody(snapshot, variant),

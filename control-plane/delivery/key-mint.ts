@@ -91,13 +91,13 @@ export async function redeemKey(
  * seller matches against the account.
  */
 function mintCall(
-  seller: Parameters<typeof accessEndpointUrlOf>[0] & { id: string; accountWriteVariant: string },
+  seller: Parameters<typeof accessEndpointUrlOf>[0] & { id: string; accountWriteVariant: string; sandbox: boolean },
   account: { id: string; agentId: string },
   redeemingAgentId: string,
   buyer: { id: string | null; email: string | null },
 ): AccountCall {
   const url = `${accessEndpointUrlOf(seller)}/${encodeURIComponent(account.id)}/keys`;
-  const base = { sellerId: seller.id, url, purpose: 'access.mint' as const, requestId: newId('request') };
+  const base = { sellerId: seller.id, sandbox: seller.sandbox, url, purpose: 'access.mint' as const, requestId: newId('request') };
   if (seller.accountWriteVariant === 'later') {
     return {
       ...base,

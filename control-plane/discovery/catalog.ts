@@ -49,8 +49,9 @@ export async function discoveryCatalog(db: Db, rail: PaymentRail | undefined, se
   }
   return {
     seller: { id: seller.id, slug: seller.slug, name: seller.name },
+    // A sandbox seller is paid on a test rail only (D-228): on a live one its calls cannot be paid.
     payment:
-      rail && seller.payToAddress
+      rail && seller.payToAddress && (!seller.sandbox || rail.test)
         ? {
             network: rail.network,
             asset: rail.token.address,

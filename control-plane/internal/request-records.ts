@@ -2,7 +2,7 @@ import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { RequestBatch, RequestTallyInput } from '../../shared/contract.js';
 import { countCalls } from '../analytics/traffic-rollup.js';
 import type { Db, Provider } from '../db/client.js';
-import { booleanOf, columnList, type JsonColumn, jsonRows, OF_EXISTING_SELLER, type Sql, sqlOf } from '../db/sql.js';
+import { columnList, type JsonColumn, jsonRows, OF_EXISTING_SELLER, type Sql, sqlOf } from '../db/sql.js';
 
 /**
  * Request records (hubreq_…) written by the proxy in batches: an identified agent's request is
@@ -55,6 +55,8 @@ export function recordRequests(db: Db, batch: RequestBatch): Promise<number> {
 
 async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Promise<number> {
   let stored = 0;
+  // Sandbox calls too: a sandbox seller is a seller of its own (D-227), so counting per seller
+  // keeps them apart from live ones.
   const calls: { sellerId: string; at: Date | number; count: number }[] = [];
 
   if (batch.created.length) {
@@ -80,7 +82,7 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
     stored += inserted.length;
     const insertedIds = new Set(inserted.map((r) => r.id));
     for (const r of batch.created) {
-      if (insertedIds.has(r.id) && r.lifecycle === 'delivered' && !r.sandbox)
+      if (insertedIds.has(r.id) && r.lifecycle === 'delivered')
         calls.push({ sellerId: r.sellerId, at: Date.parse(r.completedAt ?? r.createdAt), count: 1 });
     }
   }
@@ -89,15 +91,15 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
     // One UPDATE joined to the batch's rows, instead of a statement per completed request.
     const rows = batch.completed.map((c) => [c.id, c.lifecycle, c.upstreamStatus ?? null, new Date(c.completedAt)]);
     // A completion sent twice (a batch retried after its answer was lost) changes nothing twice.
-    const updated = await tx.all<{ id: string; sellerId: string; sandbox: unknown; lifecycle: string }>(Prisma.sql`
+    const updated = await tx.all<{ id: string; sellerId: string; lifecycle: string }>(Prisma.sql`
       UPDATE "RequestRecord" SET "lifecycle" = done."lifecycle", "upstreamStatus" = done."upstreamStatus", "completedAt" = done."completedAt"
       FROM ${jsonRows(provider, COMPLETION_COLUMNS, rows)} AS done
       WHERE "RequestRecord"."id" = done."id" AND "RequestRecord"."lifecycle" <> 'delivered'
-      RETURNING "RequestRecord"."id", "RequestRecord"."sellerId", "RequestRecord"."sandbox", "RequestRecord"."lifecycle"`);
+      RETURNING "RequestRecord"."id", "RequestRecord"."sellerId", "RequestRecord"."lifecycle"`);
     stored += updated.length;
     const completedAt = new Map(batch.completed.map((c) => [c.id, Date.parse(c.completedAt)]));
     for (const r of updated) {
-      if (r.lifecycle === 'delivered' && !booleanOf(r.sandbox)) calls.push({ sellerId: r.sellerId, at: completedAt.get(r.id)!, count: 1 });
+      if (r.lifecycle === 'delivered') calls.push({ sellerId: r.sellerId, at: completedAt.get(r.id)!, count: 1 });
     }
   }
 
@@ -113,7 +115,7 @@ async function storeBatch(tx: Sql, provider: Provider, batch: RequestBatch): Pro
     stored += storedFor.length;
     const live = new Set(storedFor.map((r) => r.sellerId));
     for (const t of tallies)
-      if (live.has(t.sellerId) && t.lifecycle === 'delivered' && !t.sandbox)
+      if (live.has(t.sellerId) && t.lifecycle === 'delivered')
         calls.push({ sellerId: t.sellerId, at: Date.parse(t.minute), count: t.count });
   }
   await countCalls(tx, calls);

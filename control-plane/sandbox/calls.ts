@@ -9,7 +9,7 @@ import { ownedTestAgent } from './test-agents.js';
 export const sandboxCallRoute = catalogWriteProcedure
   .meta({
     openapi: { method: 'POST', path: '/v1/sandbox/calls', tags: ['Sandbox'], summary: 'Make a paid call as a test agent' },
-    errors: ['test_agent_not_found', 'seller_not_in_sandbox'],
+    errors: ['test_agent_not_found', 'seller_not_in_sandbox', 'upstream_error', 'upstream_timeout'],
   })
   .input(
     z.strictObject({

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { readUpTo } from '../../runtime/read-body.js';
 import type { HubConfig } from '../../shared/config.js';
+import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { payHostOf } from '../../shared/pay-host.js';
 import { type PaymentRequirements, paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
@@ -10,7 +12,7 @@ import { transferWithAuthorizationTypes } from '../facilitator/transfer-authoriz
 import type { TestAgent } from './test-agents.js';
 
 /** What a sandbox drive shows of the pay URL's answer: enough to debug, never unbounded. */
-const MAX_BODY_CHARS = 16_384;
+const MAX_BODY_BYTES = 16_384;
 const SHOWN_HEADERS = ['content-type', 'hub-billing', 'hub-usage-adjusted', 'payment-response', 'payment-required', 'location'];
 
 export type AgentExchange = {
@@ -41,6 +43,19 @@ export async function payAsAgent(
 }
 
 async function send(config: HubConfig, agent: TestAgent, call: { method: string; path: string; body?: string | undefined }, extra = {}) {
+  try {
+    return await exchange(config, agent, call, extra);
+  } catch (err) {
+    throw driveFailure(err);
+  }
+}
+
+async function exchange(
+  config: HubConfig,
+  agent: TestAgent,
+  call: { method: string; path: string; body?: string | undefined },
+  extra = {},
+) {
   const res = await request(`http://127.0.0.1:${config.proxy.port}${call.path}`, {
     method: call.method as 'GET',
     headers: {
@@ -53,13 +68,25 @@ async function send(config: HubConfig, agent: TestAgent, call: { method: string;
     headersTimeout: config.proxy.headersTimeoutMs,
     bodyTimeout: config.proxy.bodyTimeoutMs,
   });
-  const body = (await res.body.text()).slice(0, MAX_BODY_CHARS);
+  // Read no further than is shown: the seller's answer may be of any size.
+  const body = (await readUpTo(res.body, MAX_BODY_BYTES)).bytes.toString('utf8');
   const headers: Record<string, string> = {};
   for (const name of [...SHOWN_HEADERS, HUB_HEADERS.requestId]) {
     const value = res.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
   return { status: res.statusCode, headers, body };
+}
+
+/**
+ * A drive the pay URL did not answer in full (refused, too slow, headers too big, cut off) is the
+ * spec's envelope for a gateway's failure, never a 500: the seller sees what went wrong.
+ */
+function driveFailure(err: unknown): ApiError {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.name === 'TimeoutError')
+    return new ApiError('upstream_timeout', 'The pay URL did not answer in time.');
+  return new ApiError('upstream_error', `The pay URL's answer could not be read (${e.code ?? e.message ?? 'network error'}).`);
 }
 
 /** The first exact-EVM requirement of a `payment-required` header; undefined for none. */

@@ -13,7 +13,7 @@ import { ownedTestAgent } from './test-agents.js';
 export const sandboxPurchaseRoute = catalogWriteProcedure
   .meta({
     openapi: { method: 'POST', path: '/v1/sandbox/purchases', tags: ['Sandbox'], summary: 'Buy, renew or top up a plan as a test agent' },
-    errors: ['test_agent_not_found', 'seller_not_in_sandbox'],
+    errors: ['test_agent_not_found', 'seller_not_in_sandbox', 'upstream_error', 'upstream_timeout'],
   })
   .input(
     z.strictObject({

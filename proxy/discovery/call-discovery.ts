@@ -2,8 +2,11 @@ import { bazaarExtensions } from '../../shared/discovery/bazaar.js';
 import { matchRoute } from '../../shared/discovery/route-match.js';
 import type { ProxyServices } from '../context.js';
 
-/** What a 402 adds for x402's Bazaar when the call is of a route the seller declared. */
-export type CallDiscovery = { extensions: Record<string, unknown>; description?: string };
+/**
+ * What a 402 adds for x402's Bazaar when the call is of a route the seller declared; `briefExtensions`
+ * is the same without the route's example, for a header the example would make too big.
+ */
+export type CallDiscovery = { extensions: Record<string, unknown>; briefExtensions: Record<string, unknown>; description?: string };
 
 /**
  * Looked up beside the challenge (the catalog is the proxy's cached one): the declared route the
@@ -23,6 +26,7 @@ export async function callDiscovery(
   if (!entry) return undefined;
   return {
     extensions: bazaarExtensions(entry.route, path),
+    briefExtensions: bazaarExtensions(entry.route, path, false),
     ...(entry.route.description ? { description: entry.route.description } : {}),
   };
 }

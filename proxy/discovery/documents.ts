@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../../runtime/respond.js';
 import type { PaySeller } from '../../shared/contract.js';
-import { discoveryDocuments } from '../../shared/discovery/documents.js';
-import { DISCOVERY_PATHS } from '../../shared/discovery/paths.js';
+import { DOCUMENT_CONTENT_TYPES } from '../../shared/discovery/documents.js';
+import type { DiscoveryPath } from '../../shared/discovery/paths.js';
 import { ApiError } from '../../shared/errors.js';
 import { originUrl, publicOrigin } from '../arrival/public-origin.js';
 import type { ProxyServices } from '../context.js';
+import { RenderedDocuments } from './rendered-documents.js';
 
 /**
  * `GET /openapi.json` and `GET /llms.txt` on a pay URL (docs/decisions.md#D-216): public, for any
@@ -14,8 +14,10 @@ import type { ProxyServices } from '../context.js';
  */
 const CACHE_CONTROL = 'public, max-age=60';
 
+const rendered = new RenderedDocuments();
+
 export async function serveDiscoveryDocument(
-  path: string,
+  path: DiscoveryPath,
   req: IncomingMessage,
   res: ServerResponse,
   seller: PaySeller,
@@ -27,13 +29,9 @@ export async function serveDiscoveryDocument(
   }
   const catalog = await services.catalog.discovery(seller.id);
   if (!catalog) throw new ApiError('seller_not_found');
-  const documents = discoveryDocuments(catalog, originUrl(publicOrigin(req, services.config.proxy.trustProxy)));
-  if (path === DISCOVERY_PATHS.openapi) {
-    return sendJson(res, 200, documents.openapi.body, { 'cache-control': CACHE_CONTROL, 'access-control-allow-origin': '*' });
-  }
-  const text = documents.llmsTxt.body;
+  const text = rendered.text(catalog, originUrl(publicOrigin(req, services.config.proxy.trustProxy)), path);
   res.writeHead(200, {
-    'content-type': documents.llmsTxt.contentType,
+    'content-type': DOCUMENT_CONTENT_TYPES[path],
     'content-length': Buffer.byteLength(text).toString(),
     'cache-control': CACHE_CONTROL,
     'access-control-allow-origin': '*',

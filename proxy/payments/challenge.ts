@@ -16,6 +16,12 @@ import { planLinks } from '../storefront/links.js';
 import { mppChallenge } from './mpp.js';
 import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
+/**
+ * The `payment-required` header is kept under this many characters: Node's fetch refuses a response
+ * whose headers pass 16 KB, and an x402 client echoes the document's extensions into its payment header.
+ */
+const MAX_REQUIRED_HEADER_CHARS = 8_192;
+
 /** A seller's 402 body is read whole (it is priced, never shown); bigger than this is not one. */
 const MAX_SELLER_402_BYTES = 65_536;
 
@@ -122,7 +128,7 @@ export function challengeResponse(
   };
   // A declared route's 402 carries x402's Bazaar discovery extension (docs/decisions.md#D-219).
   const extensions = discovery ? { extensions: discovery.extensions } : {};
-  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements], ...extensions };
+  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements] };
   // An identified agent at a storefront that sells plans learns why its plan did not cover the call.
   const standing = challenge.standing?.sells ? challenge.standing : undefined;
   const payload = {
@@ -156,6 +162,23 @@ export function challengeResponse(
   };
   return {
     body: payload,
-    headers: { [X402_HEADERS.required]: encodeHeaderJson(x402Document), 'www-authenticate': mpp.header, 'cache-control': 'no-store' },
+    headers: {
+      [X402_HEADERS.required]: requiredHeader(x402Document, discovery),
+      'www-authenticate': mpp.header,
+      'cache-control': 'no-store',
+    },
   };
+}
+
+/**
+ * The x402 document as `payment-required`: with the full Bazaar extension when the header stays
+ * small, else without the route's example, else without extensions (the body always has them all).
+ */
+function requiredHeader(x402Document: Record<string, unknown>, discovery: CallDiscovery | undefined): string {
+  const header = (extensions?: Record<string, unknown>) => encodeHeaderJson(extensions ? { ...x402Document, extensions } : x402Document);
+  for (const extensions of [discovery?.extensions, discovery?.briefExtensions]) {
+    const encoded = extensions && header(extensions);
+    if (encoded && encoded.length <= MAX_REQUIRED_HEADER_CHARS) return encoded;
+  }
+  return header();
 }

@@ -8,9 +8,10 @@ import { QUERY_METHODS } from '../schemas/routes.js';
  * then enriched with the call's method and, for a templated path, the route template and the
  * call's path parameters. An x402 client echoes `extensions` into its payment, which is where a
  * facilitator that indexes Bazaar reads it. `{ bazaar: … }`, to merge into `extensions`.
+ * `examples: false` leaves the example out: the route, method and path parameters only.
  */
-export function bazaarExtensions(route: Route, path: string): Record<string, unknown> {
-  const example = route.example;
+export function bazaarExtensions(route: Route, path: string, examples = true): Record<string, unknown> {
+  const example = examples ? route.example : undefined;
   // Bazaar's schema takes an object as the output example; another JSON value is left out.
   const response = example?.response;
   const output = isPlainObject(response) ? { output: { example: response } } : {};

@@ -7,7 +7,8 @@ import { pathParameters, QUERY_METHODS } from '../schemas/routes.js';
  */
 export const LISTING_ISSUES = {
   no_routes: 'No route is declared: the documents list nothing to call (PUT /v1/services/{serviceId}/routes).',
-  payments_unavailable: 'Calls cannot be paid here: this hub takes no payments or the seller has no payToAddress.',
+  payments_unavailable:
+    'Calls cannot be paid here: this hub takes no payments, the seller has no payToAddress, or a sandbox seller is on a live rail.',
   route_not_priced: 'No pay-as-you-go plan of the service prices this route’s usage: it carries no price.',
   route_declared_twice: 'Another service declares the same method and path; the documents show the first.',
   route_description_missing: 'The route has no description.',

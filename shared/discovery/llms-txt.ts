@@ -71,12 +71,12 @@ function routeLine(catalog: DiscoveryCatalog, entry: DiscoveredRoute, origin: st
   const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(example?.pathParams?.[name] ?? `{${name}}`));
   const query = example?.query ? `?${new URLSearchParams(example.query)}` : '';
   const note = priceNote(catalog, entry);
-  const cost = price ? `${price.amountUsd} USD a call${note ? ` (${note})` : ''}` : 'not priced per call';
+  const cost = price ? `${price.amountUsd} USD a call${note ? ` (${oneLine(note)})` : ''}` : 'not priced per call';
   const body = example?.body ? `; example body ${JSON.stringify(example.body)}` : '';
   return `- [${route.method} ${route.path}](${origin}${path}${query}): ${route.description ? `${oneLine(route.description)}. ` : ''}${cost}${body}`;
 }
 
-/** Names and descriptions are the seller's text: one line each, so none can start a section of its own. */
+/** Names, descriptions and price notes are the seller's text: one line each, so none can start a section of its own. */
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }

@@ -14,13 +14,14 @@ type DiscoveredRoute = DiscoveryCatalog['routes'][number];
  */
 export function openApiDocument(catalog: DiscoveryCatalog, origin: string) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Set<string>();
   for (const entry of catalog.routes) {
     const { method, path } = entry.route;
     paths[path] ??= {};
     const item = paths[path];
     // Two services declaring one route: the pay URL has one such path, so the first is shown
     // (services in slug order); the listing report names the other.
-    item[method.toLowerCase()] ??= operation(catalog, entry);
+    item[method.toLowerCase()] ??= operation(catalog, entry, uniqueId(operationId(method, path), operationIds));
   }
   return {
     openapi: '3.1.0',
@@ -35,7 +36,7 @@ export function openApiDocument(catalog: DiscoveryCatalog, origin: string) {
   };
 }
 
-function operation(catalog: DiscoveryCatalog, entry: DiscoveredRoute) {
+function operation(catalog: DiscoveryCatalog, entry: DiscoveredRoute, id: string) {
   const { route, price } = entry;
   const example = route.example;
   const note = priceNote(catalog, entry);
@@ -52,7 +53,7 @@ function operation(catalog: DiscoveryCatalog, entry: DiscoveredRoute) {
   ];
   const takesBody = !QUERY_METHODS.includes(route.method);
   return {
-    operationId: operationId(route.method, route.path),
+    operationId: id,
     summary: route.description ?? `${route.method} ${route.path}`,
     ...(price ? { description: `${price.amountUsd} USD a call${note ? ` (${note})` : ''}.` } : {}),
     tags: [entry.serviceSlug],
@@ -77,8 +78,23 @@ function operation(catalog: DiscoveryCatalog, entry: DiscoveredRoute) {
   };
 }
 
-/** `GET /forecast/{city}` → `get_forecast_city`: unique per method and path, as the document needs. */
+/** `GET /forecast/{city}` → `get_forecast_by_city`, apart from `GET /forecast/city` → `get_forecast_city`. */
 function operationId(method: string, path: string): string {
-  const words = path.split('/').flatMap((part) => (part ? [part.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '_')] : []));
-  return [method.toLowerCase(), ...words].join('_') || method.toLowerCase();
+  const words = path.split('/').flatMap((part) => {
+    if (!part) return [];
+    const word = part.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '_');
+    return part.startsWith('{') ? [`by_${word}`] : [word];
+  });
+  return [method.toLowerCase(), ...words].join('_');
+}
+
+/**
+ * `base`, or `base_2`, `base_3`… when an earlier operation has it: OpenAPI needs operation ids
+ * unique in the document, and distinct paths can still share words (`/a-b` and `/a_b`).
+ */
+function uniqueId(base: string, taken: Set<string>): string {
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}_${n}`;
+  taken.add(id);
+  return id;
 }

@@ -10,6 +10,8 @@ export const DISCOVERY_PATHS = {
   llmsTxt: '/llms.txt',
 } as const;
 
-export function isDiscoveryPath(path: string): boolean {
+export type DiscoveryPath = (typeof DISCOVERY_PATHS)[keyof typeof DISCOVERY_PATHS];
+
+export function isDiscoveryPath(path: string): path is DiscoveryPath {
   return path === DISCOVERY_PATHS.openapi || path === DISCOVERY_PATHS.llmsTxt;
 }

@@ -4,6 +4,7 @@ import { closeServer, listen } from '../../runtime/http-server.js';
 import { createAccountEndpoint } from '../../sdk/account/endpoint.js';
 import { MemoryAccountStore } from '../../sdk/account/memory-store.js';
 import type { MintDecision, WriteReply } from '../../sdk/account/replies.js';
+import type { HubIdentity } from '../../sdk/identity.js';
 import { sendJson } from '../../sdk/node.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
@@ -40,7 +41,15 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
   const store = new MemoryAccountStore();
   let mode: ReceiverMode = { kind: 'sdk' };
   let mint: MintDecision = { apiKey: 'sk_test_key_1', maxKeys: 1 };
-  const requests: { path: string; requestId: string | undefined; buyerEmail: string | undefined }[] = [];
+  const requests: {
+    path: string;
+    requestId: string | undefined;
+    buyerEmail: string | undefined;
+    sandbox: string | undefined;
+    signature: string | undefined;
+  }[] = [];
+  /** The SDK's identity of each mint it answered. */
+  const mints: HubIdentity[] = [];
   /** Accounts whose writes the seller refuses (400), whatever the mode. */
   const refused = new Set<string>();
   /** Run once, on the next request, before it is answered (a rotation mid-delivery, say). */
@@ -49,13 +58,18 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
     secrets,
     store,
     lifecycle: () => (mode.kind === 'sdk' && mode.lifecycle ? mode.lifecycle : { lifecycle: 'active' }),
-    mintKey: () => mint,
+    mintKey: (_account, { identity }) => {
+      mints.push(identity);
+      return mint;
+    },
   });
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     requests.push({
       path: req.url ?? '',
       requestId: req.headers['hub-request-id'] as string | undefined,
       buyerEmail: req.headers['hub-buyer-email'] as string | undefined,
+      sandbox: req.headers['hub-sandbox'] as string | undefined,
+      signature: req.headers['hub-signature'] as string | undefined,
     });
     const hook = beforeNext;
     beforeNext = undefined;
@@ -89,6 +103,7 @@ export async function startAccountReceiver(t: Tap, secrets: (kid: string) => str
     url: `http://127.0.0.1:${port}/zeroclick/access`,
     store,
     requests,
+    mints,
     refused,
     set mode(next: ReceiverMode) {
       mode = next;

@@ -1,6 +1,8 @@
 import pino from 'pino';
 import t from 'tap';
+import { setStatefulFlags } from '../../../control-plane/catalog/sellers.js';
 import { AccountWriteWorker } from '../../../control-plane/delivery/account-write-worker.js';
+import { redeemKey } from '../../../control-plane/delivery/key-mint.js';
 import { resolveWithSystem, UpstreamAddresses } from '../../../runtime/upstream-addresses.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { FAST_DELIVERY, startAccountReceiver } from '../../helpers/account-receiver.js';
@@ -248,6 +250,24 @@ for (const provider of testProviders()) {
       t.equal(receiver.requests.at(-1)?.buyerEmail, email);
       await api.put(`/v1/sellers/${sellerId}/stateful-access`, hub.apiKey, { accountWriteVariant: 'original' });
       await api.patch(`/v1/plans/${plan.id}`, hub.apiKey, { verifiedEmailPolicy: 'off' });
+    });
+
+    await t.test("a sandbox seller's write and key mint carry hub-sandbox: 1 and ,sb=1", async (t) => {
+      const { account } = await buy();
+      // Set in place: the flag is fixed at creation, and these calls read it from the seller's row.
+      await db.seller.update({ where: { id: sellerId }, data: { sandbox: true } });
+      t.teardown(() => db.seller.update({ where: { id: sellerId }, data: { sandbox: false } }));
+      t.match(await drain(account.accessId, 1), { status: 'applied' });
+      const write = receiver.requests.filter((r) => r.requestId === `${account.accessId}:1`).at(-1);
+      t.equal(write?.sandbox, '1', 'hub-sandbox: 1');
+      t.match(write?.signature, /,sb=1$/, 'the signature ends ,sb=1, and the SDK took it');
+
+      await setStatefulFlags(db, sellerId, { servicing: true });
+      const minted = await redeemKey(db, hub.cp.masterKey, { sellerId, agentId: agent.agentId, accessId: account.accessId });
+      t.ok(minted, 'a key was minted');
+      t.equal(receiver.requests.at(-1)?.sandbox, '1');
+      t.equal(receiver.mints.at(-1)?.sandbox, true, "the SDK's identity says sandbox");
+      await setStatefulFlags(db, sellerId, { servicing: false });
     });
 
     await t.test('a 401 is tried once more with the newest secret, rotated meanwhile', async (t) => {

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import t from 'tap';
 import type { Address } from 'viem';
 import { localRail } from '../../../control-plane/payments/rail.js';
@@ -11,6 +11,7 @@ import { startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startTestHub } from '../../helpers/hub.js';
 import { managementClient } from '../../helpers/management.js';
+import { eventually } from '../../helpers/processes.js';
 
 // Issue 35, the sandbox half: a seller builds its catalog in sandbox through the management API,
 // a test agent made by /v1/sandbox pays and buys there, the seller's API sees `hub-sandbox: 1`
@@ -18,6 +19,21 @@ import { managementClient } from '../../helpers/management.js';
 // account and a renewal extends it, and the live seller's analytics and accounts see none of it.
 
 const DAY = 86_400;
+const FLOOD_BYTES = 64 * 1024 * 1024;
+
+/** An answer far bigger than a drive shows: written until the reader goes away, or 64 MiB. */
+async function pour(res: ServerResponse, flood: { written: number; closed: boolean }) {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.once('close', () => {
+    flood.closed = true;
+  });
+  const chunk = Buffer.alloc(65_536, 'x');
+  while (!res.destroyed && flood.written < FLOOD_BYTES) {
+    flood.written += chunk.length;
+    if (!res.write(chunk)) await new Promise((drained) => res.once('drain', drained).once('close', drained));
+  }
+  res.end();
+}
 
 t.test('a sandbox seller is paid on a test rail only', async (t) => {
   const rail = { test: false } as Parameters<typeof refuseLiveRailForSandbox>[0];
@@ -30,7 +46,8 @@ t.test('sandbox, end to end', async (t) => {
   const chain = await startTestChain(t);
   for (const provider of testProviders()) {
     await t.test(provider, async (t) => {
-      const hub = await startTestHub(t, provider, {}, localRail(chain));
+      const rail = localRail(chain);
+      const hub = await startTestHub(t, provider, {}, rail);
       // The control-plane drives the pay URL through its proxy, on the port the proxy listens on.
       hub.cp.config.proxy.port = Number(new URL(hub.proxyUrl).port);
       const api = managementClient(hub.cp.url);
@@ -65,7 +82,8 @@ t.test('sandbox, end to end', async (t) => {
         },
         { secrets: (kid) => secrets.get(kid) },
       );
-      const upstream = createServer((req, res) => void handler(req, res));
+      const flood = { written: 0, closed: false };
+      const upstream = createServer((req, res) => void (req.url === '/flood' ? pour(res, flood) : handler(req, res)));
       const upstreamUrl = `http://127.0.0.1:${await listen(upstream, 0, '127.0.0.1')}`;
       t.teardown(() => closeServer(upstream, 200));
       const payTo = chain.accounts[2]!.address;
@@ -138,6 +156,29 @@ t.test('sandbox, end to end', async (t) => {
         t.equal(await tokenBalance(chain, testAgent.walletAddress as Address), 4_990_000n, 'paid on the test rail');
       });
 
+      await t.test("a drive reads no more of the seller's answer than it shows", async (t) => {
+        const { status, body } = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/flood' });
+        t.equal(status, 200);
+        t.equal(body.exchange.body, 'x'.repeat(16_384), 'the first 16 KiB');
+        t.ok(await eventually(() => flood.closed), 'the answer was broken off');
+        t.ok(flood.written < FLOOD_BYTES / 4, `the seller wrote ${flood.written} bytes before it was`);
+      });
+
+      await t.test('a pay URL that cannot be reached is the envelope, never a 500', async (t) => {
+        const port = hub.cp.config.proxy.port;
+        const closed = createServer();
+        hub.cp.config.proxy.port = await listen(closed, 0, '127.0.0.1');
+        await closeServer(closed, 200);
+        try {
+          const refused = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
+          t.equal(refused.status, 502);
+          t.equal(refused.body.error, 'upstream_error');
+          t.match(refused.body.reason, /ECONNREFUSED/);
+        } finally {
+          hub.cp.config.proxy.port = port;
+        }
+      });
+
       let accessId = '';
       await t.test('a purchase, then the test clock expires the account and a renewal extends it', async (t) => {
         const bought = await api.post('/v1/sandbox/purchases', key, { agentId: testAgent.agentId, planId: monthly.id });
@@ -172,11 +213,28 @@ t.test('sandbox, end to end', async (t) => {
         t.match(await api.post(`/v1/sandbox/payments/${payment.id}/refund`, key), { status: 501, body: { error: 'refund_not_available' } });
       });
 
+      await t.test("on a live rail, a sandbox seller's documents offer no payment, and its listing says so", async (t) => {
+        const payable = async () => {
+          const { discovery } = (await api.get(`/v1/sellers/${sandbox.id}/discovery`, key)).body;
+          return !discovery.listing.issues.some((i: { code: string }) => i.code === 'payments_unavailable');
+        };
+        t.equal(await payable(), true, 'payable on the test rail');
+        rail.test = false;
+        try {
+          t.equal(await payable(), false, 'not on a live one');
+        } finally {
+          rail.test = true;
+        }
+      });
+
       await t.test('nothing of it shows live, and it unlocks nothing live', async (t) => {
         const analytics = await api.get(`/v1/analytics/sellers/${live.id}?days=7&timeZone=UTC`, key);
         t.match(analytics.body.analytics, { calls: 0, transactions: 0, revenueUsd: '0.000000', attempts: 0, recentTransactions: [] });
         const sandboxed = await api.get(`/v1/analytics/sellers/${sandbox.id}?days=7&timeZone=UTC`, key);
         t.ok(sandboxed.body.analytics.transactions >= 3, 'the sandbox seller has its own');
+        // Its calls too (completions reach the control-plane in the proxy's next batch).
+        const calls = async () => (await api.get(`/v1/analytics/sellers/${sandbox.id}?days=7&timeZone=UTC`, key)).body.analytics.calls;
+        t.ok(await eventually(async () => (await calls()) >= 4), 'the four calls it was answered count under it');
         t.same((await api.get(`/v1/accounts?sellerId=${live.id}`, key)).body.accounts, [], 'no live account');
         seen.length = 0;
         const atLive = await hub.pay('shop', '/search', { headers: { authorization: `Bearer ${testAgent.token}` } });

@@ -244,5 +244,26 @@ for (const provider of testProviders()) {
       t.equal(unknown.status, 404);
       t.match(await unknown.json(), { error: 'seller_not_found' });
     });
+
+    await t.test('a route with examples near their limit still gives a 402 fetch reads and the x402 client pays', async (t) => {
+      // Each example just under 8 KiB of JSON: together they would pass undici's 16 KB of headers.
+      const fill = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`.padEnd(60, 'k'), 'v'.repeat(500)]));
+      const big = { ...routes[0], path: '/big', example: { query: fill(14), response: fill(14) } };
+      t.ok(JSON.stringify(big.example.response).length > 7_500);
+      const put = await api.put(`/v1/services/${ids.service}/routes`, key, { routes: [big] });
+      t.equal(put.status, 200, JSON.stringify(put.body));
+      await catchUp();
+      const reply = await fetch(url('/big'));
+      t.equal(reply.status, 402);
+      const header = reply.headers.get('payment-required') ?? '';
+      t.ok(header.length <= 8_192, `a header of ${header.length} characters`);
+      const required = decode(header);
+      t.ok(validateDiscoveryExtension(required.extensions.bazaar).valid, 'the header keeps a valid extension');
+      t.notOk(required.extensions.bazaar.info.output, 'without the example');
+      const body = (await reply.json()) as Json;
+      t.same(body.extensions.bazaar.info.output.example, big.example.response, 'the body keeps the whole extension');
+      const paid = await x402Fetch(payerKey)(url('/big'));
+      t.equal(paid.status, 200);
+    });
   });
 }
