@@ -8,6 +8,7 @@ import { ownedSeller } from '../catalog/guards.js';
 import { router } from '../trpc/init.js';
 import { catalogReadProcedure } from '../trpc/procedures.js';
 import { discoveryCatalog } from './catalog.js';
+import { tryPayUrlRoute } from './try-it.js';
 
 /**
  * What agents see of a seller before their first 402 (docs/decisions.md#D-220): the pay URL's
@@ -78,4 +79,4 @@ function payUrlOf(config: HubConfig, slug: string): string {
   return config.env === 'production' ? `https://${host}` : `http://${host}:${config.proxy.port}`;
 }
 
-export const discoveryRouter = router({ seller: sellerDiscoveryRoute });
+export const discoveryRouter = router({ seller: sellerDiscoveryRoute, tryIt: tryPayUrlRoute });

@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { request } from 'undici';
 import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { readUpTo } from '../../runtime/read-body.js';
 import type { HubConfig } from '../../shared/config.js';
-import { ApiError } from '../../shared/errors.js';
-import { HUB_HEADERS } from '../../shared/hub-headers.js';
-import { payHostOf } from '../../shared/pay-host.js';
 import { type PaymentRequirements, paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
 import { transferWithAuthorizationTypes } from '../facilitator/transfer-authorization.js';
+import { requestPayUrl } from '../pay-url/pay-url-request.js';
 import type { TestAgent } from './test-agents.js';
-
-/** What a sandbox drive shows of the pay URL's answer: enough to debug, never unbounded. */
-const MAX_BODY_BYTES = 16_384;
-const SHOWN_HEADERS = ['content-type', 'hub-billing', 'hub-usage-adjusted', 'payment-response', 'payment-required', 'location'];
 
 export type AgentExchange = {
   status: number;
@@ -26,8 +18,7 @@ export type AgentExchange = {
 /**
  * Sends a request to a sandbox seller's pay URL as a test agent would: with its bearer token, and
  * on a 402 that names an x402 payment, once more with the payment signed by its wallet (exact
- * scheme, EIP-3009), as the official x402 clients do. The request goes to this hub's own proxy
- * on loopback, with the pay host as Host: the control-plane runs beside it (D-001).
+ * scheme, EIP-3009), as the official x402 clients do (pay-url/pay-url-request.ts).
  */
 export async function payAsAgent(
   config: HubConfig,
@@ -42,51 +33,8 @@ export async function payAsAgent(
   return { ...paid, paid: { network: requirements.network, amount: requirements.amount, payTo: requirements.payTo } };
 }
 
-async function send(config: HubConfig, agent: TestAgent, call: { method: string; path: string; body?: string | undefined }, extra = {}) {
-  try {
-    return await exchange(config, agent, call, extra);
-  } catch (err) {
-    throw driveFailure(err);
-  }
-}
-
-async function exchange(
-  config: HubConfig,
-  agent: TestAgent,
-  call: { method: string; path: string; body?: string | undefined },
-  extra = {},
-) {
-  const res = await request(`http://127.0.0.1:${config.proxy.port}${call.path}`, {
-    method: call.method as 'GET',
-    headers: {
-      host: payHostOf(agent.slug, config.payDomain),
-      authorization: `Bearer ${agent.token}`,
-      ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...extra,
-    },
-    body: call.body ?? null,
-    headersTimeout: config.proxy.headersTimeoutMs,
-    bodyTimeout: config.proxy.bodyTimeoutMs,
-  });
-  // Read no further than is shown: the seller's answer may be of any size.
-  const body = (await readUpTo(res.body, MAX_BODY_BYTES)).bytes.toString('utf8');
-  const headers: Record<string, string> = {};
-  for (const name of [...SHOWN_HEADERS, HUB_HEADERS.requestId]) {
-    const value = res.headers[name];
-    if (typeof value === 'string') headers[name] = value;
-  }
-  return { status: res.statusCode, headers, body };
-}
-
-/**
- * A drive the pay URL did not answer in full (refused, too slow, headers too big, cut off) is the
- * spec's envelope for a gateway's failure, never a 500: the seller sees what went wrong.
- */
-function driveFailure(err: unknown): ApiError {
-  const e = err as { name?: string; code?: string; message?: string };
-  if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.name === 'TimeoutError')
-    return new ApiError('upstream_timeout', 'The pay URL did not answer in time.');
-  return new ApiError('upstream_error', `The pay URL's answer could not be read (${e.code ?? e.message ?? 'network error'}).`);
+function send(config: HubConfig, agent: TestAgent, call: { method: string; path: string; body?: string | undefined }, extra = {}) {
+  return requestPayUrl(config, agent.slug, { ...call, headers: { authorization: `Bearer ${agent.token}`, ...extra } });
 }
 
 /** The first exact-EVM requirement of a `payment-required` header; undefined for none. */

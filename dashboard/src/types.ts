@@ -69,6 +69,8 @@ export type AccountWrite = {
   lastHttpStatus: number | null;
   createdAt: string;
 };
+export type TryAnswer = { status: number; headers: Record<string, string>; paymentRequired: unknown; body: string };
+
 export type Discovery = {
   payUrl: string;
   documents: { openapi: { url: string; body: unknown }; llmsTxt: { url: string; body: string } };

@@ -169,10 +169,17 @@ if (missing) {
     t.match(await db.accountWrite.findUniqueOrThrow({ where: { id: writeId } }), { status: 'pending', attempts: 0 });
   });
 
-  await t.test('what agents see: the pay URL and its discovery documents', async (t) => {
+  await t.test('what agents see: the pay URL, its 402 tried live, and its discovery documents', async (t) => {
+    // The control-plane asks its own proxy on loopback; the test world's proxy is on a port of its own.
+    hub.cp.config.proxy.port = Number(new URL(hub.proxyUrl).port);
     await page.getByRole('link', { name: 'What agents see' }).click();
     t.match(await page.getByTestId('pay-url').textContent(), /^http:\/\/acme\.pay\.localhost:\d+$/);
     await page.getByRole('link', { name: 'llms.txt' }).waitFor();
+    await page.getByLabel('Path on the pay URL').fill('/search');
+    await page.getByRole('button', { name: 'Call it as an agent' }).click();
+    await page.getByTestId('try-answer').waitFor();
+    t.equal(await page.getByTestId('try-status').textContent(), '402', 'the 402 an agent gets');
+    t.match(await page.getByTestId('try-answer').textContent(), /"accepts"/, 'with the x402 challenge decoded');
     await accessible(t, 'what agents see');
     await snap('agents');
   });

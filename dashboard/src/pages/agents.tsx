@@ -1,8 +1,9 @@
 import { get } from '../api';
 import { useLoad } from '../components/load';
 import type { Discovery, Seller } from '../types';
+import { TryIt } from './try-it';
 
-/** What agents see: the pay URL, how to see its 402, and the discovery documents it serves. */
+/** What agents see: the pay URL, its 402 tried live, and the discovery documents it serves. */
 export function Agents({ seller }: { seller: Seller }) {
   const discovery = useLoad(() => get<{ discovery: Discovery }>(`/sellers/${seller.id}/discovery`), seller.id);
   const d = discovery.data?.discovery;
@@ -16,11 +17,9 @@ export function Agents({ seller }: { seller: Seller }) {
         <p>
           <code data-testid="pay-url">{d.payUrl}</code>
         </p>
-        <p class="hint">An unpaid call gets a 402 with the price in both protocols' headers. Try it:</p>
-        <pre>
-          <code>curl -si {d.payUrl}/</code>
-        </pre>
+        <p class="hint">An unpaid call gets a 402 with the price in both protocols' headers: try one below.</p>
       </div>
+      <TryIt sellerId={seller.id} />
       <div class="card">
         <h2>Listing</h2>
         {d.listing.complete ? (

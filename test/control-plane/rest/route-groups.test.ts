@@ -202,6 +202,12 @@ const routes: RouteCase[] = [
     group: 'catalog-read',
     probe: ({ b }) => ({ path: `/v1/sellers/${b.sellerId}/discovery`, expect: notFound('seller_not_found') }),
   },
+  {
+    method: 'POST',
+    route: '/v1/sellers/{sellerId}/try',
+    group: 'catalog-read',
+    probe: ({ b }) => ({ path: `/v1/sellers/${b.sellerId}/try`, body: {}, expect: notFound('seller_not_found') }),
+  },
 
   // Meters
   {

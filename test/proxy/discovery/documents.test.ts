@@ -265,5 +265,22 @@ for (const provider of testProviders()) {
       const paid = await x402Fetch(payerKey)(url('/big'));
       t.equal(paid.status, 200);
     });
+
+    await t.test('"try it": the seller sees the 402 an agent without credentials gets', async (t) => {
+      // The control-plane asks its own proxy on loopback (D-001); the test world's proxy is on a port of its own.
+      hub.cp.config.proxy.port = Number(new URL(hub.proxyUrl).port);
+      const tried = await api.post(`/v1/sellers/${sellerId}/try`, key, { path: '/search?q=rain' });
+      t.equal(tried.status, 200, JSON.stringify(tried.body));
+      const { answer } = tried.body;
+      t.match(answer, {
+        status: 402,
+        headers: { 'www-authenticate': /^Payment /, 'content-type': /json/ },
+        paymentRequired: { x402Version: 2, accepts: [{ scheme: 'exact', amount: /^[1-9][0-9]*$/ }] },
+      });
+      t.match(JSON.parse(answer.body), { error: 'payment_required', serviceSlug: 'search' });
+      t.match(await api.post(`/v1/sellers/${sellerId}/try`, key, { path: 'search' }), { status: 400, body: { error: /^path: / } });
+      t.match(await api.post(`/v1/sellers/${sellerId}/try`, key, { path: '/a\u0000b' }), { status: 400 });
+      t.match(await api.post(`/v1/sellers/${sellerId}/try`, key, { method: 'DELETE' }), { status: 400, body: { error: /^method: / } });
+    });
   });
 }
