@@ -3,6 +3,7 @@ import type { TRPCError } from '@trpc/server';
 import { loggablePath } from '../runtime/containment.js';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
+import { startTracing } from '../runtime/trace-export.js';
 import { ApiError } from '../shared/errors.js';
 import { handleProviderWebhook, PROVIDER_WEBHOOK_PATH } from './card-payments/webhook.js';
 import type { ControlPlaneServices } from './context.js';
@@ -25,7 +26,8 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   const logFailure = ({ error, path: procedure }: { error: TRPCError; path: string | undefined }) => {
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
-  const handleInternal = createInternalEndpoint(services, logFailure);
+  const tracing = startTracing('hub-control-plane', services.config.otlpEndpoint);
+  const handleInternal = createInternalEndpoint(services, logFailure, tracing);
   const payments = readinessOf(services.payments);
   const serveDashboard = createDashboardHandler();
 
@@ -50,7 +52,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     throw new ApiError('not_found');
   };
 
-  return createHttpServer(
+  const server = createHttpServer(
     (req, res) => {
       handle(req, res).catch((thrown) => {
         const err = unavailableDatabase(thrown) ?? thrown;
@@ -68,6 +70,9 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     logger,
     { accessLog: services.config.accessLog },
   );
+  // What is still buffered goes out as the server stops.
+  if (tracing) server.once('close', () => void tracing.stop());
+  return server;
 }
 
 function redirect(res: ServerResponse, location: string): void {

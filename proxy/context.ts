@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Tracing } from '../runtime/tracing.js';
 import type { HubConfig } from '../shared/config.js';
 import type { AgentDirectory } from './agents/agent-directory.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
@@ -22,4 +23,6 @@ export type ProxyServices = {
   jwe: JweCodec;
   /** Key of the MPP challenge HMAC, the same on every proxy (derived from the internal token). */
   mppSecret: string;
+  /** Spans of paid calls, exported over OTLP; undefined (no work at all) without `HUB_OTLP_ENDPOINT`. */
+  tracing: Tracing | undefined;
 };

@@ -1,4 +1,5 @@
 import { Agent } from 'undici';
+import { type Tracing, withTraceContext } from '../runtime/tracing.js';
 import {
   CONTROL_PLANE_CALL_TIMEOUT_MS,
   contract,
@@ -26,11 +27,14 @@ type CallInput<Name extends ProcedureName> = undefined extends ProcedureInput<Na
  * With `checkOutputs` (by default: in tests, shared/contract-outputs.ts) every answer is checked
  * against its procedure's output schema; one that does not match throws a `ContractOutputError`,
  * raised again as an uncaught exception so that no caller's catch hides it.
+ *
+ * With `tracing`, each call carries the active span's W3C `traceparent`, so the control-plane's
+ * spans join the paid call's trace.
  */
 export function createControlPlaneClient(
   baseUrl: string,
   internalToken: string,
-  { checkOutputs = contractOutputsChecked() }: { checkOutputs?: boolean } = {},
+  { checkOutputs = contractOutputsChecked(), tracing }: { checkOutputs?: boolean; tracing?: Tracing | undefined } = {},
 ): { client: ControlPlaneClient; close: () => Promise<void> } {
   const dispatcher = new Agent({
     keepAliveTimeout: 30_000,
@@ -48,7 +52,7 @@ export function createControlPlaneClient(
         origin: origin.origin,
         path,
         method,
-        headers: body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' },
+        headers: withTraceContext(tracing, body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' }),
         ...(body === undefined ? {} : { body }),
       });
       const text = await res.body.text();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { closeServer } from '../runtime/http-server.js';
+import { startTracing } from '../runtime/trace-export.js';
 import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import type { HubConfig } from '../shared/config.js';
 import { AgentDirectory } from './agents/agent-directory.js';
@@ -16,7 +17,8 @@ import { createProxyServer } from './server.js';
 
 /** Wires a proxy (server plus its caches and pools) without listening; `stop` undoes it all. */
 export function createProxy(config: HubConfig, logger: Logger, internalToken: string) {
-  const { client, close } = createControlPlaneClient(config.controlPlane.url, internalToken);
+  const tracing = startTracing('hub-proxy', config.otlpEndpoint);
+  const { client, close } = createControlPlaneClient(config.controlPlane.url, internalToken, { tracing });
   const services: ProxyServices = {
     config,
     logger,
@@ -28,6 +30,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     metrics: new ProxyMetrics(),
     jwe: createJweCodec(config.proxy.jweMode, config.proxy.jweThreads),
     mppSecret: mppSecret(internalToken),
+    tracing,
   };
   services.catalog.start();
   services.agents.start();
@@ -40,6 +43,7 @@ export function createProxy(config: HubConfig, logger: Logger, internalToken: st
     await services.pools.close();
     await services.jwe.close();
     await close();
+    await tracing?.stop();
   };
   return { server, services, stop };
 }

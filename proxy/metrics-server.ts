@@ -11,7 +11,7 @@ const METRICS_PATH = '/metrics';
  * The proxy's metrics, on a port of their own (`HUB_PROXY_METRICS_PORT`): the pay URL's port is
  * the public's, and what the proxy counts is the operator's. It serves `GET /metrics` and nothing
  * else; a scrape is not a request the proxy counts, nor one the access log repeats every few seconds.
- * `render` is one process's counters, or (cli/proxy-workers.ts) every worker's, gathered per scrape.
+ * `render` is one process's registry, or (cli/proxy-workers.ts) every worker's, gathered per scrape.
  */
 export function createMetricsServer(render: () => string | Promise<string>, config: HubConfig, logger: Logger): Server {
   return createHttpServer(

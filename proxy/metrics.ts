@@ -1,30 +1,52 @@
+import { AggregatorRegistry, Counter, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
+
 /**
- * Prometheus metrics of the proxy, kept as plain counters (no per-request objects are retained):
- * requests in progress, requests by status class, a latency histogram, and upstream errors by kind.
+ * Prometheus metrics of the proxy, kept by prom-client in a registry of this process's own (not
+ * prom-client's global one, so two proxies in one test process count apart): requests in progress,
+ * requests by status class, a latency histogram, and upstream errors by kind.
  */
-const LATENCY_BUCKETS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export type UpstreamErrorKind = 'connect' | 'connect_timeout' | 'headers_timeout' | 'body_timeout' | 'reset' | 'other';
 
-/** One process's counters as plain data: what a worker hands the process that serves the metrics port. */
-export type MetricsSnapshot = {
-  inProgress: number;
-  requests: Record<string, number>;
-  upstreamErrors: Record<string, number>;
-  /** Cumulative counts per latency bucket, in `LATENCY_BUCKETS_MS` order. */
-  buckets: number[];
-  latencyCount: number;
-  latencySumMs: number;
-};
+/** One process's metrics as plain data (prom-client's JSON form): what a worker hands the primary. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
 export class ProxyMetrics {
-  private readonly requests = new Map<string, number>();
-  private readonly upstreamErrors = new Map<UpstreamErrorKind, number>();
-  private readonly buckets = new Array<number>(LATENCY_BUCKETS_MS.length).fill(0);
-  private latencyCount = 0;
-  private latencySumMs = 0;
+  private readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'hub_proxy_requests_total',
+    help: 'Requests answered by the proxy, by status class.',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'hub_proxy_request_duration_seconds',
+    help: 'Time from request to response end.',
+    buckets: LATENCY_BUCKETS_S,
+    registers: [this.registry],
+  });
+  private readonly upstreamErrors = new Counter({
+    name: 'hub_proxy_upstream_errors_total',
+    help: 'Failed upstream exchanges, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   /** Requests received and not yet answered (or given up by their client). */
   inProgress = 0;
+
+  constructor() {
+    // A plain field the hot path also reads (JWE admission); the gauge reads it at scrape time.
+    const metrics = this;
+    new Gauge({
+      name: 'hub_proxy_requests_in_progress',
+      help: 'Requests received and not yet answered.',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.inProgress);
+      },
+    });
+  }
 
   started(): void {
     this.inProgress++;
@@ -33,64 +55,32 @@ export class ProxyMetrics {
   /** A request started with `started` ended: answered with `status`, or closed. */
   observe(status: number, durationMs: number): void {
     this.inProgress--;
-    const key = `${Math.floor(status / 100)}xx`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    this.latencyCount++;
-    this.latencySumMs += durationMs;
-    for (let i = 0; i < LATENCY_BUCKETS_MS.length; i++) if (durationMs <= LATENCY_BUCKETS_MS[i]!) this.buckets[i]!++;
+    this.requests.inc({ status: `${Math.floor(status / 100)}xx` });
+    this.latency.observe(durationMs / 1000);
   }
 
   upstreamError(kind: UpstreamErrorKind): void {
-    this.upstreamErrors.set(kind, (this.upstreamErrors.get(kind) ?? 0) + 1);
+    this.upstreamErrors.inc({ kind });
   }
 
-  snapshot(): MetricsSnapshot {
-    return {
-      inProgress: this.inProgress,
-      requests: Object.fromEntries(this.requests),
-      upstreamErrors: Object.fromEntries(this.upstreamErrors),
-      buckets: [...this.buckets],
-      latencyCount: this.latencyCount,
-      latencySumMs: this.latencySumMs,
-    };
+  snapshot(): Promise<MetricsSnapshot> {
+    return this.registry.getMetricsAsJSON() as Promise<MetricsSnapshot>;
   }
 
-  render(): string {
-    return renderMetrics([{ labels: {}, snapshot: this.snapshot() }]);
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
 }
 
 /**
- * The exposition text of one or more processes' counters, each series carrying its process's
- * `labels` (a worker's `worker="2"`; none for a proxy that is one process).
+ * The exposition text of several workers' metrics, each series labelled with its worker's
+ * `labels` (`worker="2"`). prom-client's cluster aggregation merges series whose labels are
+ * equal; with the worker label on every series nothing is merged, each worker's stays its own
+ * (docs/decisions.md#D-222, #D-251).
  */
-export function renderMetrics(parts: { labels: Record<string, string>; snapshot: MetricsSnapshot }[]): string {
-  const lines: string[] = [];
-  const family = (name: string, type: string, help: string, each: (series: Series, s: MetricsSnapshot) => void) => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const { labels, snapshot } of parts) {
-      each((suffix, value, extra = {}) => lines.push(`${name}${suffix}${labelText({ ...labels, ...extra })} ${value}`), snapshot);
-    }
-  };
-  family('hub_proxy_requests_in_progress', 'gauge', 'Requests received and not yet answered.', (series, s) => series('', s.inProgress));
-  family('hub_proxy_requests_total', 'counter', 'Requests answered by the proxy, by status class.', (series, s) => {
-    for (const [status, n] of Object.entries(s.requests)) series('', n, { status });
-  });
-  family('hub_proxy_request_duration_seconds', 'histogram', 'Time from request to response end.', (series, s) => {
-    for (const [i, ms] of LATENCY_BUCKETS_MS.entries()) series('_bucket', s.buckets[i] ?? 0, { le: String(ms / 1000) });
-    series('_bucket', s.latencyCount, { le: '+Inf' });
-    series('_sum', s.latencySumMs / 1000);
-    series('_count', s.latencyCount);
-  });
-  family('hub_proxy_upstream_errors_total', 'counter', 'Failed upstream exchanges, by kind.', (series, s) => {
-    for (const [kind, n] of Object.entries(s.upstreamErrors)) series('', n, { kind });
-  });
-  return `${lines.join('\n')}\n`;
-}
-
-type Series = (suffix: string, value: number, labels?: Record<string, string>) => void;
-
-function labelText(labels: Record<string, string>): string {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value}"`);
-  return pairs.length ? `{${pairs.join(',')}}` : '';
+export function renderMetrics(parts: { labels: Record<string, string>; snapshot: MetricsSnapshot }[]): Promise<string> {
+  const labelled = parts.map(({ labels, snapshot }) =>
+    snapshot.map((metric) => ({ ...metric, values: metric.values.map((value) => ({ ...value, labels: { ...labels, ...value.labels } })) })),
+  );
+  return AggregatorRegistry.aggregate(labelled).metrics();
 }

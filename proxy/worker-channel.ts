@@ -28,7 +28,8 @@ export function isProxyWorker(): boolean {
 /** Worker side: answers the primary's asks for this process's counters. */
 export function answerMetricsAsks(metrics: ProxyMetrics): void {
   process.on('message', (message: unknown) => {
-    if (isMessage(message) && message.hub === 'metrics?') send({ hub: 'metrics', id: message.id, snapshot: metrics.snapshot() });
+    if (!isMessage(message) || message.hub !== 'metrics?') return;
+    void metrics.snapshot().then((snapshot) => send({ hub: 'metrics', id: message.id, snapshot }));
   });
 }
 

@@ -90,6 +90,7 @@ const envSchema = z.object({
     .pipe(z.number().min(1, 'must be at least 1').max(256, 'must be at most 256'))
     .optional(),
   HUB_CONTROL_PLANE_URL: z.url({ error: 'must be an http(s) URL' }).optional(),
+  HUB_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   DATABASE_URL: z.string().default('file:./data/hub.db'),
   HUB_DATA_DIR: z.string().min(1).default('./data'),
   HUB_PAY_DOMAIN: hostname.default('pay.localhost'),
@@ -207,6 +208,8 @@ export type HubConfig = {
   masterKey: Buffer | undefined;
   internalToken: string | undefined;
   logLevel: z.infer<typeof envSchema>['HUB_LOG_LEVEL'];
+  /** An OTLP/HTTP collector's base URL: traces go to `<it>/v1/traces`. Unset: no tracing at all. */
+  otlpEndpoint: string | undefined;
   /** One log line per request at info, on both ports. */
   accessLog: boolean;
   /**
@@ -316,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     masterKey: e.HUB_MASTER_KEY,
     internalToken: e.HUB_INTERNAL_TOKEN,
     logLevel: e.HUB_LOG_LEVEL,
+    otlpEndpoint: e.HUB_OTLP_ENDPOINT?.replace(/\/+$/, ''),
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },

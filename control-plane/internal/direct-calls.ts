@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Span } from '@opentelemetry/api';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from '@trpc/server';
 import { mediaTypeOf } from '../../runtime/media-type.js';
 import { readUpTo } from '../../runtime/read-body.js';
+import { failSpan, inServerSpan, type Tracing } from '../../runtime/tracing.js';
 import { HOT_PATH_PROCEDURES } from '../../shared/contract.js';
 import { answerBody, BATCH_OF_ONE, type CallAnswer, type CallFailure, readBatchInputs } from '../../shared/internal-wire.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
+import { callAttributes } from './call-span.js';
 import { presentsInternalToken } from './internal-token.js';
 import { internalApiRouter } from './router.js';
 
@@ -20,6 +23,8 @@ import { internalApiRouter } from './router.js';
  * Only what the proxy sends takes this way (shared/internal-wire.ts): a POST batch of one of the
  * procedures the contract marks `onHotPath` (shared/contract.ts), JSON, with the internal token.
  * Anything else that reaches /trpc (with that token: trpc-endpoint.ts) is tRPC's to answer.
+ *
+ * Traced, each call is a span named as its procedure, in the trace of the proxy's `traceparent`.
  */
 const DIRECT = new Set(HOT_PATH_PROCEDURES.map((name) => `internal.${name}`));
 
@@ -31,7 +36,7 @@ export type DirectCalls = {
   handle(req: IncomingMessage, res: ServerResponse, procedure: string): Promise<void>;
 };
 
-export function createDirectCalls(services: Services, onError: OnError): DirectCalls {
+export function createDirectCalls(services: Services, onError: OnError, tracing?: Tracing): DirectCalls {
   return {
     serves: (req, procedure, search) =>
       req.method === 'POST' &&
@@ -40,44 +45,48 @@ export function createDirectCalls(services: Services, onError: OnError): DirectC
       mediaTypeOf(req.headers['content-type']) === 'application/json' &&
       presentsInternalToken(req, services.internalToken),
 
-    async handle(req, res, procedure) {
-      const ctx: RequestContext = { ...services, req, res };
-      let inputs: Promise<Record<string, unknown>> | undefined;
-      // Read when the procedure asks for its input (after the token is checked), as tRPC does.
-      const readInputs = () => {
-        inputs ??= batchInputs(req);
-        return inputs;
-      };
-      let answer: CallAnswer;
-      let status = 200;
-      try {
-        const data = await callTRPCProcedure({
-          router: internalApiRouter,
-          path: procedure,
-          getRawInput: async () => (await readInputs())[0],
-          ctx,
-          type: 'mutation',
-          signal: undefined,
-          batchIndex: 0,
-        });
-        answer = { result: { data } };
-      } catch (cause) {
-        const error = getTRPCErrorFromUnknown(cause);
-        onError({ error, path: procedure });
-        const input = inputs ? await inputs.then((read) => read[0]).catch(() => undefined) : undefined;
-        const shape = getTRPCErrorShape({ config: internalApiRouter._def._config, ctx, error, input, path: procedure, type: 'mutation' });
-        status = shape.data.httpStatus;
-        answer = { error: shape as CallFailure };
-      }
-      const body = answerBody(answer);
-      res.writeHead(status, {
-        vary: 'trpc-accept, accept',
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-      });
-      res.end(body);
-    },
+    handle: (req, res, procedure) => inServerSpan(tracing, procedure, req.headers, (span) => serveCall(req, res, procedure, span)),
   };
+
+  async function serveCall(req: IncomingMessage, res: ServerResponse, procedure: string, span: Span | undefined): Promise<void> {
+    const ctx: RequestContext = { ...services, req, res };
+    let inputs: Promise<Record<string, unknown>> | undefined;
+    // Read when the procedure asks for its input (after the token is checked), as tRPC does.
+    const readInputs = () => {
+      inputs ??= batchInputs(req);
+      return inputs;
+    };
+    let answer: CallAnswer;
+    let status = 200;
+    try {
+      const data = await callTRPCProcedure({
+        router: internalApiRouter,
+        path: procedure,
+        getRawInput: async () => (await readInputs())[0],
+        ctx,
+        type: 'mutation',
+        signal: undefined,
+        batchIndex: 0,
+      });
+      answer = { result: { data } };
+      if (span) span.setAttributes(callAttributes(procedure, (await readInputs())[0], data));
+    } catch (cause) {
+      const error = getTRPCErrorFromUnknown(cause);
+      onError({ error, path: procedure });
+      if (span) failSpan(span, error);
+      const input = inputs ? await inputs.then((read) => read[0]).catch(() => undefined) : undefined;
+      const shape = getTRPCErrorShape({ config: internalApiRouter._def._config, ctx, error, input, path: procedure, type: 'mutation' });
+      status = shape.data.httpStatus;
+      answer = { error: shape as CallFailure };
+    }
+    const body = answerBody(answer);
+    res.writeHead(status, {
+      vary: 'trpc-accept, accept',
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
 }
 
 /** The batch's inputs by index, as tRPC reads a JSON body. */

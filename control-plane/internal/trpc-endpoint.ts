@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import type { Tracing } from '../../runtime/tracing.js';
 import { ApiError } from '../../shared/errors.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { createDirectCalls } from './direct-calls.js';
@@ -16,8 +17,8 @@ type OnError = (failure: { error: TRPCError; path: string | undefined }) => void
  * only internal procedures (else 404); both refusals are the spec's envelope. What passes is
  * answered in tRPC's wire format, as the proxy's client reads it.
  */
-export function createInternalEndpoint(services: ControlPlaneServices, onError: OnError) {
-  const direct = services.config.controlPlane.internalCalls === 'direct' ? createDirectCalls(services, onError) : undefined;
+export function createInternalEndpoint(services: ControlPlaneServices, onError: OnError, tracing?: Tracing) {
+  const direct = services.config.controlPlane.internalCalls === 'direct' ? createDirectCalls(services, onError, tracing) : undefined;
   const procedures = internalApiRouter._def.procedures as Record<string, unknown>;
 
   return async (req: IncomingMessage, res: ServerResponse, procedure: string, search: string): Promise<void> => {

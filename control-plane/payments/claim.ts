@@ -8,6 +8,7 @@ import { type Sql, sqlOf } from '../db/sql.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import { readAttempt } from './attempt-rows.js';
 import { type AttemptStatus, moveAttempt } from './attempt-status.js';
+import { traceAttempt } from './attempt-trace.js';
 import type { PaymentRail } from './rail.js';
 import { attemptRequirements } from './requirements.js';
 
@@ -43,6 +44,7 @@ export async function claimPaidRequest(
     ),
   ]);
   if (!attempt || !rail || !attempt.payTo) throw failed('unknown_payment');
+  traceAttempt(attempt, rail);
   const identity = attempt.kind === 'identity';
 
   if (attempt.method !== input.method || attempt.pathAndQuery !== input.pathAndQuery || attempt.bodyDigest !== input.bodyDigest) {

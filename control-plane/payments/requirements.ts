@@ -4,6 +4,9 @@ import type { Network, PaymentRequirements } from '../../shared/payments/x402-wi
 import type { SettlementToken } from '../facilitator/exact-payment.js';
 import type { PaymentRail } from './rail.js';
 
+/** The x402 scheme every on-chain payment attempt is made in. */
+export const PAYMENT_SCHEME = 'exact';
+
 /**
  * The x402 exact-EVM requirements of one payment attempt. The attempt id rides in `extra`: x402
  * clients send the requirements they accepted back verbatim, which is how a paid retry names the
@@ -32,7 +35,7 @@ export function exactRequirements(input: {
   maxTimeoutSeconds: number;
 }): PaymentRequirements {
   return {
-    scheme: 'exact',
+    scheme: PAYMENT_SCHEME,
     network: input.network,
     asset: getAddress(input.token.address),
     amount: microsToTokenUnits(input.priceMicros, input.token.decimals).toString(),

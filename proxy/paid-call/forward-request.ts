@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tagRequest } from '../../runtime/containment.js';
+import { inSpan, SpanKind } from '../../runtime/tracing.js';
 import { MAX_RECORDED_PATH, type RequestRecordInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { newRequestId } from '../../shared/ids.js';
+import { traceAttributes } from '../../shared/trace-attributes.js';
 import type { ProxyServices } from '../context.js';
 import { type PlainResponse, replyAgreement, sealResponse } from '../encryption/sealed-response.js';
 import { answerWithChallenge } from '../payments/challenge.js';
@@ -21,8 +23,24 @@ import { capturedUsage, recordUsage } from './usage-capture.js';
  * payment, forward it signed, then either turn the seller's 402 into a priced challenge or record
  * the usage the seller reported, settle the payment and deliver the response with its billing
  * headers. A payment is settled before the head is written, so its headers can ride on it.
+ *
+ * Traced, the call is one span (`paid call`) with the challenge, claim, upstream and settlement
+ * as its children; an agent's own `traceparent` is not followed (the public starts no trace of ours).
  */
-export async function forwardRequest(services: ProxyServices, req: IncomingMessage, res: ServerResponse, seller: PaySeller): Promise<void> {
+export function forwardRequest(services: ProxyServices, req: IncomingMessage, res: ServerResponse, seller: PaySeller): Promise<void> {
+  if (!services.tracing) return forward(services, req, res, seller);
+  return inSpan(
+    services.tracing,
+    'paid call',
+    (span) =>
+      forward(services, req, res, seller).finally(() =>
+        span?.setAttributes(traceAttributes({ httpStatus: res.statusCode, requestId: res.getHeader(HUB_HEADERS.requestId)?.toString() })),
+      ),
+    { kind: SpanKind.SERVER, attributes: traceAttributes({ sellerId: seller.id, method: req.method }) },
+  );
+}
+
+async function forward(services: ProxyServices, req: IncomingMessage, res: ServerResponse, seller: PaySeller): Promise<void> {
   const request = await readPayRequest(services, req, seller);
   const { caller } = request;
   const record: RequestRecordInput = {
@@ -128,6 +146,19 @@ async function deliverAnswer(
 
 /** Sends the request signed; a 401 may mean the seller rotated its secret since it was cached: retry once with the newest. */
 async function sendWithFreshSecret(
+  services: ProxyServices,
+  request: PayRequest,
+  identity: Identity,
+  signal: ClientGone,
+): Promise<Forwarded> {
+  return inSpan(services.tracing, 'upstream', async (span) => {
+    const forwarded = await sendRetryingStaleSecret(services, request, identity, signal);
+    span?.setAttribute('http.response.status_code', forwarded.response.statusCode);
+    return forwarded;
+  });
+}
+
+async function sendRetryingStaleSecret(
   services: ProxyServices,
   request: PayRequest,
   identity: Identity,

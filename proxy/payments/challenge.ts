@@ -3,8 +3,10 @@ import type { Readable } from 'node:stream';
 import { decodeContent } from '../../runtime/content-encoding.js';
 import { readUpTo } from '../../runtime/read-body.js';
 import { sendJson } from '../../runtime/respond.js';
-import type { IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
+import { inSpan } from '../../runtime/tracing.js';
+import type { ChallengeOutcome, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { challengeAttributes, traceAttributes } from '../../shared/trace-attributes.js';
 import { isUsageQuantity, isUsageSlug, MAX_USAGE_ITEMS } from '../../shared/usage.js';
 import { originUrl } from '../arrival/public-origin.js';
 import type { ProxyServices } from '../context.js';
@@ -50,7 +52,33 @@ export async function answerWithChallenge(
   if (!asked) throw new ApiError('upstream_error', 'The seller answered 402 without a payment_required body hub can price.');
   // Read beside the pricing: a cached catalog costs nothing, a cold one no extra round trip in line.
   const discovery = callDiscovery(services, request.seller.id, request.method, request.target).catch(() => undefined);
-  const outcome = await services.controlPlane.call('issuePaymentChallenge', {
+  const outcome = await inSpan(
+    services.tracing,
+    'payment.challenge',
+    async (span) => {
+      const outcome = await askForChallenge(services, request, identity, asked, useCredit);
+      span?.setAttributes(challengeAttributes(outcome));
+      return outcome;
+    },
+    { attributes: traceAttributes({ sellerId: request.seller.id, requestId: identity.requestId }) },
+  );
+  if (outcome.kind === 'paid_from_credit') return outcome;
+  // No per-call price, but a plan to buy or extend: the 402 says where.
+  if (outcome.kind === 'plan_to_buy') throw new ApiError('payment_required', outcome.reason, planLinks(request.origin, outcome.accessId));
+  const { body, headers } = challengeResponse(request, outcome.challenge, identity, services.mppSecret, await discovery);
+  sendJson(res, 402, body, headers);
+  return undefined;
+}
+
+/** The control-plane's pricing of a seller's 402: a challenge, a call paid from credit, or a plan to buy. */
+function askForChallenge(
+  services: ProxyServices,
+  request: PayRequest,
+  identity: Identity,
+  asked: SellerPaymentRequired,
+  useCredit: boolean,
+): Promise<ChallengeOutcome> {
+  return services.controlPlane.call('issuePaymentChallenge', {
     sellerId: request.seller.id,
     requestId: identity.requestId,
     agentId: identity.agentId ?? null,
@@ -64,12 +92,6 @@ export async function answerWithChallenge(
     sandbox: request.seller.sandbox,
     useCredit,
   });
-  if (outcome.kind === 'paid_from_credit') return outcome;
-  // No per-call price, but a plan to buy or extend: the 402 says where.
-  if (outcome.kind === 'plan_to_buy') throw new ApiError('payment_required', outcome.reason, planLinks(request.origin, outcome.accessId));
-  const { body, headers } = challengeResponse(request, outcome.challenge, identity, services.mppSecret, await discovery);
-  sendJson(res, 402, body, headers);
-  return undefined;
 }
 
 /** Fields of a seller's 402 the proxy acts on (spec: Bodies the seller's API returns). */

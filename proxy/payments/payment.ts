@@ -1,6 +1,8 @@
+import { inSpan } from '../../runtime/tracing.js';
 import type { CapturedUsage, ClaimedPayment, PaymentProtocol, SettledRequest, SettleOutcome } from '../../shared/contract.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
+import { settledAttributes, traceAttributes } from '../../shared/trace-attributes.js';
 import type { ProxyServices } from '../context.js';
 import type { PayRequest } from '../paid-call/pay-request.js';
 import { mppReceipt } from './mpp.js';
@@ -26,14 +28,25 @@ export class Payment {
   static async claim(services: ProxyServices, request: PayRequest): Promise<Payment | undefined> {
     const { proof } = request;
     if (proof.kind !== 'paid') return undefined;
-    const claimed = await services.controlPlane.call('claimPaidRequest', {
-      paymentId: proof.paymentId,
-      method: request.method,
-      pathAndQuery: request.target,
-      bodyDigest: request.bodyDigest,
-      protocol: proof.protocol,
-      payload: proof.payload,
-    });
+    const attributes = traceAttributes({ paymentId: proof.paymentId, protocol: proof.protocol, sellerId: request.seller.id });
+    const claimed = await inSpan(
+      services.tracing,
+      'payment.claim',
+      async (span) => {
+        // The payload (signature and authorization) goes to the control-plane, never on the span.
+        const claimed = await services.controlPlane.call('claimPaidRequest', {
+          paymentId: proof.paymentId,
+          method: request.method,
+          pathAndQuery: request.target,
+          bodyDigest: request.bodyDigest,
+          protocol: proof.protocol,
+          payload: proof.payload,
+        });
+        span?.setAttributes(traceAttributes({ status: 'claimed', requestId: claimed.requestId }));
+        return claimed;
+      },
+      { attributes },
+    );
     return new Payment(services, proof.paymentId, proof.protocol, claimed);
   }
 
@@ -48,11 +61,20 @@ export class Payment {
    * `hub-usage-error` says of that usage, if anything.
    */
   async settle(upstreamStatus: number, usage?: CapturedUsage): Promise<{ headers: Record<string, string>; usageError?: string }> {
-    this.settled ??= this.services.controlPlane.call('settlePaidRequest', {
-      paymentId: this.paymentId,
-      upstreamStatus,
-      ...(usage ? { usage } : {}),
-    });
+    this.settled ??= inSpan(
+      this.services.tracing,
+      'payment.settle',
+      async (span) => {
+        const settled = await this.services.controlPlane.call('settlePaidRequest', {
+          paymentId: this.paymentId,
+          upstreamStatus,
+          ...(usage ? { usage } : {}),
+        });
+        span?.setAttributes(settledAttributes(settled));
+        return settled;
+      },
+      { attributes: traceAttributes({ paymentId: this.paymentId, protocol: this.protocol, httpStatus: upstreamStatus }) },
+    );
     let settled: SettledRequest;
     try {
       settled = await this.settled;

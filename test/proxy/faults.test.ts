@@ -94,7 +94,7 @@ t.test('limits, timeouts and a dead upstream give clear errors', async (t) => {
 
   await t.test('metrics count requests, latency and upstream errors', async (t) => {
     // Served on a port of their own (test/proxy/metrics.test.ts); here, what they count.
-    const text = hub.proxy.services.metrics.render();
+    const text = await hub.proxy.services.metrics.render();
     t.match(text, /hub_proxy_requests_total\{status="2xx"\} \d+/);
     t.match(text, /hub_proxy_requests_total\{status="5xx"\} \d+/);
     t.match(text, /hub_proxy_request_duration_seconds_bucket\{le="\+Inf"\} \d+/);

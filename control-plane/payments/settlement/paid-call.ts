@@ -5,6 +5,7 @@ import { sqlOf } from '../../db/sql.js';
 import { toSettleResponse } from '../../facilitator/results.js';
 import { readAttempt } from '../attempt-rows.js';
 import { moveAttempt } from '../attempt-status.js';
+import { traceAttempt } from '../attempt-trace.js';
 import { paymentSeller } from '../payment-seller.js';
 import type { PaymentRail } from '../rail.js';
 import { billingSummary } from './billing.js';
@@ -30,6 +31,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   const sql = sqlOf(db);
   const attempt = await readAttempt(sql, input.paymentId);
   if (!attempt) throw new Error(`No payment ${input.paymentId} to settle.`);
+  traceAttempt(attempt, rail);
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (attempt.protocol === 'credit') return settleFromCredit(db, attempt, delivered, input.upstreamStatus);
   if (!delivered) {
