@@ -195,10 +195,19 @@ export function postgresSql(pool: pg.Pool): SqlDatabase {
   });
   const alone = async <T>(work: (client: pg.PoolClient) => Promise<T>) => {
     const client = await pool.connect();
+    // A connection lost while this work holds it (the server restarted, the network cut) is
+    // emitted on the client, where nothing else listens: this work's failure, never the process's.
+    // The client goes back to the pool destroyed, so no later work is handed a dead connection.
+    let lost: Error | undefined;
+    const onLost = (err: Error) => {
+      lost = err;
+    };
+    client.on('error', onLost);
     try {
       return await work(client);
     } finally {
-      client.release();
+      client.off('error', onLost);
+      client.release(lost ?? false);
     }
   };
   return {

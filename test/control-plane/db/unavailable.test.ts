@@ -6,6 +6,7 @@ import { createControlPlaneServer } from '../../../control-plane/server.js';
 import { closeServer, listen } from '../../../runtime/http-server.js';
 import { startTestControlPlane } from '../../helpers/control-plane.js';
 import { managementClient } from '../../helpers/management.js';
+import { usageWorld } from '../../helpers/usage-world.js';
 
 // A database that goes away under a running control-plane (the network between them cut, the
 // server restarted) is the database's failure, not the request's and not hub's: every route
@@ -37,6 +38,10 @@ async function cuttableLink(t: Tap, target: URL) {
     cut: () => {
       cut = true;
       for (const s of sockets) s.destroy();
+    },
+    /** The server is back: new connections go through again. */
+    restore: () => {
+      cut = false;
     },
   };
 }
@@ -96,3 +101,70 @@ t.test('a lock or a timeout lost on the SQL lane is 503 too, as through the ORM'
   }
   t.equal(unavailableDatabase(driverError('23505', 'duplicate key value violates unique constraint')), undefined, 'a refusal is not');
 });
+
+t.test(
+  'PostgreSQL restarted under load: hub reconnects, and every report is recorded exactly once',
+  { skip: !process.env.HUB_TEST_PG_URL },
+  async (t) => {
+    const w = await usageWorld(t, 'postgresql');
+    const agentId = await w.agent();
+    const accessId = await w.access({ agentId, balanceMicros: 1_000_000n });
+    const zcRequestId = await w.request({ agentId });
+    const target = new URL(w.cp.config.database.url);
+    const link = await cuttableLink(t, target);
+    const through = new URL(target);
+    through.port = String(link.port);
+    const opened = await openDatabase({ ...w.cp.config.database, url: through.toString() }, { poolSize: 4 });
+    t.teardown(() => opened.close().catch(() => {}));
+    const server = createControlPlaneServer({ ...w.cp, db: opened.db });
+    const port = await listen(server, 0, '127.0.0.1');
+    t.teardown(() => closeServer(server, 1_000));
+    const api = managementClient(`http://127.0.0.1:${port}`);
+    const report = (key: string) =>
+      api.post('/v1/usage', w.boot.apiKey, {
+        idempotencyKey: key,
+        zcRequestId,
+        serviceSlug: 'forecast',
+        usage: [{ meterSlug: 'requests', quantity: 1 }],
+      });
+    const keys = Array.from({ length: 60 }, (_, i) => `restart-${i}`);
+
+    // Under load: twenty reports at a time, the database cut while the second twenty are under way.
+    const first = await Promise.all(keys.slice(0, 20).map(report));
+    t.same(new Set(first.map((r) => r.status)), new Set([200]), 'served through the link');
+    const during = Promise.all(keys.slice(20, 40).map(report));
+    await new Promise((resolve) => setImmediate(resolve));
+    link.cut();
+    const gap = [...(await during), ...(await Promise.all(keys.slice(40).map(report)))];
+    const statuses = new Set(gap.map((r) => r.status));
+    t.ok(
+      [...statuses].every((s) => s === 200 || s === 503),
+      `each answered or refused clearly: ${[...statuses]}`,
+    );
+    t.ok(
+      gap.filter((r) => r.status === 503).every((r) => r.body.error === 'service_unavailable'),
+      'a refusal is the envelope with when to retry',
+    );
+    t.ok(
+      gap.some((r) => r.status === 503),
+      'the gap was felt',
+    );
+
+    link.restore();
+    let back = false;
+    for (let tries = 0; !back && tries < 100; tries++) {
+      back = (await api.get('/v1/sellers', w.boot.apiKey)).status === 200;
+      if (!back) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    t.ok(back, 'hub reconnects by itself');
+
+    // Every report sent again: one that was recorded says so, one that was not is recorded now.
+    const again = await Promise.all(keys.map(report));
+    t.same(new Set(again.map((r) => r.status)), new Set([200]));
+    const recordedBefore = again.filter((r) => r.body.duplicate === true).length;
+    t.ok(recordedBefore >= 20, `the reports answered before the gap (and any the gap did not stop) were kept: ${recordedBefore}`);
+    t.equal(await w.db.usageEvent.count({ where: { requestId: zcRequestId } }), 60, 'one event per key, none lost, none doubled');
+    // 10 requests included, then $0.001 each: 50 paid, whichever reports they were.
+    t.equal(await w.balance(accessId), 1_000_000n - 50_000n, 'credit taken exactly once per report');
+  },
+);
