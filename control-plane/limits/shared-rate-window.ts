@@ -41,8 +41,11 @@ export class SharedRateWindow implements RateLimit {
   /** Every replica's count per key in this window, as last read (this one's included once added). */
   private readonly counted = new Map<string, number>();
   /** This process's count not yet added to the shared one. */
-  private pending = new Map<string, number>();
+  private readonly pending = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** Passes run one after another: two at once would add the same counts twice. */
+  private passes: Promise<void> = Promise.resolve();
+  private passesWaiting = 0;
 
   constructor(
     private readonly db: Db,
@@ -56,7 +59,8 @@ export class SharedRateWindow implements RateLimit {
     const used = (this.counted.get(key) ?? 0) + (this.pending.get(key) ?? 0);
     if (used >= this.limit) return Math.ceil((this.windowStart + this.options.windowMs - now) / 1000);
     this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
-    this.timer ??= setInterval(() => void this.sync().catch(() => {}), this.options.syncMs).unref();
+    // The loop's pass is skipped while another waits: a slow database never queues them up.
+    this.timer ??= setInterval(() => this.passesWaiting === 0 && void this.sync().catch(() => {}), this.options.syncMs).unref();
     // A key this process has not counted yet: the others' counts are read at once, not a pass later.
     if (!this.counted.has(key)) {
       this.counted.set(key, 0);
@@ -66,29 +70,32 @@ export class SharedRateWindow implements RateLimit {
   }
 
   /** Adds this process's counts to the shared ones and reads every count of the keys it knows. */
-  async sync(now = Date.now()): Promise<void> {
+  sync(now?: number): Promise<void> {
+    this.passesWaiting++;
+    const pass = this.passes.then(() => this.pass(now ?? Date.now())).finally(() => this.passesWaiting--);
+    this.passes = pass.catch(() => {});
+    return pass;
+  }
+
+  private async pass(now: number): Promise<void> {
     this.turn(now);
     const windowStart = this.windowStart;
     const window = new Date(windowStart);
-    const pending = this.pending;
-    this.pending = new Map();
     const sql = sqlOf(this.db);
-    try {
-      for (const [key, count] of pending) {
-        await sql.run(Prisma.sql`
-          INSERT INTO "RateCount" ("name", "key", "windowStart", "count") VALUES (${this.name}, ${key}, ${window}, ${count})
-          ON CONFLICT ("name", "key", "windowStart") DO UPDATE SET "count" = "RateCount"."count" + excluded."count"`);
-        pending.delete(key);
-      }
-      const keys = [...this.counted.keys()];
-      if (keys.length === 0) return;
-      const rows = await sql.all<{ key: string; count: unknown }>(Prisma.sql`
-        SELECT "key", "count" FROM "RateCount" WHERE "name" = ${this.name} AND "windowStart" = ${window} AND "key" ${inList(sql.provider, keys)}`);
-      if (this.windowStart === windowStart) for (const row of rows) this.counted.set(row.key, Number(row.count));
-    } finally {
-      // What could not be added is added on the next pass, if its window still runs.
-      if (this.windowStart === windowStart) for (const [key, count] of pending) this.pending.set(key, (this.pending.get(key) ?? 0) + count);
+    for (const [key, count] of [...this.pending]) {
+      await sql.run(Prisma.sql`
+        INSERT INTO "RateCount" ("name", "key", "windowStart", "count") VALUES (${this.name}, ${key}, ${window}, ${count})
+        ON CONFLICT ("name", "key", "windowStart") DO UPDATE SET "count" = "RateCount"."count" + excluded."count"`);
+      if (this.windowStart !== windowStart) return;
+      // Moved from this process's count to the shared one in one step: `take` never sees it in neither.
+      this.pending.set(key, (this.pending.get(key) ?? 0) - count);
+      this.counted.set(key, (this.counted.get(key) ?? 0) + count);
     }
+    const keys = [...this.counted.keys()];
+    if (keys.length === 0) return;
+    const rows = await sql.all<{ key: string; count: unknown }>(Prisma.sql`
+      SELECT "key", "count" FROM "RateCount" WHERE "name" = ${this.name} AND "windowStart" = ${window} AND "key" ${inList(sql.provider, keys)}`);
+    if (this.windowStart === windowStart) for (const row of rows) this.counted.set(row.key, Number(row.count));
   }
 
   /** A new window starts from nothing; the rows of windows past are removed once a window turns. */

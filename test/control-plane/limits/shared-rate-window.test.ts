@@ -39,6 +39,13 @@ if (testProviders().includes('postgresql')) {
     t.equal(b.take('org_2', now), undefined, 'each key counts apart');
     t.equal(taken(a, 3), 0);
 
+    const alone = new SharedRateWindow(db, 'alone', 5, options);
+    t.equal(taken(alone, 5), 5);
+    const passing = alone.sync(now);
+    t.equal(alone.take('org_1', now), 59, 'while its counts are being added, the process still counts them');
+    await passing;
+    t.equal(alone.take('org_1', now), 59, 'and once they are');
+
     const next = now + minute;
     t.equal(taken(a, 3), 0, 'within the window still none');
     t.equal(
