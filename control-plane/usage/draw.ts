@@ -1,6 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { newId } from '../../shared/ids.js';
-import { sumMicros } from '../../shared/money.js';
 import type { Db, Provider } from '../db/client.js';
 import { violatedConstraint } from '../db/constraints.js';
 import { bigintOf, bigintOrNull, dateOrNull, inList, type Sql, sqlOf } from '../db/sql.js';
@@ -77,20 +76,15 @@ async function commitBatch(db: Db, draw: Draw, priced: Bill<DrawItem>, event: Us
 async function commitLocked(db: Db, draw: Draw, event: UsageEventInput, now: Date) {
   const lane = sqlOf(db);
   return lane.transaction(async (tx) => {
-    const items =
+    const priced =
       draw.kind === 'access'
         ? await drawFromAccess(tx, lane.provider, draw, now)
         : draw.kind === 'free'
           ? await drawFromFreePool(tx, draw, now)
-          : bill(draw.items).items;
-    const priced = {
-      items,
-      costMicros: sumMicros(items.map((item) => item.costMicros)),
-      creditUnits: items.reduce((sum, item) => sum + item.creditUnits, 0n),
-    };
+          : bill(draw.items);
     const id = newId('usageEvent');
     await tx.run(insertEvents([eventRow(id, draw, priced, event, now)]));
-    if (items.length) await tx.run(insertItems(itemRows(id, priced)));
+    if (priced.items.length) await tx.run(insertItems(itemRows(id, priced)));
     return { id, costMicros: priced.costMicros };
   });
 }
@@ -192,7 +186,7 @@ function insertItems(rows: readonly ItemRow[]) {
   return Prisma.sql`INSERT INTO "UsageEventItem" ("id", "usageEventId", "meterId", "quantity", "includedUnits", "creditUnits", "costMicros") VALUES ${Prisma.join(values)}`;
 }
 
-async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<PricedItems> {
+async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, { kind: 'access' }>, now: Date): Promise<Bill<DrawItem>> {
   // The guarding write: it locks the access and reads it back as it is now.
   const row = await tx.get<Record<string, unknown>>(Prisma.sql`
     UPDATE "Access" SET "updatedAt" = ${now} WHERE "id" = ${draw.access.id}
@@ -234,7 +228,7 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
       WHERE "id" = ${draw.access.id} AND "balanceMicros" - "unappliedCreditMicros" >= ${priced.costMicros}`);
     if (paid !== 1) throw new DrawNoLongerFits();
   }
-  return priced.items;
+  return priced;
 }
 
 /** Units drawn from the access's credit units in the period; read under the access's lock. */
@@ -251,7 +245,7 @@ async function countCreditUnits(tx: Sql, accessId: string, periodStart: Date, un
     DO UPDATE SET "unitsUsed" = "AccessCreditUnitsUsage"."unitsUsed" + excluded."unitsUsed", "updatedAt" = excluded."updatedAt"`);
 }
 
-async function drawFromFreePool(tx: Sql, draw: Extract<Draw, { kind: 'free' }>, now: Date): Promise<PricedItems> {
+async function drawFromFreePool(tx: Sql, draw: Extract<Draw, { kind: 'free' }>, now: Date): Promise<Bill<DrawItem>> {
   // The guarding writes: one row per meter of the buyer's pool, created at zero when new, in
   // meter order so two draws never wait on each other crosswise.
   const used = new Map<string, bigint>();
@@ -267,7 +261,7 @@ async function drawFromFreePool(tx: Sql, draw: Extract<Draw, { kind: 'free' }>, 
   if (!affordable(priced, null)) throw new DrawNoLongerFits();
 
   await countIncludedUnits(tx, 'IncludedUnitsUsage', ['buyerId', draw.buyerId], draw.periodStart, priced.items, now);
-  return priced.items;
+  return priced;
 }
 
 /**
