@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sellerId } from '../../shared/schemas/sellers.js';
 import { ownedSeller } from '../catalog/guards.js';
-import { requestPayUrl } from '../pay-url/pay-url-request.js';
+import { paymentRequiredOf, requestPayUrl } from '../pay-url/pay-url-request.js';
 import { catalogReadProcedure } from '../trpc/procedures.js';
 
 /**
@@ -48,14 +48,5 @@ export const tryPayUrlRoute = catalogReadProcedure
   .mutation(async ({ ctx, input }) => {
     const seller = await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
     const exchange = await requestPayUrl(ctx.config, seller.slug, { method: input.method ?? 'GET', path: input.path ?? '/' });
-    return { answer: { ...exchange, paymentRequired: decoded(exchange.headers['payment-required']) } };
+    return { answer: { ...exchange, paymentRequired: paymentRequiredOf(exchange) } };
   });
-
-function decoded(header: string | undefined): unknown {
-  if (!header) return null;
-  try {
-    return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-  } catch {
-    return null;
-  }
-}

@@ -53,6 +53,17 @@ export async function requestPayUrl(config: HubConfig, sellerSlug: string, call:
   }
 }
 
+/** The answer's x402 challenge (`payment-required`, base64 JSON), decoded; null without a readable one. */
+export function paymentRequiredOf(exchange: PayUrlExchange): unknown {
+  const header = exchange.headers['payment-required'];
+  if (!header) return null;
+  try {
+    return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A pay URL that did not answer in full (refused, too slow, headers too big, cut off) is the spec's
  * envelope for a gateway's failure, never a 500: the seller sees what went wrong.

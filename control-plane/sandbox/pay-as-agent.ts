@@ -4,7 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { HubConfig } from '../../shared/config.js';
 import { type PaymentRequirements, paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
 import { transferWithAuthorizationTypes } from '../facilitator/transfer-authorization.js';
-import { requestPayUrl } from '../pay-url/pay-url-request.js';
+import { paymentRequiredOf, requestPayUrl } from '../pay-url/pay-url-request.js';
 import type { TestAgent } from './test-agents.js';
 
 export type AgentExchange = {
@@ -26,7 +26,7 @@ export async function payAsAgent(
   call: { method: string; path: string; body?: string | undefined },
 ): Promise<AgentExchange> {
   const first = await send(config, agent, call);
-  const requirements = first.status === 402 ? offeredPayment(first.headers['payment-required']) : undefined;
+  const requirements = first.status === 402 ? offeredPayment(paymentRequiredOf(first)) : undefined;
   if (!requirements) return { ...first, paid: null };
   const signed = await signPayment(agent.privateKey, requirements);
   const paid = await send(config, agent, call, { 'payment-signature': Buffer.from(JSON.stringify(signed)).toString('base64') });
@@ -37,16 +37,11 @@ function send(config: HubConfig, agent: TestAgent, call: { method: string; path:
   return requestPayUrl(config, agent.slug, { ...call, headers: { authorization: `Bearer ${agent.token}`, ...extra } });
 }
 
-/** The first exact-EVM requirement of a `payment-required` header; undefined for none. */
-function offeredPayment(header: string | undefined): PaymentRequirements | undefined {
-  if (!header) return undefined;
-  try {
-    const document = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as { accepts?: unknown[] };
-    const offers = (document.accepts ?? []).map((a) => paymentRequirementsSchema.safeParse(a));
-    return offers.find((o) => o.success && o.data.scheme === 'exact' && o.data.network.startsWith('eip155:'))?.data;
-  } catch {
-    return undefined;
-  }
+/** The first exact-EVM requirement of an x402 challenge; undefined for none. */
+function offeredPayment(challenge: unknown): PaymentRequirements | undefined {
+  const accepts = (challenge as { accepts?: unknown } | null)?.accepts;
+  const offers = (Array.isArray(accepts) ? accepts : []).map((a) => paymentRequirementsSchema.safeParse(a));
+  return offers.find((o) => o.success && o.data.scheme === 'exact' && o.data.network.startsWith('eip155:'))?.data;
 }
 
 async function signPayment(privateKey: Hex, requirements: PaymentRequirements) {
