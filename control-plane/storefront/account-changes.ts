@@ -61,9 +61,10 @@ async function openAccount(
 
 /**
  * Renews (a new period from now, the plan's included credit again) or tops up (the bought credit
- * added) an account; at a stateful seller, what it adds serves once the seller has it. Either makes a canceled or suspended account active again (spec: States and
- * transitions, a write that carries `active` resumes it): what was unpaid is paid now. An account
- * the seller never took goes to the seller again, and serves calls once the seller has it.
+ * added) an account; at a stateful seller, what it adds serves once the seller has it. Either
+ * makes a canceled or suspended account active again (spec: States and transitions, a write that
+ * carries `active` resumes it): what was unpaid is paid now. An account the seller never took goes
+ * to the seller again, and serves calls once the seller has it.
  */
 async function extendAccount(tx: Tx, input: { accessId: string; terms: PurchaseTerms; now: Date }): Promise<void> {
   const { plan } = input.terms;
