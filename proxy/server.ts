@@ -68,7 +68,7 @@ export function createProxyServer(services: ProxyServices): Server {
     }
     if (path === '/manifest.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       // Every pay URL endpoint but per-call payment is for registered agents (spec: Agent credentials).
-      const caller = await services.agents.identify(req.headers.authorization);
+      const caller = await services.agents.identify(req.headers.authorization, seller.id);
       if (caller.kind !== 'agent') {
         throw new ApiError('bearer_required', 'The manifest is for registered agents.', {
           auth: authRecipe(publicOrigin(req, services.config.proxy.trustProxy)),

@@ -178,6 +178,8 @@ export const agentIdentitySchema = z.strictObject({
   claimed: z.boolean(),
   /** The owning buyer's email is verified (free mode needs it). */
   emailVerified: z.boolean(),
+  /** A sandbox test agent's seller: the one pay URL it may call (docs/decisions.md#D-301). */
+  sandboxSellerId: someId.nullable(),
 });
 export type AgentIdentity = z.infer<typeof agentIdentitySchema>;
 

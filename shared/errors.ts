@@ -114,11 +114,9 @@ export const errorCodes = {
   // Sandbox endpoints (docs/decisions.md#D-229)
   seller_not_in_sandbox: { status: 409, reason: 'The seller takes live traffic; sandbox routes act on sandbox sellers only.' },
   test_agent_not_found: { status: 404, reason: 'No such sandbox test agent.' },
+  test_agent_not_allowed: { status: 403, reason: "A sandbox test agent calls its own sandbox seller's pay URL only." },
   payment_not_found: { status: 404, reason: 'No such payment.' },
-  refund_not_available: {
-    status: 501,
-    reason: 'hub does not take back a settled crypto payment; card refunds and disputes are not built.',
-  },
+  refund_not_available: { status: 409, reason: 'This payment cannot be refunded or disputed as it stands.' },
   // Card payments through the provider (docs/decisions.md#D-239)
   card_payments_not_configured: {
     status: 503,

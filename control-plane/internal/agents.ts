@@ -15,7 +15,13 @@ export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
 export async function agentByTokenHash(db: Db, tokenHash: string): Promise<AgentIdentity | null> {
   const agent = await db.agent.findUnique({
     where: { tokenHash },
-    select: { id: true, buyerId: true, claimedAt: true, buyer: { select: { emailVerifiedAt: true } } },
+    select: {
+      id: true,
+      buyerId: true,
+      claimedAt: true,
+      buyer: { select: { emailVerifiedAt: true } },
+      sandbox: { select: { sellerId: true } },
+    },
   });
   if (!agent) return null;
   return {
@@ -23,6 +29,7 @@ export async function agentByTokenHash(db: Db, tokenHash: string): Promise<Agent
     buyerId: agent.buyerId,
     claimed: agent.claimedAt !== null,
     emailVerified: Boolean(agent.buyerId && agent.buyer?.emailVerifiedAt),
+    sandboxSellerId: agent.sandbox?.sellerId ?? null,
   };
 }
 

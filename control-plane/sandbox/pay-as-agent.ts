@@ -12,7 +12,7 @@ export type AgentExchange = {
   headers: Record<string, string>;
   body: string;
   /** The payment the agent signed for the answer's 402, when it paid one. */
-  paid: { network: string; amount: string; payTo: string } | null;
+  paid: { paymentId: string | null; network: string; amount: string; payTo: string } | null;
 };
 
 /**
@@ -30,7 +30,17 @@ export async function payAsAgent(
   if (!requirements) return { ...first, paid: null };
   const signed = await signPayment(agent.privateKey, requirements);
   const paid = await send(config, agent, call, { 'payment-signature': Buffer.from(JSON.stringify(signed)).toString('base64') });
-  return { ...paid, paid: { network: requirements.network, amount: requirements.amount, payTo: requirements.payTo } };
+  // hub names the payment in its challenge (docs/decisions.md#D-160): the id the sandbox payment routes take.
+  const paymentId = (requirements.extra as { paymentId?: unknown } | undefined)?.paymentId;
+  return {
+    ...paid,
+    paid: {
+      paymentId: typeof paymentId === 'string' ? paymentId : null,
+      network: requirements.network,
+      amount: requirements.amount,
+      payTo: requirements.payTo,
+    },
+  };
 }
 
 function send(config: HubConfig, agent: TestAgent, call: { method: string; path: string; body?: string | undefined }, extra = {}) {

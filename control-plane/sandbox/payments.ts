@@ -1,36 +1,67 @@
 import { z } from 'zod';
-import { ApiError } from '../../shared/errors.js';
-import { idSchema } from '../../shared/schemas/fields.js';
+import { idSchema, usdInput, usdOutput } from '../../shared/schemas/fields.js';
+import { router } from '../trpc/init.js';
 import { catalogWriteProcedure } from '../trpc/procedures.js';
-import { refuseLive } from './sandbox-seller.js';
+import { disputePayment, refundPayment } from './reversals.js';
 
 /**
- * `POST /v1/sandbox/payments/{paymentId}/refund`: reserved (docs/decisions.md#D-232). A settled
- * crypto payment has no refund in hub, and card refunds and disputes are another issue; the one
- * return hub makes, of a payment held for a stateful seller, follows a write the seller refuses,
- * which a sandbox seller triggers from its own account endpoint. Never a faked success.
+ * `POST /v1/sandbox/payments/{paymentId}/refund` and `…/dispute`: a sandbox payment reversed as
+ * a card provider would reverse it, so the seller sees the account writes a refund or a lost
+ * chargeback sends (docs/decisions.md#D-300).
  */
-export const sandboxRefundRoute = catalogWriteProcedure
+const reversedPayment = z
+  .object({
+    paymentId: z.string(),
+    accessId: z.string().meta({ description: 'The account the payment bought or topped up' }),
+    amountUsd: usdOutput,
+    refundedUsd: usdOutput.meta({ description: 'Refunded so far, in all' }),
+    disputeStatus: z.enum(['open', 'won', 'lost']).nullable(),
+    disputeLostUsd: usdOutput,
+    creditReversedUsd: usdOutput.meta({ description: "The account's cumulative creditReversedUsd after this change" }),
+  })
+  .meta({ id: 'SandboxReversedPayment' });
+
+const errors = ['payment_not_found', 'seller_not_in_sandbox', 'refund_not_available'] as const;
+
+const refundRoute = catalogWriteProcedure
+  .meta({
+    openapi: { method: 'POST', path: '/v1/sandbox/payments/{paymentId}/refund', tags: ['Sandbox'], summary: 'Refund a sandbox payment' },
+    errors: [...errors],
+  })
+  .input(
+    z.strictObject({
+      paymentId: idSchema('paymentAttempt'),
+      amountUsd: usdInput.optional().meta({ description: 'How much to refund; all that is left when absent' }),
+    }),
+  )
+  .output(z.object({ payment: reversedPayment }))
+  .mutation(async ({ ctx, input }) => {
+    const payment = await refundPayment(ctx.db, ctx.actor.organizationId, input.paymentId, input.amountUsd);
+    ctx.accountWrites?.wake();
+    return { payment };
+  });
+
+const disputeRoute = catalogWriteProcedure
   .meta({
     openapi: {
       method: 'POST',
-      path: '/v1/sandbox/payments/{paymentId}/refund',
+      path: '/v1/sandbox/payments/{paymentId}/dispute',
       tags: ['Sandbox'],
-      summary: 'Refund a sandbox payment (reserved)',
+      summary: 'Open, win or lose a dispute of a sandbox payment',
     },
-    errors: ['payment_not_found', 'seller_not_in_sandbox', 'refund_not_available'],
+    errors: [...errors],
   })
-  .input(z.strictObject({ paymentId: idSchema('paymentAttempt') }))
-  .output(z.void())
+  .input(
+    z.strictObject({
+      paymentId: idSchema('paymentAttempt'),
+      status: z.enum(['open', 'won', 'lost']).meta({ description: 'open first, then won or lost' }),
+    }),
+  )
+  .output(z.object({ payment: reversedPayment }))
   .mutation(async ({ ctx, input }) => {
-    const payment = await ctx.db.paymentAttempt.findUnique({
-      where: { id: input.paymentId },
-      select: { seller: { select: { organizationId: true, sandbox: true, slug: true } } },
-    });
-    if (!payment || payment.seller.organizationId !== ctx.actor.organizationId) throw new ApiError('payment_not_found');
-    refuseLive(payment.seller);
-    throw new ApiError(
-      'refund_not_available',
-      'hub does not take back a settled crypto payment, and card refunds and disputes are not built. A payment held for a stateful seller goes back when the seller refuses the account write: answer it with a 4xx from your account endpoint.',
-    );
+    const payment = await disputePayment(ctx.db, ctx.actor.organizationId, input.paymentId, input.status);
+    ctx.accountWrites?.wake();
+    return { payment };
   });
+
+export const sandboxPaymentsRouter = router({ refund: refundRoute, dispute: disputeRoute });

@@ -51,7 +51,7 @@ export async function handleClaim(
 async function requestClaim(req: IncomingMessage, res: ServerResponse, seller: PaySeller, services: ProxyServices): Promise<void> {
   if (req.method !== 'POST') throw new ApiError('method_not_allowed', `Use POST ${AGENT_PATHS.claim}.`);
   const origin = publicOrigin(req, services.config.proxy.trustProxy);
-  const caller: Caller = await services.agents.identify(req.headers.authorization);
+  const caller: Caller = await services.agents.identify(req.headers.authorization, seller.id);
   if (caller.kind !== 'agent') {
     throw new ApiError(
       'bearer_required',

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { bearerToken } from '../../shared/bearer.js';
 import type { AgentIdentity } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import { hashToken, tokenPrefixes } from '../../shared/tokens.js';
 import { ChangeFeed, FollowsChanges } from '../change-feed.js';
@@ -51,7 +52,11 @@ export class AgentDirectory extends FollowsChanges {
     );
   }
 
-  async identify(authorization: string | undefined): Promise<Caller> {
+  /**
+   * The caller at `sellerId`'s pay URL. A sandbox test agent is refused at any other seller's
+   * (docs/decisions.md#D-301): its calls there would count as live traffic.
+   */
+  async identify(authorization: string | undefined, sellerId: string): Promise<Caller> {
     const token = agentToken(authorization);
     if (token === undefined) return ANONYMOUS;
     const tokenHash = hashToken(token);
@@ -61,6 +66,7 @@ export class AgentDirectory extends FollowsChanges {
       caller = found ? { kind: 'agent', ...found } : null;
       this.cache.set(tokenHash, caller, caller ? this.options.ttlMs : this.options.unknownTtlMs);
     }
+    if (caller?.sandboxSellerId && caller.sandboxSellerId !== sellerId) throw new ApiError('test_agent_not_allowed');
     return caller ?? { kind: 'unknown_token' };
   }
 

@@ -62,7 +62,7 @@ export async function payRequestOf(
   const origin = publicOrigin(req, services.config.proxy.trustProxy);
   const authorization = req.headers.authorization;
   const carriesAgentToken = agentToken(authorization) !== undefined;
-  const caller = carriesAgentToken ? await services.agents.identify(authorization) : ANONYMOUS;
+  const caller = carriesAgentToken ? await services.agents.identify(authorization, seller.id) : ANONYMOUS;
   if (caller.kind === 'unknown_token') {
     throw new ApiError('bearer_required', 'The agent token is unknown or was replaced.', { auth: authRecipe(origin) });
   }

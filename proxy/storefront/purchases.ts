@@ -60,7 +60,7 @@ export async function handleStorefront(
   const origin = publicOrigin(req, services.config.proxy.trustProxy);
   const method = path === AGENT_PATHS.receipt ? 'GET' : 'POST';
   const proof = path === AGENT_PATHS.extend ? readPaymentProof(req, services.mppSecret) : undefined;
-  const caller = await services.agents.identify(req.headers.authorization);
+  const caller = await services.agents.identify(req.headers.authorization, seller.id);
   if (caller.kind !== 'agent' && proof?.kind !== 'paid') {
     throw new ApiError('bearer_required', 'The storefront is for registered agents.', { auth: authRecipe(origin) });
   }

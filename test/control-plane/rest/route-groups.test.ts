@@ -499,6 +499,16 @@ const routes: RouteCase[] = [
     group: 'catalog-write',
     probe: () => ({ path: `/v1/sandbox/payments/apay_${'0'.repeat(24)}/refund`, expect: notFound('payment_not_found') }),
   },
+  {
+    method: 'POST',
+    route: '/v1/sandbox/payments/{paymentId}/dispute',
+    group: 'catalog-write',
+    probe: () => ({
+      path: `/v1/sandbox/payments/apay_${'0'.repeat(24)}/dispute`,
+      body: { status: 'open' },
+      expect: notFound('payment_not_found'),
+    }),
+  },
 
   // API keys: dashboard sessions only, so API keys cannot make API keys
   { method: 'POST', route: '/v1/usage/check', group: 'api-key', probe: () => ({ path: '/v1/usage/check', body: {}, expect: invalidBody }) },

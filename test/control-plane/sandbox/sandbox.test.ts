@@ -143,9 +143,15 @@ t.test('sandbox, end to end', async (t) => {
       );
       t.notOk(listed.body.testAgents[0].token);
 
+      let callPaymentId = '';
       await t.test('a paid call as the test agent reaches the seller as sandbox traffic', async (t) => {
         const { body } = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search?q=x' });
-        t.match(body.exchange, { status: 200, paid: { network: chain.network, amount: '10000' }, body: '{"results":["a"]}' });
+        t.match(body.exchange, {
+          status: 200,
+          paid: { paymentId: /^apay_/, network: chain.network, amount: '10000' },
+          body: '{"results":["a"]}',
+        });
+        callPaymentId = body.exchange.paid.paymentId;
         t.match(JSON.parse(body.exchange.headers['hub-billing']), { status: 'settled', chargedUsd: '0.010000' });
         t.ok(seen.length >= 2);
         for (const s of seen) {
@@ -180,12 +186,14 @@ t.test('sandbox, end to end', async (t) => {
       });
 
       let accessId = '';
+      const purchases: string[] = [];
       await t.test('a purchase, then the test clock expires the account and a renewal extends it', async (t) => {
         const bought = await api.post('/v1/sandbox/purchases', key, { agentId: testAgent.agentId, planId: monthly.id });
         t.equal(bought.body.exchange.status, 201, bought.body.exchange.body);
         const account = JSON.parse(bought.body.exchange.body).account;
         accessId = account.accessId;
         t.match(bought.body.exchange.paid, { amount: '1000000' });
+        purchases.push(bought.body.exchange.paid.paymentId);
 
         const covered = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
         t.match(covered.body.exchange, { status: 200, paid: null }, 'the plan covers the call');
@@ -201,6 +209,7 @@ t.test('sandbox, end to end', async (t) => {
 
         const renewed = await api.post('/v1/sandbox/purchases', key, { agentId: testAgent.agentId, accessId });
         t.equal(renewed.body.exchange.status, 201, renewed.body.exchange.body);
+        purchases.push(renewed.body.exchange.paid.paymentId);
         t.ok(Date.parse(JSON.parse(renewed.body.exchange.body).account.period.end) > Date.now() + 27 * DAY, 'a new period from now');
         const again = await api.post('/v1/sandbox/calls', key, { agentId: testAgent.agentId, path: '/search' });
         t.match(again.body.exchange, { status: 200, paid: null }, 'the renewed plan covers the call');
@@ -208,9 +217,55 @@ t.test('sandbox, end to end', async (t) => {
         t.match(await api.post(`/v1/sandbox/accounts/${accessId}/clock`, key, { advanceSeconds: 0 }), { status: 400 });
       });
 
-      await t.test('a refund is reserved, never faked', async (t) => {
-        const payment = await hub.cp.db.paymentAttempt.findFirstOrThrow({ where: { sellerId: sandbox.id, status: 'settled' } });
-        t.match(await api.post(`/v1/sandbox/payments/${payment.id}/refund`, key), { status: 501, body: { error: 'refund_not_available' } });
+      await t.test('refunds and disputes reverse the credit of the account a payment bought', async (t) => {
+        const [purchase, renewal] = purchases as [string, string];
+        const reversed = async () =>
+          (await api.get(`/v1/accounts?sellerId=${sandbox.id}`, key)).body.accounts.find(
+            (a: { accessId: string }) => a.accessId === accessId,
+          ).creditReversedUsd;
+        const refund = (paymentId: string, body: Record<string, unknown> = {}) =>
+          api.post(`/v1/sandbox/payments/${paymentId}/refund`, key, body);
+        const dispute = (paymentId: string, status: string) => api.post(`/v1/sandbox/payments/${paymentId}/dispute`, key, { status });
+
+        t.match(await refund(callPaymentId), { status: 409, body: { error: 'refund_not_available', reason: /bought no account/ } });
+        t.match(await refund('apay_AAAAAAAAAAAAAAAAAAAAAAAA'), { status: 404, body: { error: 'payment_not_found' } });
+        t.match(await refund(renewal, { amountUsd: '1.5' }), {
+          status: 400,
+          body: { error: 'invalid_request', reason: /at most 1\.000000/ },
+        });
+        t.match(await refund(renewal, { amountUsd: -1 }), { status: 400 });
+        t.match(await dispute(renewal, 'lost'), { status: 409, body: { error: 'refund_not_available', reason: /open one first/ } });
+        t.match(await dispute(renewal, 'pending'), { status: 400 });
+        t.equal(await reversed(), '0.000000', 'nothing reversed by a refusal');
+
+        const partial = await refund(renewal, { amountUsd: '0.25' });
+        t.match(partial, {
+          status: 200,
+          body: { payment: { paymentId: renewal, accessId, refundedUsd: '0.250000', creditReversedUsd: '0.250000' } },
+        });
+        const opened = await dispute(renewal, 'open');
+        t.match(opened.body.payment, { disputeStatus: 'open', creditReversedUsd: '0.250000' }, 'an open dispute takes nothing yet');
+        t.match(await dispute(renewal, 'open'), { status: 409, body: { error: 'refund_not_available' } });
+        const lost = await dispute(renewal, 'lost');
+        t.match(
+          lost.body.payment,
+          { disputeStatus: 'lost', disputeLostUsd: '0.750000', creditReversedUsd: '1.000000' },
+          'what the refund left',
+        );
+        t.match(await refund(renewal), { status: 409, body: { reason: /Nothing of this payment is left/ } });
+        t.equal(await reversed(), '1.000000', "the account's cumulative creditReversedUsd");
+
+        // Three refunds of 0.40 of a 1.00 payment at once: two fit, in turn, on either database.
+        const racing = await Promise.all([0, 1, 2].map(() => refund(purchase, { amountUsd: '0.40' })));
+        t.same(racing.map((r) => r.status).sort(), [200, 200, 400]);
+        t.equal(await reversed(), '1.800000');
+        const won = await dispute(purchase, 'open').then(() => dispute(purchase, 'won'));
+        t.match(
+          won.body.payment,
+          { disputeStatus: 'won', disputeLostUsd: '0.000000', refundedUsd: '0.800000' },
+          'a won dispute takes nothing',
+        );
+        t.equal(await reversed(), '1.800000');
       });
 
       await t.test("on a live rail, a sandbox seller's documents offer no payment, and its listing says so", async (t) => {
@@ -237,9 +292,14 @@ t.test('sandbox, end to end', async (t) => {
         t.ok(await eventually(async () => (await calls()) >= 4), 'the four calls it was answered count under it');
         t.same((await api.get(`/v1/accounts?sellerId=${live.id}`, key)).body.accounts, [], 'no live account');
         seen.length = 0;
-        const atLive = await hub.pay('shop', '/search', { headers: { authorization: `Bearer ${testAgent.token}` } });
-        t.not(atLive.status, 200, 'the sandbox plan does not serve the live seller');
-        t.equal(seen[0]?.reason, 'access_not_found');
+        const asTestAgent = { headers: { authorization: `Bearer ${testAgent.token}` } };
+        const atLive = await hub.pay('shop', '/search', asTestAgent);
+        t.equal(atLive.status, 403, 'a test agent is kept off the live pay URL');
+        t.match(await atLive.json(), { error: 'test_agent_not_allowed' });
+        t.equal((await hub.pay('shop', '/extend', { ...asTestAgent, method: 'POST' })).status, 403, 'its storefront too');
+        t.equal((await hub.pay('shop', '/manifest.json', asTestAgent)).status, 403, 'and its manifest');
+        t.same(seen, [], 'the live seller saw none of it');
+        await hub.pay('shop', '/search');
         t.equal(seen[0]?.sandbox, undefined, 'live traffic carries no hub-sandbox');
         t.notMatch(seen[0]?.signature ?? '', /sb=1/);
         t.match(await api.post(`/v1/sandbox/accounts/${accessId}/clock`, key, { advanceSeconds: 1 }), { status: 200 });
