@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { RateWindow } from '../../runtime/rate-window.js';
+import { RateWindow, secondsUntilTurn, windowStartOf } from '../../runtime/rate-window.js';
 import type { Db } from '../db/client.js';
 import { inList, sqlOf } from '../db/sql.js';
 
@@ -57,7 +57,7 @@ export class SharedRateWindow implements RateLimit {
   take(key: string, now = Date.now()): number | undefined {
     this.turn(now);
     const used = (this.counted.get(key) ?? 0) + (this.pending.get(key) ?? 0);
-    if (used >= this.limit) return Math.ceil((this.windowStart + this.options.windowMs - now) / 1000);
+    if (used >= this.limit) return secondsUntilTurn(this.windowStart, this.options.windowMs, now);
     this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
     // The loop's pass is skipped while another waits: a slow database never queues them up.
     this.timer ??= setInterval(() => this.passesWaiting === 0 && void this.sync().catch(() => {}), this.options.syncMs).unref();
@@ -100,7 +100,7 @@ export class SharedRateWindow implements RateLimit {
 
   /** A new window starts from nothing; the rows of windows past are removed once a window turns. */
   private turn(now: number): void {
-    const start = now - (now % this.options.windowMs);
+    const start = windowStartOf(now, this.options.windowMs);
     if (start === this.windowStart) return;
     const previous = this.windowStart;
     this.windowStart = start;

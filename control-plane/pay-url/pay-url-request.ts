@@ -4,6 +4,7 @@ import type { HubConfig } from '../../shared/config.js';
 import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { payHostOf } from '../../shared/pay-host.js';
+import { decodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 
 /**
  * A request to a seller's pay URL made by the control-plane itself, as an agent would make it: to
@@ -17,8 +18,8 @@ const SHOWN_HEADERS = [
   'content-type',
   'hub-billing',
   'hub-usage-adjusted',
-  'payment-response',
-  'payment-required',
+  X402_HEADERS.response,
+  X402_HEADERS.required,
   'www-authenticate',
   'location',
   HUB_HEADERS.requestId,
@@ -55,10 +56,10 @@ export async function requestPayUrl(config: HubConfig, sellerSlug: string, call:
 
 /** The answer's x402 challenge (`payment-required`, base64 JSON), decoded; null without a readable one. */
 export function paymentRequiredOf(exchange: PayUrlExchange): unknown {
-  const header = exchange.headers['payment-required'];
+  const header = exchange.headers[X402_HEADERS.required];
   if (!header) return null;
   try {
-    return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+    return decodeHeaderJson(header);
   } catch {
     return null;
   }

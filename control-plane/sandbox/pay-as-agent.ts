@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { HubConfig } from '../../shared/config.js';
+import { encodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 import { type PaymentRequirements, paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
 import { transferWithAuthorizationTypes } from '../facilitator/transfer-authorization.js';
 import { paymentRequiredOf, requestPayUrl } from '../pay-url/pay-url-request.js';
@@ -29,7 +30,7 @@ export async function payAsAgent(
   const requirements = first.status === 402 ? offeredPayment(paymentRequiredOf(first)) : undefined;
   if (!requirements) return { ...first, paid: null };
   const signed = await signPayment(agent.privateKey, requirements);
-  const paid = await send(config, agent, call, { 'payment-signature': Buffer.from(JSON.stringify(signed)).toString('base64') });
+  const paid = await send(config, agent, call, { [X402_HEADERS.signature]: encodeHeaderJson(signed) });
   // hub names the payment in its challenge (docs/decisions.md#D-160): the id the sandbox payment routes take.
   const paymentId = (requirements.extra as { paymentId?: unknown } | undefined)?.paymentId;
   return {

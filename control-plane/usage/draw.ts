@@ -5,6 +5,7 @@ import { violatedConstraint } from '../db/constraints.js';
 import { bigintOf, bigintOrNull, dateOrNull, inList, type Sql, sqlOf } from '../db/sql.js';
 import { holdOpenForReports } from '../payments/attempt-status.js';
 import { accessState, type Draw, type DrawItem } from './allowance.js';
+import { appliedBalance, appliedPeriodEnd } from './as-applied.js';
 import { groupCommit } from './group-commit.js';
 import { accessPeriodStart } from './periods.js';
 import { affordable, type Bill, bill } from './pricing.js';
@@ -190,19 +191,16 @@ async function drawFromAccess(tx: Sql, provider: Provider, draw: Extract<Draw, {
   // The guarding write: it locks the access and reads it back as it is now.
   const row = await tx.get<Record<string, unknown>>(Prisma.sql`
     UPDATE "Access" SET "updatedAt" = ${now} WHERE "id" = ${draw.access.id}
-    RETURNING "status", "periodStart", "periodEnd", "appliedPeriodEnd", "creditGrantedMicros", "balanceMicros", "unappliedCreditMicros"`);
+    RETURNING "status", "periodStart", ${appliedPeriodEnd()} AS "periodEnd", "creditGrantedMicros", ${appliedBalance()} AS "balanceMicros"`);
   // Priced from a row just read, so gone only if its seller was deleted since: a failure, as it was for the ORM.
   if (!row) throw new Error(`The access ${draw.access.id} to draw on no longer exists.`);
-  // As the reader sees it: what the seller has not applied yet is not drawn on (reader.ts).
-  const periodEnd = dateOrNull(row.periodEnd);
-  const appliedPeriodEnd = dateOrNull(row.appliedPeriodEnd);
-  const unappliedCredit = bigintOf(row.unappliedCreditMicros);
+  // As the reader sees it: what the seller has not applied yet is not drawn on (as-applied.ts).
   const access = {
     status: String(row.status),
     periodStart: dateOrNull(row.periodStart),
-    periodEnd: appliedPeriodEnd !== null && (periodEnd === null || appliedPeriodEnd < periodEnd) ? appliedPeriodEnd : periodEnd,
+    periodEnd: dateOrNull(row.periodEnd),
     creditGrantedMicros: bigintOrNull(row.creditGrantedMicros),
-    balanceMicros: bigintOf(row.balanceMicros) - unappliedCredit,
+    balanceMicros: bigintOf(row.balanceMicros),
   };
   // Canceled, expired or renewed since it was priced: the caller tries its next draw.
   if (accessState(access, now) || accessPeriodStart(access).getTime() !== draw.periodStart.getTime()) throw new DrawNoLongerFits();

@@ -3,6 +3,7 @@ import { Batches } from '../db/batches.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, bigintOrNull, booleanOf, dateOf, dateOrNull, inList, inPairs, type ReadSql, readSqlOf } from '../db/sql.js';
 import { CLAIMED_STATUSES } from '../payments/attempt-status.js';
+import { appliedBalance, appliedPeriodEnd } from './as-applied.js';
 import type { PriceTerms } from './pricing.js';
 
 /**
@@ -147,9 +148,8 @@ function lookupStatement(provider: ReadSql['provider'], keys: readonly LookupKey
     SELECT 'access' AS "kind", a."id" AS "id", a."agentId" AS "s1", a."planId" AS "s2",
            CASE WHEN a."provisioningState" = 'active' THEN a."status" ELSE 'provisioning' END AS "s3",
            a."buyerId" AS "s4", a."sellerId" AS "s5", pl."serviceId" AS "s6", a."periodStart" AS "t1",
-           CASE WHEN a."appliedPeriodEnd" IS NOT NULL AND (a."periodEnd" IS NULL OR a."appliedPeriodEnd" < a."periodEnd")
-             THEN a."appliedPeriodEnd" ELSE a."periodEnd" END AS "t2",
-           a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", a."balanceMicros" - a."unappliedCreditMicros" AS "n2",
+           ${appliedPeriodEnd('a')} AS "t2",
+           a."createdAt" AS "t3", a."creditGrantedMicros" AS "n1", ${appliedBalance('a')} AS "n2",
            s."organizationId" AS "k1", s."slug" AS "k2", r."id" AS "k3"
     FROM "RequestRecord" r CROSS JOIN "Agent" ag CROSS JOIN "Access" a CROSS JOIN "Plan" pl CROSS JOIN "Service" s
     WHERE r."id" ${requests} AND ag."id" = r."agentId" AND (a."agentId" = ag."id" OR a."buyerId" = ag."buyerId")

@@ -6,6 +6,7 @@ import { sendJson } from '../../runtime/respond.js';
 import { inSpan } from '../../runtime/tracing.js';
 import type { ChallengeOutcome, IssuedChallenge, PaidFromCredit } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from '../../shared/payments/x402-headers.js';
 import { challengeAttributes, traceAttributes } from '../../shared/trace-attributes.js';
 import { isUsageQuantity, isUsageSlug, MAX_USAGE_ITEMS } from '../../shared/usage.js';
 import { originUrl } from '../arrival/public-origin.js';
@@ -16,7 +17,6 @@ import type { PayRequest } from '../paid-call/pay-request.js';
 import { upstreamFailure } from '../paid-call/upstream.js';
 import { planLinks } from '../storefront/links.js';
 import { mppChallenge } from './mpp.js';
-import { encodeHeaderJson, X402_HEADERS, X402_VERSION } from './x402.js';
 
 /**
  * The `payment-required` header is kept under this many characters: Node's fetch refuses a response

@@ -2,11 +2,11 @@ import { inSpan } from '../../runtime/tracing.js';
 import type { CapturedUsage, ClaimedPayment, PaymentProtocol, SettledRequest, SettleOutcome } from '../../shared/contract.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
+import { encodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 import { settledAttributes, traceAttributes } from '../../shared/trace-attributes.js';
 import type { ProxyServices } from '../context.js';
 import type { PayRequest } from '../paid-call/pay-request.js';
 import { mppReceipt } from './mpp.js';
-import { encodeHeaderJson, X402_HEADERS } from './x402.js';
 
 /**
  * The payment behind a paid retry, in the two halves of its life: `claim` before the request is

@@ -2,9 +2,9 @@ import { unfitJson } from '../../runtime/json-body.js';
 import type { RequestView } from '../../runtime/request-view.js';
 import type { PaymentProtocol } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { decodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 import { type PaymentPayload, paymentPayloadSchema } from '../../shared/payments/x402-wire.js';
 import { readMppCredential } from './mpp.js';
-import { X402_HEADERS } from './x402.js';
 
 /**
  * The payment a request carries, whichever protocol it came in: x402 (`payment-signature`,
@@ -52,7 +52,7 @@ function readX402Payment(raw: string | string[]): PaymentProof {
   if (Array.isArray(raw) || raw.length > MAX_X402_HEADER_LENGTH) return { kind: 'malformed', why: 'send exactly one payment header' };
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(raw.trim(), 'base64').toString('utf8'));
+    json = decodeHeaderJson(raw);
   } catch {
     return { kind: 'malformed', why: 'the payment header is not base64-encoded JSON' };
   }
