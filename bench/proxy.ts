@@ -10,16 +10,19 @@
 // (default 50), BENCH_WORKERS (default "1,2"), BENCH_CPU_PROF=<dir> (hub's one-worker proxy
 // writes a V8 CPU profile there when the run ends: open it as a flame graph in Chrome's DevTools
 // or speedscope), BENCH_ONLY=<regular expression> (measures only the targets whose name matches,
-// such as "1 worker, signed agent" while profiling).
+// such as "1 worker, signed agent" while profiling). hub's rows run once per database its
+// control-plane can keep (SQLite, and PostgreSQL at HUB_BENCH_PG_URL unless BENCH_POSTGRES=off):
+// an identified agent's call leaves a record the control-plane stores.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuMs, withDescendants } from './lib/cpu.js';
 import { findOrInstallNginx, nginxVersion, writeNginxConfig } from './lib/nginx.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
+import { benchPostgres } from './lib/scratch-postgres.js';
 import { seedSeller } from './lib/seed.js';
 import { type LoadResult, requireWrk, wrk } from './lib/wrk.js';
 
@@ -33,7 +36,18 @@ const cpuProfileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU
 const log = (line: string) => console.log(line);
 
 type Kind = 'direct' | 'nginx' | 'floor' | 'hub anonymous' | 'hub agent';
-type Target = { name: string; kind: Kind; workers: number; url: string; headers: Record<string, string>; proxy?: ChildProcess };
+type Database = 'SQLite' | 'PostgreSQL';
+type Target = {
+  name: string;
+  kind: Kind;
+  workers: number;
+  url: string;
+  headers: Record<string, string>;
+  proxy?: ChildProcess;
+  /** hub's rows: the database its control-plane keeps, and that control-plane. */
+  database?: Database;
+  controlPlane?: ChildProcess;
+};
 /** A round's result with the CPU the proxy's processes (and hub's control-plane) spent per request. */
 type Measured = LoadResult & { proxyCpuUs: number; controlPlaneCpuUs: number };
 
@@ -42,25 +56,33 @@ async function main() {
   const processes = new Processes();
   const work = mkdtempSync(join(tmpdir(), 'hub-bench-'));
   const tsx = ['--import', 'tsx'];
+  const postgres = await benchPostgres(log);
   try {
     const upstreamPort = await freePort();
     processes.start(process.execPath, [...tsx, join(here, 'servers', 'upstream.ts'), String(upstreamPort)]);
     await waitUntilUp(`http://127.0.0.1:${upstreamPort}/`);
 
-    // hub: one control-plane over SQLite with a seeded seller, and a proxy per worker count.
+    // hub: one control-plane per database with a seeded seller, and a proxy per worker count.
     const masterKey = randomBytes(32).toString('hex');
-    const cpPort = await freePort();
-    const hubEnv = {
-      DATABASE_URL: `file:${join(work, 'hub.db')}`,
-      HUB_DATA_DIR: work,
-      HUB_MASTER_KEY: masterKey,
-      HUB_CONTROL_PLANE_PORT: String(cpPort),
-      HUB_LOG_LEVEL: 'warn',
-    };
-    const { agentToken } = await seedSeller(hubEnv.DATABASE_URL, masterKey, 'bench', `http://127.0.0.1:${upstreamPort}`);
     const hubBin = join(here, '..', 'bin', 'hub.js');
-    const controlPlane = processes.start(process.execPath, [hubBin, 'start', 'control-plane'], hubEnv);
-    await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
+    const databases: [Database, string][] = [['SQLite', `file:${join(work, 'hub.db')}`]];
+    if (postgres) databases.push(['PostgreSQL', postgres.url]);
+    const hubs = [];
+    for (const [database, databaseUrl] of databases) {
+      const cpPort = await freePort();
+      mkdirSync(join(work, database));
+      const env = {
+        DATABASE_URL: databaseUrl,
+        HUB_DATA_DIR: join(work, database),
+        HUB_MASTER_KEY: masterKey,
+        HUB_CONTROL_PLANE_PORT: String(cpPort),
+        HUB_LOG_LEVEL: 'warn',
+      };
+      const { agentToken } = await seedSeller(databaseUrl, masterKey, 'bench', `http://127.0.0.1:${upstreamPort}`);
+      const controlPlane = processes.start(process.execPath, [hubBin, 'start', 'control-plane'], env);
+      await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
+      hubs.push({ database, env, agentToken, controlPlane });
+    }
 
     const nginx = await findOrInstallNginx(log);
     const nginxName = nginx ? nginxVersion(nginx).replace(/^nginx version: /, '') : 'nginx';
@@ -104,36 +126,35 @@ async function main() {
         proxy: floor,
       });
 
-      const proxyPort = await freePort();
-      const profile = cpuProfileDir && n === 1 ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
-      const hub = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], {
-        ...hubEnv,
-        HUB_PROXY_PORT: String(proxyPort),
-        HUB_PROXY_WORKERS: String(n),
-      });
-      await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
-      const url = `http://127.0.0.1:${proxyPort}/items`;
-      targets.push({
-        name: `hub, ${n} ${plural}, signed anonymous GET`,
-        kind: 'hub anonymous',
-        workers: n,
-        url,
-        headers: payHost,
-        proxy: hub,
-      });
-      targets.push({
-        name: `hub, ${n} ${plural}, signed agent GET`,
-        kind: 'hub agent',
-        workers: n,
-        url,
-        headers: { ...payHost, authorization: `Bearer ${agentToken}` },
-        proxy: hub,
-      });
+      for (const { database, env, agentToken, controlPlane } of hubs) {
+        const proxyPort = await freePort();
+        const profile = cpuProfileDir && n === 1 && database === 'SQLite' ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
+        const hub = processes.start(process.execPath, [...profile, hubBin, 'start', 'proxy'], {
+          ...env,
+          HUB_PROXY_PORT: String(proxyPort),
+          HUB_PROXY_WORKERS: String(n),
+        });
+        await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
+        const url = `http://127.0.0.1:${proxyPort}/items`;
+        const common = { workers: n, url, proxy: hub, database, controlPlane };
+        targets.push({
+          name: `hub (${database}), ${n} ${plural}, signed anonymous GET`,
+          kind: 'hub anonymous',
+          headers: payHost,
+          ...common,
+        });
+        targets.push({
+          name: `hub (${database}), ${n} ${plural}, signed agent GET`,
+          kind: 'hub agent',
+          headers: { ...payHost, authorization: `Bearer ${agentToken}` },
+          ...common,
+        });
+      }
     }
 
     const measure = async (target: Target, seconds: number): Promise<Measured> => {
       const proxyPids = target.proxy ? withDescendants(target.proxy.pid!) : [];
-      const cpPids = target.kind.startsWith('hub') ? [controlPlane.pid!] : [];
+      const cpPids = target.controlPlane ? [target.controlPlane.pid!] : [];
       const [proxyBefore, cpBefore] = [cpuMs(proxyPids), cpuMs(cpPids)];
       const result = await wrk(target.url, { connections, seconds, headers: target.headers });
       const perRequestUs = (ms: number) => (result.requests ? (ms * 1000) / result.requests : Number.NaN);
@@ -159,16 +180,20 @@ async function main() {
       }
     }
     const results = new Map([...runs].map(([target, list]) => [target, median(list)]));
-    report(results);
+    report(
+      results,
+      databases.map(([database]) => database),
+    );
   } finally {
     await processes.stopAll();
+    await postgres?.drop();
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-function report(results: Map<Target, Measured>): void {
-  const find = (kind: Kind, workers: number) =>
-    [...results].find(([t]) => t.kind === kind && (kind === 'direct' || t.workers === workers))?.[1];
+function report(results: Map<Target, Measured>, databases: Database[]): void {
+  const find = (kind: Kind, workers: number, database?: Database) =>
+    [...results].find(([t]) => t.kind === kind && (kind === 'direct' || t.workers === workers) && t.database === database)?.[1];
   const direct = find('direct', 0)!;
   console.log(
     `\nGET, 1 KB JSON upstream, wrk -t1 -c${connections} -d${seconds}s, median of ${rounds} interleaved rounds, loopback, ${new Date().toISOString().slice(0, 10)}\n`,
@@ -187,21 +212,24 @@ function report(results: Map<Target, Measured>): void {
     );
   }
   console.log(`\ndirect: ${direct.rps.toFixed(0)} req/s`);
-  for (const n of workerCounts) {
-    const [floor, anonymous, agent, nginx] = [find('floor', n), find('hub anonymous', n), find('hub agent', n), find('nginx', n)];
-    if (!floor || !anonymous || !agent) continue;
-    console.log(
-      `${n} worker(s): hub anonymous / Node floor ${ratio(anonymous.rps, floor.rps)} (target ≥ 0.85×), agent / Node floor ${ratio(agent.rps, floor.rps)} (target ≥ 0.70×), ` +
-        `p99 / Node floor's ${ratio(anonymous.p99ms, floor.p99ms)} anonymous, ${ratio(agent.p99ms, floor.p99ms)} agent (target ≤ 1.5×); ` +
-        `Node floor / nginx ${ratio(floor.rps, nginx?.rps)}, hub anonymous / nginx ${ratio(anonymous.rps, nginx?.rps)}`,
-    );
-  }
-  if (workerCounts.length > 1) {
-    const [a, b] = [workerCounts[0]!, workerCounts.at(-1)!];
-    const gain = (kind: Kind) => ratio(find(kind, b)?.rps ?? Number.NaN, find(kind, a)?.rps);
-    console.log(
-      `${b} workers against ${a}: hub anonymous ${gain('hub anonymous')}, hub agent ${gain('hub agent')}, Node floor ${gain('floor')}, nginx ${gain('nginx')}`,
-    );
+  for (const database of databases) {
+    for (const n of workerCounts) {
+      const [floor, nginx] = [find('floor', n), find('nginx', n)];
+      const [anonymous, agent] = [find('hub anonymous', n, database), find('hub agent', n, database)];
+      if (!floor || !anonymous || !agent) continue;
+      console.log(
+        `hub (${database}), ${n} worker(s): anonymous / Node floor ${ratio(anonymous.rps, floor.rps)} (target ≥ 0.85×), agent / Node floor ${ratio(agent.rps, floor.rps)} (target ≥ 0.70×), ` +
+          `p99 / Node floor's ${ratio(anonymous.p99ms, floor.p99ms)} anonymous, ${ratio(agent.p99ms, floor.p99ms)} agent (target ≤ 1.5×); ` +
+          `Node floor / nginx ${ratio(floor.rps, nginx?.rps)}, hub anonymous / nginx ${ratio(anonymous.rps, nginx?.rps)}`,
+      );
+    }
+    if (workerCounts.length > 1) {
+      const [a, b] = [workerCounts[0]!, workerCounts.at(-1)!];
+      const gain = (kind: Kind, database?: Database) => ratio(find(kind, b, database)?.rps ?? Number.NaN, find(kind, a, database)?.rps);
+      console.log(
+        `${b} workers against ${a}: hub (${database}) anonymous ${gain('hub anonymous', database)}, agent ${gain('hub agent', database)}, Node floor ${gain('floor')}, nginx ${gain('nginx')}`,
+      );
+    }
   }
 }
 
