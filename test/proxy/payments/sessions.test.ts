@@ -153,5 +153,104 @@ for (const provider of testProviders()) {
       });
       t.equal(served.length, servedBefore);
     });
+
+    /** A fresh 402's batch-settlement requirements and the x402 document they came in. */
+    const offer = async (path: string) => {
+      const unpaid = await fetch(url(path));
+      const header = fromB64(unpaid.headers.get('payment-required'));
+      return { header, requirements: header.accepts.find((a: PaymentRequirements) => a.scheme === 'batch-settlement') };
+    };
+    const sendPaid = (path: string, header: { resource: unknown }, requirements: PaymentRequirements, payload: unknown) =>
+      fetch(url(path), {
+        headers: {
+          'payment-signature': Buffer.from(
+            JSON.stringify({ x402Version: 2, accepted: requirements, resource: header.resource, payload }),
+          ).toString('base64'),
+        },
+      });
+
+    await t.test('charged what was used, within the voucher’s ceiling; the rest stays in the channel', async (t) => {
+      // Priced at a ceiling of 3 calls, 1 used: the voucher authorizes 3, the channel is charged 1.
+      const res = await pay(url('/search?max=3&used=1'));
+      t.equal(res.status, 200, await res.clone().text());
+      const receipt = fromB64(res.headers.get('payment-response'));
+      t.equal(receipt.extra.chargedAmount, '10000');
+      t.equal(receipt.extra.channelState.chargedCumulativeAmount, '60000');
+      t.match(billingOf(res), { authorizedUsd: '0.030000', chargedUsd: '0.010000', remainderHandling: 'escrow_returned' });
+      // The client counts from what was charged: its next voucher is 60000 + the price, and is taken.
+      const next = await pay(url('/search?q=after-ceiling'));
+      t.equal(next.status, 200);
+      t.equal(fromB64(next.headers.get('payment-response')).extra.channelState.chargedCumulativeAmount, '70000');
+    });
+
+    await t.test('requests on one channel take turns: a second while one is at the seller is busy', async (t) => {
+      const atSeller = served.length + 1;
+      const first = pay(url('/hold?q=turns'));
+      // The first request holds the channel from its claim until the seller has answered it.
+      for (let i = 0; i < 500 && served.length < atSeller; i++) await new Promise((r) => setTimeout(r, 10));
+      const { header, requirements } = await offer('/search?q=turns-2');
+      const servedBefore = served.length;
+      const payment = await scheme.createPaymentPayload(2, requirements);
+      const busy = await sendPaid('/search?q=turns-2', header, requirements, payment.payload);
+      t.equal(busy.status, 402);
+      t.equal(fromB64(busy.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_channel_busy');
+      t.equal(served.length, servedBefore, 'the busy request was not forwarded');
+      world.releaseHold();
+      t.equal((await first).status, 200);
+    });
+
+    await t.test('bad payments: each refused with the scheme’s code, nothing forwarded, nothing charged', async (t) => {
+      const { header, requirements } = await offer('/search?q=bad');
+      const good = (await scheme.createPaymentPayload(2, requirements)).payload as Record<string, any>;
+      const flipped = `${good.voucher.signature.slice(0, 10)}${good.voucher.signature[10] === 'a' ? 'b' : 'a'}${good.voucher.signature.slice(11)}`;
+      const cases: [string, unknown, string][] = [
+        ['malformed', { type: 'voucher' }, 'invalid_batch_settlement_evm_voucher_payload'],
+        ['a refund', { ...good, type: 'refund' }, 'invalid_batch_settlement_evm_payload_type'],
+        [
+          'another receiver',
+          { ...good, channelConfig: { ...good.channelConfig, receiver: chain.accounts[4]!.address } },
+          'invalid_batch_settlement_evm_receiver_mismatch',
+        ],
+        [
+          'another token',
+          { ...good, channelConfig: { ...good.channelConfig, token: chain.accounts[4]!.address } },
+          'invalid_batch_settlement_evm_token_mismatch',
+        ],
+        [
+          'another channel id',
+          { ...good, voucher: { ...good.voucher, channelId: `0x${'1'.repeat(64)}` } },
+          'invalid_batch_settlement_evm_channel_id_mismatch',
+        ],
+        [
+          'a forged signature',
+          { ...good, voucher: { ...good.voucher, signature: flipped } },
+          'invalid_batch_settlement_evm_voucher_signature',
+        ],
+        [
+          'a ceiling it did not sign',
+          { ...good, voucher: { ...good.voucher, maxClaimableAmount: '1000000' } },
+          'invalid_batch_settlement_evm_voucher_signature',
+        ],
+      ];
+      const servedBefore = served.length;
+      for (const [what, payload, code] of cases) {
+        const res = await sendPaid('/search?q=bad', header, requirements, payload);
+        t.equal(res.status, 402, what);
+        t.equal(fromB64(res.headers.get('payment-required')).error, code, what);
+      }
+      t.equal(served.length, servedBefore);
+      // The good one is still good: the attempt stayed open and the channel as it was.
+      const res = await sendPaid('/search?q=bad', header, requirements, good);
+      t.equal(res.status, 200);
+    });
+
+    await t.test('a seller that stops offering sessions takes no voucher', async (t) => {
+      const { header, requirements } = await offer('/search?q=off');
+      const payment = await scheme.createPaymentPayload(2, requirements);
+      t.equal((await patchSchemes(['exact'])).status, 200);
+      const res = await sendPaid('/search?q=off', header, requirements, payment.payload);
+      t.equal(res.status, 402);
+      t.match(await res.json(), { error: 'payment_required', settlementReason: 'invalid_batch_settlement_evm_scheme' });
+    });
   });
 }
