@@ -3,18 +3,7 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-
-interface IReceiveWithAuthorization {
-    function receiveWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        bytes memory signature
-    ) external;
-}
+import {EIP3009} from "./EIP3009.sol";
 
 /**
  * The ERC-3009 deposit collector of hub's batch-settlement channels (HubBatchSettlement): x402's
@@ -40,7 +29,7 @@ contract HubErc3009Collector {
         (uint256 validAfter, uint256 validBefore, uint256 salt, bytes memory signature) =
             abi.decode(data, (uint256, uint256, uint256, bytes));
         bytes32 nonce = keccak256(abi.encode(channelId, salt));
-        IReceiveWithAuthorization(token).receiveWithAuthorization(
+        EIP3009(token).receiveWithAuthorization(
             payer, address(this), amount, validAfter, validBefore, nonce, signature
         );
         IERC20(token).safeTransfer(settlement, amount);

@@ -1,4 +1,4 @@
-import { type Address, createPublicClient, createWalletClient, type Hex, type TransactionReceipt } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
@@ -285,6 +285,11 @@ export class LocalFacilitator implements Facilitator {
     if (confirmation.status === 'unconfirmed') return { status: 'unknown', transaction, message: confirmation.message };
     if (confirmation.receipt.status !== 'success') return { status: 'reverted', transaction };
     return { status: 'mined', transaction, receipt: confirmation.receipt };
+  }
+
+  /** Signs EIP-712 typed data with the settler's key (a session's claim batch, as its receiver authorizer). */
+  signTypedData(typedData: Parameters<LocalAccount['signTypedData']>[0]): Promise<Hex> {
+    return this.clients.wallet.account.signTypedData(typedData);
   }
 
   /** eth_call at the latest block, for reading a contract's state; an unreachable node is `FacilitatorUnavailableError`. */

@@ -5,6 +5,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
 import { type Address, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
@@ -242,6 +243,31 @@ for (const provider of testProviders()) {
       // The good one is still good: the attempt stayed open and the channel as it was.
       const res = await sendPaid('/search?q=bad', header, requirements, good);
       t.equal(res.status, 200);
+    });
+
+    await t.test('claims: what was charged, in one claimWithSignature, once', async (t) => {
+      const readChannel = () =>
+        reader.readContract({
+          address: BATCH_SETTLEMENT_CONTRACT,
+          abi: channelsAbi,
+          functionName: 'channels',
+          args: [channelId as `0x${string}`],
+        });
+      const [, claimedBefore] = await readChannel();
+      t.equal(claimedBefore, 0n);
+      const first = await claimVouchers(world.db, world.rail);
+      t.equal(first.channels, 1);
+      const mirrored = await world.db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } });
+      const [balance, claimed] = await readChannel();
+      t.equal(claimed, mirrored.charged, 'the chain holds what hub charged as claimed');
+      t.equal(mirrored.totalClaimed, mirrored.charged);
+      t.ok(claimed <= mirrored.signedMaxClaimable, 'never above the voucher');
+      t.equal(balance, mirrored.balance);
+      t.same(await claimVouchers(world.db, world.rail), { channels: 0 }, 'nothing left to claim');
+      // A client that lost its state now starts from the chain's claimed total, which is hub's count: no corrective 402.
+      const res = await sessionClient().pay(url('/search?q=after-claim'));
+      t.equal(res.status, 200);
+      t.equal(fromB64(res.headers.get('payment-response')).extra.channelState.totalClaimed, String(claimed));
     });
 
     await t.test('a seller that stops offering sessions takes no voucher', async (t) => {
