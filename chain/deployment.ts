@@ -16,6 +16,11 @@ export type ChainDeployment = {
   token: { address: Address; name: string; symbol: string; version: string; decimals: number };
   /** The HubEscrow ceiling-priced calls pay into; the settler operates it. Absent on older chain files. */
   escrow?: Address;
+  /**
+   * hub's x402 batch-settlement channel contract and its ERC-3009 deposit collector, at the
+   * addresses x402's client signs for. Absent on older chain files: no sessions.
+   */
+  batchSettlement?: { contract: Address; collector: Address };
   /** Deployed the token; holds its admin and minter roles (the demo faucet mints with it). */
   deployer: DevAccount;
   /** Submits transferWithAuthorization and pays the gas: the local facilitator's key. */

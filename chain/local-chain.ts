@@ -7,10 +7,12 @@ import { deployContracts, type TokenDomain } from './deploy-contracts.js';
 import type { ChainDeployment } from './deployment.js';
 import { DEV_MNEMONIC, devAccounts } from './dev-accounts.js';
 import { evmChain } from './evm-chain.js';
+import { placeBatchSettlement } from './place-batch-settlement.js';
 
 /**
  * A real local chain for development, the demo and tests: anvil on loopback with automine, the
- * HubUSD token and the HubEscrow deployed, and every dev account holding tokens.
+ * HubUSD token and the HubEscrow deployed, hub's batch-settlement contracts at x402's addresses
+ * (place-batch-settlement.ts), and every dev account holding tokens.
  */
 
 export type LocalChainOptions = {
@@ -34,6 +36,9 @@ export type LocalChain = ChainDeployment & {
   stop(): Promise<void>;
 };
 
+/** The contracts a dev chain runs, compiled together. */
+export const DEV_CONTRACTS = ['HubUSD', 'HubEscrow', 'HubBatchSettlement', 'HubErc3009Collector'];
+
 const DEFAULT_TOKEN: TokenDomain = { name: 'Hub USD', symbol: 'HUSD', version: '1' };
 const DECIMALS = 6;
 
@@ -45,8 +50,8 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
   const units = microsToTokenUnits(options.fundMicros ?? 1_000_000_000n, DECIMALS);
 
   // Compiling (seconds on a cache miss) and starting anvil do not depend on each other.
-  const [[token, escrow], anvil] = await Promise.all([
-    compileContracts(['HubUSD', 'HubEscrow'], { cacheDir: options.cacheDir ?? join(tmpdir(), 'hub-contracts') }),
+  const [[token, escrow, settlement, collector], anvil] = await Promise.all([
+    compileContracts(DEV_CONTRACTS, { cacheDir: options.cacheDir ?? join(tmpdir(), 'hub-contracts') }),
     startAnvil({ port: options.port ?? 0, chainId, accounts: count, mnemonic: DEV_MNEMONIC }),
   ]);
   try {
@@ -61,12 +66,19 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
       mints: accounts.map((a) => ({ to: a.address, units })),
       escrowOperator: accounts[1]!.address,
     });
+    const batchSettlement = await placeBatchSettlement({
+      rpcUrl: anvil.rpcUrl,
+      chain,
+      artifacts: { settlement: settlement!, collector: collector! },
+      deployerKey: accounts[0]!.privateKey,
+    });
     return {
       chainId,
       network: `eip155:${chainId}`,
       rpcUrl: anvil.rpcUrl,
       token: { address: deployed.token, ...domain, decimals: DECIMALS },
       escrow: deployed.escrow,
+      batchSettlement,
       deployer: accounts[0]!,
       settler: accounts[1]!,
       accounts: accounts.map((a) => ({ ...a, tokenUnits: units })),

@@ -17,6 +17,7 @@ import { resolvePaymentRail } from './payments/rail.js';
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
+import { startVoucherClaimLoop } from './sessions/claim-vouchers.js';
 import { startPendingSettlementLoop } from './storefront/pending-loop.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
@@ -58,6 +59,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     );
   }
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
+  const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
@@ -87,6 +89,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const stop = async () => {
     stopPendingLoop();
+    stopClaimLoop();
     await closeServer(server);
     await settlementsAfterResponse();
     await mail.stop();

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type ErrorBody, errorResponse } from '../shared/errors.js';
+import { ApiError, type ErrorBody, errorResponse } from '../shared/errors.js';
 
 /** Writes a JSON body (bigints are refused by JSON.stringify: money leaves as strings). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -17,7 +17,8 @@ export function sendError(res: ServerResponse, err: unknown): { status: number; 
   const { status, body } = errorResponse(err);
   // A refusal that says when to come back says it in the standard header too.
   const retryAfter = typeof body.retryAfterSeconds === 'number' ? { 'retry-after': String(body.retryAfterSeconds) } : undefined;
-  if (!res.headersSent) sendJson(res, status, body, retryAfter);
+  const headers = err instanceof ApiError ? { ...err.headers, ...retryAfter } : retryAfter;
+  if (!res.headersSent) sendJson(res, status, body, headers);
   else res.destroy();
   return { status, body };
 }

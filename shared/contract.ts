@@ -409,6 +409,8 @@ export const issuedChallengeSchema = z.strictObject({
   rail: z.string().min(1),
   network: paymentRequirementsSchema.shape.network,
   requirements: paymentRequirementsSchema,
+  /** The same payment as an x402 batch-settlement session, offered beside `requirements` when the seller takes sessions. */
+  sessionRequirements: paymentRequirementsSchema.optional(),
   expiresAt: isoTime,
   /** Why an identified agent's plan did not cover the call; absent for anonymous callers. */
   standing: planStandingSchema.optional(),

@@ -151,7 +151,11 @@ type ErrorExtras = {
    * A payment refused (`settlementReason`), or a call no per-call price covers but a plan on sale
    * does: where to buy it, and the account to top up when there is one.
    */
-  payment_required: { settlementReason: string } | { manifestUrl: string; purchaseUrl: string; accessId?: string; topUpUrl?: string };
+  payment_required:
+    | { settlementReason: string }
+    /** A session payment refused: the x402 requirements to pay again with (a corrective 402 carries the channel's state in them). */
+    | { settlementReason: string; x402Version: number; accepts: Record<string, unknown>[] }
+    | { manifestUrl: string; purchaseUrl: string; accessId?: string; topUpUrl?: string };
   amount_below_minimum: { minimumPurchaseUsd: string };
   rate_limited: { retryAfterSeconds: number };
   service_unavailable: { retryAfterSeconds?: number };
@@ -199,6 +203,8 @@ class WireError extends Error {
   readonly code: string;
   readonly reason: string | undefined;
   readonly extra: Record<string, unknown>;
+  /** Response headers that go with the envelope (an x402 refusal's `payment-required`). */
+  readonly headers: Record<string, string> = {};
 
   constructor(code: RaisableCode, reason?: string, extra: Record<string, unknown> = {}) {
     super(reason ?? errorCodes[code].reason);

@@ -1,7 +1,7 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { ApiError } from '../../shared/errors.js';
 import type { Db } from '../db/client.js';
-import { PURCHASE_KINDS } from '../payments/claim.js';
+import { PURCHASE_KINDS } from '../payments/attempt-claim.js';
 
 /**
  * What every catalog route goes through: lookups scoped to the caller's organization, writes that

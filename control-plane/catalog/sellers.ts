@@ -13,6 +13,7 @@ import {
   statefulAccessLater,
   statefulAccessSettings,
   updateSellerInput,
+  x402SchemesOf,
 } from '../../shared/schemas/sellers.js';
 import type { Db } from '../db/client.js';
 import { withUniqueCodes } from '../db/constraints.js';
@@ -36,6 +37,7 @@ export function toSellerWire(row: Seller & { hostnames: { hostname: string }[] }
     networks: JSON.parse(row.networksJson) as string[],
     hostnames: row.hostnames.map((h) => h.hostname),
     settlement: row.settlement as SettlementTiming,
+    x402Schemes: x402SchemesOf(row.x402SchemesJson),
     sandbox: row.sandbox,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -67,6 +69,7 @@ export const createSeller = catalogWriteProcedure
             payToAddress: input.payToAddress ?? null,
             networksJson: JSON.stringify(input.networks ?? []),
             settlement: input.settlement,
+            ...(input.x402Schemes ? { x402SchemesJson: JSON.stringify(input.x402Schemes) } : {}),
             sandbox: input.sandbox ?? false,
           },
         });
@@ -237,7 +240,7 @@ export const updateSeller = catalogWriteProcedure
   .input(updateSellerInput)
   .output(z.object({ seller }))
   .mutation(async ({ ctx, input }) => {
-    const { sellerId: id, hostnames, networks, ...fields } = input;
+    const { sellerId: id, hostnames, networks, x402Schemes, ...fields } = input;
     await ownedSeller(ctx.db, ctx.actor.organizationId, id);
     if (hostnames) refuseHostnamesUnderPayDomain(hostnames, ctx.config.payDomain);
     if (fields.upstreamBaseUrl) await refuseForbiddenTarget(ctx, 'upstreamBaseUrl', fields.upstreamBaseUrl, hostnames);
@@ -245,7 +248,11 @@ export const updateSeller = catalogWriteProcedure
       changeCatalog(ctx.db, id, async (tx) => {
         await tx.seller.update({
           where: { id },
-          data: { ...fields, ...(networks ? { networksJson: JSON.stringify(networks) } : {}) },
+          data: {
+            ...fields,
+            ...(networks ? { networksJson: JSON.stringify(networks) } : {}),
+            ...(x402Schemes ? { x402SchemesJson: JSON.stringify(x402Schemes) } : {}),
+          },
         });
         if (hostnames) await replaceHostnames(tx, id, hostnames);
       }),

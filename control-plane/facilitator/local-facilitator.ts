@@ -1,8 +1,8 @@
-import { type Address, createPublicClient, createWalletClient, type Hex, type TransactionReceipt } from 'viem';
+import { type Address, createPublicClient, createWalletClient, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
-import { contractAnsweredWithout, shortMessage } from './chain-errors.js';
+import { contractAnsweredWithout, nodeAnswered, shortMessage } from './chain-errors.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -17,8 +17,10 @@ import { defaultSignerRecovery } from './signer-recovery.js';
 import type { TransferAuthorization } from './transfer-authorization.js';
 import { eip3009Abi, parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
 import {
+  broadcastCall,
   broadcastTransfer,
   type Confirmation,
+  type ContractCall,
   confirmTransfer,
   findSettledTransfer,
   gasKind,
@@ -75,6 +77,16 @@ export type LocalFacilitatorConfig = {
 };
 
 type Failure = VerifyResult & { isValid: false };
+
+/**
+ * How a contract call the settler sent ended: mined (with its receipt), reverted on chain, refused
+ * before anything was sent (the estimate reverted, or the node refused it), or not known yet.
+ */
+export type CallOutcome =
+  | { status: 'mined'; transaction: Hex; receipt: TransactionReceipt }
+  | { status: 'reverted'; transaction: Hex }
+  | { status: 'refused'; message: string }
+  | { status: 'unknown'; transaction: Hex; message: string };
 
 export class LocalFacilitator implements Facilitator {
   readonly network: `eip155:${number}`;
@@ -243,6 +255,50 @@ export class LocalFacilitator implements Facilitator {
       return this.pendingResult(call, broadcast.signed.transaction, broadcast.message);
     }
     return this.follow(key, call, broadcast.signed, retried, broadcast.receipt);
+  }
+
+  /**
+   * Sends a contract call other than a settlement (a session's deposit) from the settler's key,
+   * which pays the gas: estimated first (a call that would revert is refused with the node's
+   * reason, nothing sent), sent in the settler's nonce order, and followed to its receipt.
+   */
+  async sendCall(call: ContractCall): Promise<CallOutcome> {
+    const account = this.clients.wallet.account;
+    let gas: bigint;
+    try {
+      gas = await this.clients.reader.estimateGas({ account, ...call });
+    } catch (err) {
+      if (!nodeAnswered(err)) throw unavailable(err);
+      return { status: 'refused', message: shortMessage(err) };
+    }
+    const broadcast = await broadcastCall(this.clients, call, gas);
+    if (broadcast.status === 'refused') {
+      if (broadcast.reason === 'facilitator_unavailable')
+        throw new FacilitatorUnavailableError('network', `chain RPC: ${broadcast.message}`);
+      return { status: 'refused', message: broadcast.message };
+    }
+    const { transaction } = broadcast.signed;
+    if (broadcast.status === 'unknown') return { status: 'unknown', transaction, message: broadcast.message };
+    const confirmation: Confirmation = broadcast.receipt
+      ? { status: 'mined', receipt: broadcast.receipt }
+      : await confirmTransfer(this.clients, transaction, this.config.receiptTimeoutMs ?? 30_000);
+    if (confirmation.status === 'unconfirmed') return { status: 'unknown', transaction, message: confirmation.message };
+    if (confirmation.receipt.status !== 'success') return { status: 'reverted', transaction };
+    return { status: 'mined', transaction, receipt: confirmation.receipt };
+  }
+
+  /** Signs EIP-712 typed data with the settler's key (a session's claim batch, as its receiver authorizer). */
+  signTypedData(typedData: Parameters<LocalAccount['signTypedData']>[0]): Promise<Hex> {
+    return this.clients.wallet.account.signTypedData(typedData);
+  }
+
+  /** eth_call at the latest block, for reading a contract's state; an unreachable node is `FacilitatorUnavailableError`. */
+  async readCall(call: ContractCall): Promise<Hex> {
+    try {
+      return (await this.clients.reader.call(call)).data ?? '0x';
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   /** Stops the worker pool, if the default recovery started one, and closes the node's connections. */

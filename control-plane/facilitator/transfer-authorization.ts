@@ -65,21 +65,25 @@ export function transferAuthorizationDigest(domain: Eip712Domain, authorization:
   writeUint256(struct, 128, authorization.validAfter);
   writeUint256(struct, 160, authorization.validBefore);
   struct.set(hexToBytes(authorization.nonce, { size: 32 }), 192);
+  return typedDataDigest(domain, keccak256(struct, 'bytes'));
+}
 
+/** The EIP-712 digest of a message whose struct hash is `structHash`: keccak256(0x1901 ‖ domain separator ‖ struct hash). */
+export function typedDataDigest(domain: Eip712Domain, structHash: Uint8Array): Uint8Array {
   const message = new Uint8Array(2 + 32 + 32);
   message[0] = 0x19;
   message[1] = 0x01;
   message.set(domainSeparator(domain), 2);
-  message.set(keccak256(struct, 'bytes'), 34);
+  message.set(structHash, 34);
   return keccak256(message, 'bytes');
 }
 
 /** An address, left-padded to a 32-byte ABI word. */
-function writeAddress(target: Uint8Array, offset: number, address: Address): void {
+export function writeAddress(target: Uint8Array, offset: number, address: Address): void {
   target.set(hexToBytes(address, { size: 20 }), offset + 12);
 }
 
-function writeUint256(target: Uint8Array, offset: number, value: bigint): void {
+export function writeUint256(target: Uint8Array, offset: number, value: bigint): void {
   if (value < 0n || value >= 1n << 256n) throw new RangeError('uint256 out of range');
   let rest = value;
   for (let i = offset + 31; i >= offset && rest > 0n; i--) {

@@ -121,7 +121,14 @@ export function gasKind(call: TransferCall): string {
  * one JSON-RPC request, in nonce order (`SettlerState.inTurn`). `gas` is an estimate for this kind
  * of settlement; unused gas is not paid for, so the limit has generous headroom.
  */
-export async function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
+export function broadcastTransfer(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast> {
+  return broadcastCall(clients, settlementCall(call), gas);
+}
+
+/** A contract call the settler signs and sends, as a settlement is sent: `broadcastTransfer` for any calldata. */
+export type ContractCall = { to: Address; data: Hex };
+
+export async function broadcastCall(clients: SettlerClients, call: ContractCall, gas: bigint): Promise<Broadcast> {
   // Another process settling with the same key (a replica, a restart) took the nonce first: the
   // node refused this one outright, so it can be signed again under a nonce counted afresh. Busy
   // replicas may take the next one too; a few tries, then the refusal stands.
@@ -137,7 +144,7 @@ const NONCE_TRIES = 4;
 /** How nodes (geth, anvil, reth) refuse a transaction whose nonce another one already holds. */
 const NONCE_TAKEN = /nonce too low|nonce has already been used|already known|replacement transaction underpriced/i;
 
-function broadcastOnce(clients: SettlerClients, call: TransferCall, gas: bigint): Promise<Broadcast & { nonceTaken?: boolean }> {
+function broadcastOnce(clients: SettlerClients, call: ContractCall, gas: bigint): Promise<Broadcast & { nonceTaken?: boolean }> {
   const { wallet, reader, state } = clients;
   return state.inTurn(async () => {
     let serialized: Hex;
@@ -151,7 +158,7 @@ function broadcastOnce(clients: SettlerClients, call: TransferCall, gas: bigint)
         nonce,
         gas: (gas * 3n) / 2n,
         ...fees,
-        ...settlementCall(call),
+        ...call,
       });
     } catch (err) {
       state.renumber();

@@ -52,6 +52,7 @@ function attemptOf(row: Raw): Attempt {
     asset: textOrNull(row.asset),
     payTo: textOrNull(row.payTo),
     payoutTo: textOrNull(row.payoutTo),
+    channelId: textOrNull(row.channelId),
     payer: textOrNull(row.payer),
     challengeId: textOrNull(row.challengeId),
     paymentPayloadJson: textOrNull(row.paymentPayloadJson),

@@ -21,7 +21,9 @@ import type { Sql } from '../db/sql.js';
  * with the return's transaction). A reservation made before holds existed moved no money and is
  * released without a transaction.
  * A call paid from credit is recorded `in_flight` at once (no challenge is answered); every
- * other attempt starts `challenge_created`.
+ * other attempt starts `challenge_created`. A call paid by a session's voucher goes from
+ * `in_flight` to `settled` as a credit-paid one does: its charge is committed to the channel, and
+ * claimed on chain later with the channel's other vouchers.
  */
 export { ATTEMPT_STATUSES, type AttemptStatus };
 
@@ -82,6 +84,7 @@ type Settable =
   | 'protocol'
   | 'paymentMethod'
   | 'paymentPayloadJson'
+  | 'channelId'
   | 'accessId';
 
 export type AttemptMove = {

@@ -6,6 +6,7 @@ import { formatUsd } from '../../shared/money.js';
 import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { insertInto, runEach, sqlOf } from '../db/sql.js';
+import { sessionRequirements, sessionsOn } from '../sessions/session-requirements.js';
 import type { AttemptStatus } from './attempt-status.js';
 import { creditBalance, drawCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
@@ -71,10 +72,20 @@ export async function issuePaymentChallenge(
   }
   const attempt = await newAttempt(db, rail, fields, seller);
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements([challengedRecord(input, priced.service.id, attempt.id)])));
-  return {
-    kind: 'challenge',
-    challenge: { ...attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan }), standing },
-  };
+  const challenge = attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan });
+  // A session pays a call into the payer's channel with the seller's wallet as receiver.
+  const sessions = sessionsOn(rail);
+  const session =
+    sessions && seller.x402Schemes.includes('batch-settlement') && fields.kind === 'call' && seller.payToAddress
+      ? {
+          sessionRequirements: sessionRequirements(sessions, {
+            id: attempt.id,
+            amountMicros: fields.amountMicros,
+            receiver: seller.payToAddress,
+          }),
+        }
+      : {};
+  return { kind: 'challenge', challenge: { ...challenge, ...session, standing } };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { SettlementTiming } from '../../shared/schemas/sellers.js';
+import { type SettlementTiming, type X402Scheme, x402SchemesOf } from '../../shared/schemas/sellers.js';
 import { catalogVersions } from '../catalog/catalog-versions.js';
 import type { Db } from '../db/client.js';
 import { booleanOf, dateOf, sqlOf } from '../db/sql.js';
@@ -19,6 +19,8 @@ export type PaymentSeller = {
   /** Paid on a test rail only (payments/test-rail.ts). */
   sandbox: boolean;
   settlement: SettlementTiming;
+  /** The x402 schemes its 402 offers: `exact`, and `batch-settlement` when it takes sessions. */
+  x402Schemes: X402Scheme[];
   catalog(): Promise<SellerCatalog>;
 };
 
@@ -44,9 +46,10 @@ export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSe
     salesEnabled: unknown;
     sandbox: unknown;
     settlement: string;
+    x402SchemesJson: string;
     updatedAt: unknown;
   }>(
-    Prisma.sql`SELECT "organizationId", "payToAddress", "salesEnabled", "sandbox", "settlement", "updatedAt" FROM "Seller" WHERE "id" = ${sellerId}`,
+    Prisma.sql`SELECT "organizationId", "payToAddress", "salesEnabled", "sandbox", "settlement", "x402SchemesJson", "updatedAt" FROM "Seller" WHERE "id" = ${sellerId}`,
   );
   if (!row) return null;
   const version = dateOf(row.updatedAt).getTime();
@@ -58,6 +61,7 @@ export async function paymentSeller(db: Db, sellerId: string): Promise<PaymentSe
     salesEnabled: booleanOf(row.salesEnabled),
     sandbox: booleanOf(row.sandbox),
     settlement: row.settlement as SettlementTiming,
+    x402Schemes: x402SchemesOf(row.x402SchemesJson),
     catalog: () => {
       catalog ??= cachedCatalog(db, sellerId, version, () => loadCatalog(db, sellerId));
       return catalog;

@@ -11,6 +11,7 @@ import type { Facilitator } from '../facilitator/facilitator.js';
 import { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import { LocalFacilitator } from '../facilitator/local-facilitator.js';
 import type { SettleResult } from '../facilitator/results.js';
+import { localSessionRail, type SessionRail } from '../sessions/session-rail.js';
 import { localFaucet } from './faucet.js';
 
 /**
@@ -31,6 +32,11 @@ export type PaymentRail = {
     address: Hex;
     settle(payload: PaymentPayload, requirements: PaymentRequirements, payout: EscrowPayout): Promise<SettleResult>;
   };
+  /**
+   * x402 batch-settlement (sessions): channels on the chain, deposits hub submits. Absent: the
+   * 402 offers `exact` only, whatever the seller's `x402Schemes` (docs/decisions.md#D-281).
+   */
+  sessions?: SessionRail;
   /**
    * Its money has no value: a local dev chain, or a remote rail the operator declared a test
    * network (HUB_PAYMENT_TEST_RAIL=1). Sandbox sellers are paid on such a rail only (test-rail.ts).
@@ -129,6 +135,7 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
           escrow: { address: escrow, settle: (payload, requirements, payout) => facilitator.settleEscrowed(payload, requirements, payout) },
         }
       : {}),
+    ...(chain.batchSettlement ? { sessions: localSessionRail(facilitator) } : {}),
     test: true,
     faucet: localFaucet(chain),
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,

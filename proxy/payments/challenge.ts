@@ -150,7 +150,9 @@ export function challengeResponse(
   };
   // A declared route's 402 carries x402's Bazaar discovery extension (docs/decisions.md#D-219).
   const extensions = discovery ? { extensions: discovery.extensions } : {};
-  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts: [challenge.requirements] };
+  // A seller taking sessions is offered both ways for the same price, exact first (docs/decisions.md#D-281).
+  const accepts = challenge.sessionRequirements ? [challenge.requirements, challenge.sessionRequirements] : [challenge.requirements];
+  const x402Document = { x402Version: X402_VERSION, error: 'payment_required', resource, accepts };
   // An identified agent at a storefront that sells plans learns why its plan did not cover the call.
   const standing = challenge.standing?.sells ? challenge.standing : undefined;
   const payload = {
@@ -179,7 +181,7 @@ export function challengeResponse(
     },
     x402Version: X402_VERSION,
     resource,
-    accepts: [challenge.requirements],
+    accepts,
     ...extensions,
   };
   return {

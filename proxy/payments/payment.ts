@@ -1,5 +1,6 @@
 import { inSpan } from '../../runtime/tracing.js';
 import type { CapturedUsage, ClaimedPayment, PaymentProtocol, SettledRequest, SettleOutcome } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../shared/payments/mpp/index.js';
 import { encodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
@@ -46,7 +47,9 @@ export class Payment {
         return claimed;
       },
       { attributes },
-    );
+    ).catch((err: unknown) => {
+      throw withX402Refusal(err);
+    });
     return new Payment(services, proof.paymentId, proof.protocol, claimed);
   }
 
@@ -111,6 +114,18 @@ export class Payment {
 }
 
 /**
+ * A refused session payment carries the x402 requirements to pay again with (a corrective 402's
+ * hold the channel's state): they go in `payment-required` too, as the x402 document whose `error`
+ * is the scheme's code, which is where an x402 client reads a refusal of its paid retry.
+ */
+function withX402Refusal(err: unknown): unknown {
+  if (!(err instanceof ApiError) || !Array.isArray(err.extra.accepts)) return err;
+  const { x402Version, settlementReason, accepts } = err.extra;
+  err.headers[X402_HEADERS.required] = encodeHeaderJson({ x402Version, error: settlementReason, accepts });
+  return err;
+}
+
+/**
  * Headers of a paid response (spec: Response to the agent): `hub-billing`, the receipt (x402's
  * `payment-response` or MPP's `payment-receipt`, once settled), `hub-usage-adjusted` when a quantity
  * was clipped, `hub-usage-error` when the settlement failed after delivery. Identity-only and
@@ -133,9 +148,12 @@ export function billingHeaders(outcome: SettleOutcome, protocol: PaymentProtocol
   );
   // A receipt says the payment moved on chain: none for a charge of zero (nothing settles), and none
   // while settling (the transaction, if sent, is in hub-billing), in either protocol.
-  const transaction = outcome.receipt?.transaction;
-  if (!transaction || billing.status !== 'settled') return headers;
-  if (protocol === 'mpp') headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(transaction);
-  else headers[X402_HEADERS.response] = encodeHeaderJson(outcome.receipt);
+  // A session's voucher moves nothing on chain, and its receipt says so (an empty transaction)
+  // with what was charged on the channel: the client keeps count from it.
+  const { receipt } = outcome;
+  if (!receipt || billing.status !== 'settled') return headers;
+  if (protocol === 'mpp') {
+    if (receipt.transaction) headers[PAYMENT_RECEIPT_HEADER] = mppReceipt(receipt.transaction);
+  } else if (receipt.transaction || receipt.extra) headers[X402_HEADERS.response] = encodeHeaderJson(receipt);
   return headers;
 }

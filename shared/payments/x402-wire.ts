@@ -62,6 +62,49 @@ export const exactEvmPayloadSchema = z.looseObject({
 });
 export type ExactEvmPayload = z.infer<typeof exactEvmPayloadSchema>;
 
+/** A uint128 (the batch-settlement contract's amounts) as a decimal string. */
+const uint128 = z.string().refine((s) => UINT256.test(s) && BigInt(s) < 2n ** 128n, 'must be a uint128 decimal string');
+
+/** A batch-settlement channel's immutable config: its EIP-712 hash is the channel's id. */
+export const channelConfigSchema = z.looseObject({
+  payer: address,
+  payerAuthorizer: address,
+  receiver: address,
+  receiverAuthorizer: address,
+  token: address,
+  withdrawDelay: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(2 ** 40 - 1),
+  salt: bytes32,
+});
+
+/** A payer's cumulative voucher: the channel may be claimed up to `maxClaimableAmount` in all. */
+const voucherSchema = z.looseObject({ channelId: bytes32, maxClaimableAmount: uint128, signature: hexBytes });
+
+/**
+ * `payload` of a batch-settlement payment: a voucher alone, or a deposit into the channel (an
+ * ERC-3009 `receiveWithAuthorization` to the scheme's collector) with the voucher it pays for.
+ * A refund is recognized, to be refused by name while hub does not take it.
+ */
+export const sessionPayloadSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('voucher'), channelConfig: channelConfigSchema, voucher: voucherSchema }),
+  z.looseObject({
+    type: z.literal('deposit'),
+    channelConfig: channelConfigSchema,
+    voucher: voucherSchema,
+    deposit: z.looseObject({
+      amount: uint128.refine((s) => s !== '0', 'must be positive'),
+      authorization: z.looseObject({
+        erc3009Authorization: z.looseObject({ validAfter: uint256, validBefore: uint256, salt: bytes32, signature: hexBytes }),
+      }),
+    }),
+  }),
+  z.looseObject({ type: z.literal('refund'), channelConfig: channelConfigSchema, voucher: voucherSchema }),
+]);
+export type SessionPayload = z.infer<typeof sessionPayloadSchema>;
+
 export const verifyResponseSchema = z.looseObject({
   isValid: z.boolean(),
   invalidReason: z.string().optional(),

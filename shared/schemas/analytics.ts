@@ -11,7 +11,7 @@ export const TRANSACTION_STATUSES = ATTEMPT_STATUSES.filter((status) => status !
   Exclude<AttemptStatus, 'delivered'>,
   ...Exclude<AttemptStatus, 'delivered'>[],
 ];
-export const PAYMENT_METHODS = ['x402_wallet', 'mpp_wallet', 'credit'] as const;
+export const PAYMENT_METHODS = ['x402_wallet', 'x402_session', 'mpp_wallet', 'credit'] as const;
 
 /** A payment attempt as the seller's analytics lists it (spec: Transaction). */
 export const transaction = z.object({
@@ -20,7 +20,7 @@ export const transaction = z.object({
   status: z.enum(TRANSACTION_STATUSES),
   paymentMethod: z.enum(PAYMENT_METHODS).meta({
     description:
-      'x402_wallet: x402 exact on an EVM chain; mpp_wallet: the MPP Payment scheme on the same rail; credit: the payer’s credit with the seller. x402_wallet while unpaid',
+      'x402_wallet: x402 exact on an EVM chain; x402_session: a voucher on an x402 batch-settlement channel; mpp_wallet: the MPP Payment scheme on the same rail; credit: the payer’s credit with the seller. x402_wallet while unpaid',
   }),
   amountUsd: usd.meta({ description: 'What was charged once settled; the price asked before' }),
   network: z.string().meta({ description: 'CAIP-2 chain id' }),

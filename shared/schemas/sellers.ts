@@ -13,6 +13,22 @@ export const settlementTiming = z.enum(['before_response', 'after_response']).me
 export type SettlementTiming = z.infer<typeof settlementTiming>;
 export const MAX_HOSTNAMES = 20;
 
+/** The x402 schemes a seller's 402 can offer (docs/decisions.md#D-280). */
+export const X402_SCHEMES = ['exact', 'batch-settlement'] as const;
+export type X402Scheme = (typeof X402_SCHEMES)[number];
+/** A stored list, read back: only schemes hub knows, `exact` always first. */
+export function x402SchemesOf(json: string): X402Scheme[] {
+  const stored = JSON.parse(json) as string[];
+  return X402_SCHEMES.filter((scheme) => scheme === 'exact' || stored.includes(scheme));
+}
+
+export const x402Schemes = distinctList(z.enum(X402_SCHEMES), X402_SCHEMES.length)
+  .refine((schemes) => schemes.includes('exact'), 'must include exact: every 402 offers it, beside batch-settlement when listed')
+  .meta({
+    description:
+      'The x402 schemes its 402 offers, for the same price: exact (always; the default is ["exact"]) and batch-settlement (a session: one deposit into a channel, then a signed voucher per call)',
+  });
+
 export const seller = z
   .object({
     id: idSchema('seller'),
@@ -24,6 +40,7 @@ export const seller = z
     networks: z.array(z.string()).meta({ description: 'CAIP-2 ids of the networks the seller accepts payment on' }),
     hostnames: z.array(z.string()).meta({ description: 'Custom hostnames that also serve the pay URL' }),
     settlement: settlementTiming,
+    x402Schemes: z.array(z.enum(X402_SCHEMES)).meta({ description: 'The x402 schemes its 402 offers' }),
     sandbox: z.boolean().meta({
       description:
         'A sandbox seller: its traffic carries hub-sandbox: 1 and sb=1, it is paid on the test rail, and /v1/sandbox drives it. Set at creation, never changed',
@@ -43,6 +60,7 @@ export const createSellerInput = z.strictObject({
   networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
   hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
   settlement: settlementTiming.optional(),
+  x402Schemes: x402Schemes.optional(),
   sandbox: jsonBoolean().optional().meta({ description: 'Create the seller in sandbox (default false); it cannot be changed later' }),
 });
 
@@ -55,6 +73,7 @@ export const updateSellerInput = z.strictObject({
   networks: distinctList(caip2Network, MAX_NETWORKS).optional(),
   hostnames: distinctList(hostname, MAX_HOSTNAMES).optional(),
   settlement: settlementTiming.optional(),
+  x402Schemes: x402Schemes.optional(),
 });
 
 export const statefulAccess = z

@@ -5,7 +5,7 @@ import { type Address, createPublicClient, createWalletClient, type Hex, http } 
 import { privateKeyToAccount } from 'viem/accounts';
 import { compileContracts } from '../../chain/compile.js';
 import { evmChain } from '../../chain/evm-chain.js';
-import { type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
+import { DEV_CONTRACTS, type LocalChain, type LocalChainOptions, startLocalChain } from '../../chain/local-chain.js';
 import { eip3009Abi } from '../../control-plane/facilitator/transfer-authorization.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
@@ -24,7 +24,7 @@ export async function startTestChain(t: Tap, options: LocalChainOptions = {}): P
  */
 export async function seedCompiledContracts(dataDir: string): Promise<void> {
   const shared = join(tmpdir(), 'hub-contracts');
-  await compileContracts(['HubUSD', 'HubEscrow'], { cacheDir: shared });
+  await compileContracts(DEV_CONTRACTS, { cacheDir: shared });
   // Only finished artifacts: another test may be writing one there (it renames it when done).
   await cp(shared, join(dataDir, 'contracts'), { recursive: true, filter: (src) => src === shared || src.endsWith('.json') });
 }

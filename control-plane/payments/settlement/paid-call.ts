@@ -3,6 +3,7 @@ import type { SettleInput, SettleOutcome } from '../../../shared/contract.js';
 import type { Db } from '../../db/client.js';
 import { sqlOf } from '../../db/sql.js';
 import { toSettleResponse } from '../../facilitator/results.js';
+import { settleSessionCall } from '../../sessions/settle-session.js';
 import { readAttempt } from '../attempt-rows.js';
 import { moveAttempt } from '../attempt-status.js';
 import { traceAttempt } from '../attempt-trace.js';
@@ -34,6 +35,7 @@ export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, i
   traceAttempt(attempt, rail);
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (attempt.protocol === 'credit') return settleFromCredit(db, attempt, delivered, input.upstreamStatus);
+  if (attempt.channelId) return settleSessionCall(db, rail, { ...attempt, channelId: attempt.channelId }, delivered, input.upstreamStatus);
   if (!delivered) {
     await moveAttempt(sql, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n } });
     await sql.run(Prisma.sql`UPDATE "RequestRecord" SET "upstreamStatus" = ${input.upstreamStatus} WHERE "id" = ${attempt.requestId}`);

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+
+/// What pulls a deposit's tokens from its payer and hands them to the channel contract.
+interface IDepositCollector {
+    function collect(address payer, address token, uint256 amount, bytes32 channelId, bytes calldata data) external;
+}
+
+/**
+ * hub's implementation of the on-chain side of x402's `batch-settlement` scheme, for the
+ * development chain: payment channels a payer deposits into once, and a receiver claims from in
+ * batches with the payer's cumulative vouchers. Written from the scheme's specification; its
+ * functions, events, EIP-712 domain and type hashes are the scheme's, so x402's unmodified client
+ * signs for it. The dev chain places it at the address that client signs for.
+ *
+ * A channel is named by the EIP-712 hash of its immutable config. It holds `balance` (deposited)
+ * and `totalClaimed` (claimed by the receiver, never above the balance); a claim moves no tokens,
+ * `settle` sends a receiver everything claimed for it and not yet sent.
+ *
+ * Not built yet: refunds and the timed withdrawal (docs/decisions.md#D-299).
+ */
+contract HubBatchSettlement is EIP712 {
+    using SafeERC20 for IERC20;
+
+    struct ChannelConfig {
+        address payer;
+        address payerAuthorizer;
+        address receiver;
+        address receiverAuthorizer;
+        address token;
+        uint40 withdrawDelay;
+        bytes32 salt;
+    }
+
+    struct Voucher {
+        ChannelConfig channel;
+        uint128 maxClaimableAmount;
+    }
+
+    struct VoucherClaim {
+        Voucher voucher;
+        bytes signature;
+        uint128 totalClaimed;
+    }
+
+    struct Channel {
+        uint128 balance;
+        uint128 totalClaimed;
+    }
+
+    struct ReceiverTotals {
+        uint128 totalClaimed;
+        uint128 totalSettled;
+    }
+
+    bytes32 public constant CHANNEL_CONFIG_TYPEHASH = keccak256(
+        "ChannelConfig(address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt)"
+    );
+    bytes32 public constant VOUCHER_TYPEHASH = keccak256("Voucher(bytes32 channelId,uint128 maxClaimableAmount)");
+    bytes32 public constant CLAIM_ENTRY_TYPEHASH =
+        keccak256("ClaimEntry(bytes32 channelId,uint128 maxClaimableAmount,uint128 totalClaimed)");
+    bytes32 public constant CLAIM_BATCH_TYPEHASH = keccak256(
+        "ClaimBatch(ClaimEntry[] claims)ClaimEntry(bytes32 channelId,uint128 maxClaimableAmount,uint128 totalClaimed)"
+    );
+    uint40 public constant MIN_WITHDRAW_DELAY = 15 minutes;
+    uint40 public constant MAX_WITHDRAW_DELAY = 30 days;
+
+    /// The one collector deposits may come through: it takes an ERC-3009 receiveWithAuthorization.
+    address public immutable erc3009Collector;
+
+    mapping(bytes32 channelId => Channel) public channels;
+    mapping(address receiver => mapping(address token => ReceiverTotals)) public receivers;
+
+    event ChannelCreated(bytes32 indexed channelId, ChannelConfig config);
+    event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
+    event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed);
+    event Settled(address indexed receiver, address indexed token, address indexed sender, uint128 amount);
+
+    error ZeroAmount();
+    error ZeroReceiverAuthorizer();
+    error WithdrawDelayOutOfRange(uint40 withdrawDelay);
+    error UnknownCollector(address collector);
+    error DepositShort(uint256 expected, uint256 received);
+    error EmptyBatch();
+    error MixedAuthorizers();
+    error InvalidAuthorizerSignature();
+    error NotReceiverSide(address caller);
+    error ClaimAboveVoucher(uint128 totalClaimed, uint128 maxClaimableAmount);
+    error ClaimAboveBalance(uint128 totalClaimed, uint128 balance);
+    error ClaimBelowClaimed(uint128 totalClaimed, uint128 alreadyClaimed);
+    error InvalidVoucherSignature(bytes32 channelId);
+
+    constructor(address erc3009Collector_) EIP712("x402 Batch Settlement", "1") {
+        erc3009Collector = erc3009Collector_;
+    }
+
+    /// The channel's id: the EIP-712 hash of its config, bound to this chain and this contract.
+    function getChannelId(ChannelConfig calldata config) public view returns (bytes32) {
+        return _hashTypedDataV4(
+            keccak256(
+                abi.encode(
+                    CHANNEL_CONFIG_TYPEHASH,
+                    config.payer,
+                    config.payerAuthorizer,
+                    config.receiver,
+                    config.receiverAuthorizer,
+                    config.token,
+                    config.withdrawDelay,
+                    config.salt
+                )
+            )
+        );
+    }
+
+    function getVoucherDigest(bytes32 channelId, uint128 maxClaimableAmount) public view returns (bytes32) {
+        return _hashTypedDataV4(keccak256(abi.encode(VOUCHER_TYPEHASH, channelId, maxClaimableAmount)));
+    }
+
+    function getClaimBatchDigest(VoucherClaim[] calldata voucherClaims) public view returns (bytes32) {
+        bytes32[] memory entries = new bytes32[](voucherClaims.length);
+        for (uint256 i = 0; i < voucherClaims.length; i++) {
+            VoucherClaim calldata c = voucherClaims[i];
+            entries[i] = keccak256(
+                abi.encode(
+                    CLAIM_ENTRY_TYPEHASH, getChannelId(c.voucher.channel), c.voucher.maxClaimableAmount, c.totalClaimed
+                )
+            );
+        }
+        return _hashTypedDataV4(keccak256(abi.encode(CLAIM_BATCH_TYPEHASH, keccak256(abi.encodePacked(entries)))));
+    }
+
+    /**
+     * Adds `amount` to the channel, pulled from its payer by the collector (anyone may submit: the
+     * payer's signed authorization, which the collector checks, is what moves the tokens). The
+     * tokens must have arrived, whatever the collector says.
+     */
+    function deposit(ChannelConfig calldata config, uint128 amount, address collector, bytes calldata collectorData)
+        external
+    {
+        if (amount == 0) revert ZeroAmount();
+        if (config.receiverAuthorizer == address(0)) revert ZeroReceiverAuthorizer();
+        if (config.withdrawDelay < MIN_WITHDRAW_DELAY || config.withdrawDelay > MAX_WITHDRAW_DELAY) {
+            revert WithdrawDelayOutOfRange(config.withdrawDelay);
+        }
+        if (collector != erc3009Collector) revert UnknownCollector(collector);
+        bytes32 channelId = getChannelId(config);
+        IERC20 token = IERC20(config.token);
+        uint256 before = token.balanceOf(address(this));
+        IDepositCollector(collector).collect(config.payer, config.token, amount, channelId, collectorData);
+        uint256 received = token.balanceOf(address(this)) - before;
+        if (received != amount) revert DepositShort(amount, received);
+
+        Channel storage channel = channels[channelId];
+        if (channel.balance == channel.totalClaimed && channel.totalClaimed == 0) emit ChannelCreated(channelId, config);
+        channel.balance += amount;
+        emit Deposited(channelId, msg.sender, amount, channel.balance);
+    }
+
+    /// Claims vouchers, sent by each row's receiver or receiver authorizer.
+    function claim(VoucherClaim[] calldata voucherClaims) external {
+        for (uint256 i = 0; i < voucherClaims.length; i++) {
+            ChannelConfig calldata config = voucherClaims[i].voucher.channel;
+            if (msg.sender != config.receiver && msg.sender != config.receiverAuthorizer) revert NotReceiverSide(msg.sender);
+            _claim(voucherClaims[i]);
+        }
+    }
+
+    /// Claims vouchers of many channels at once, authorized by their one receiver authorizer's signature; anyone may relay it.
+    function claimWithSignature(VoucherClaim[] calldata voucherClaims, bytes calldata authorizerSignature) external {
+        if (voucherClaims.length == 0) revert EmptyBatch();
+        address authorizer = voucherClaims[0].voucher.channel.receiverAuthorizer;
+        for (uint256 i = 1; i < voucherClaims.length; i++) {
+            if (voucherClaims[i].voucher.channel.receiverAuthorizer != authorizer) revert MixedAuthorizers();
+        }
+        if (!SignatureChecker.isValidSignatureNow(authorizer, getClaimBatchDigest(voucherClaims), authorizerSignature)) {
+            revert InvalidAuthorizerSignature();
+        }
+        for (uint256 i = 0; i < voucherClaims.length; i++) {
+            _claim(voucherClaims[i]);
+        }
+    }
+
+    /// Sends the receiver everything claimed for it in `token` and not sent yet. Anyone may call it.
+    function settle(address receiver, address token) external {
+        ReceiverTotals storage totals = receivers[receiver][token];
+        uint128 amount = totals.totalClaimed - totals.totalSettled;
+        if (amount == 0) return;
+        totals.totalSettled = totals.totalClaimed;
+        IERC20(token).safeTransfer(receiver, amount);
+        emit Settled(receiver, token, msg.sender, amount);
+    }
+
+    /**
+     * Raises a channel's claimed total to `totalClaimed`, within the payer's voucher and the
+     * balance. A claim at the total already claimed changes nothing, so a batch sent twice claims once.
+     */
+    function _claim(VoucherClaim calldata c) private {
+        ChannelConfig calldata config = c.voucher.channel;
+        bytes32 channelId = getChannelId(config);
+        Channel storage channel = channels[channelId];
+        if (c.totalClaimed > c.voucher.maxClaimableAmount) revert ClaimAboveVoucher(c.totalClaimed, c.voucher.maxClaimableAmount);
+        if (c.totalClaimed > channel.balance) revert ClaimAboveBalance(c.totalClaimed, channel.balance);
+        if (c.totalClaimed < channel.totalClaimed) revert ClaimBelowClaimed(c.totalClaimed, channel.totalClaimed);
+        if (c.totalClaimed == channel.totalClaimed) return;
+
+        bytes32 digest = getVoucherDigest(channelId, c.voucher.maxClaimableAmount);
+        bool signed = config.payerAuthorizer != address(0)
+            ? ECDSA.recover(digest, c.signature) == config.payerAuthorizer
+            : SignatureChecker.isValidSignatureNow(config.payer, digest, c.signature);
+        if (!signed) revert InvalidVoucherSignature(channelId);
+
+        uint128 delta = c.totalClaimed - channel.totalClaimed;
+        channel.totalClaimed = c.totalClaimed;
+        receivers[config.receiver][config.token].totalClaimed += delta;
+        emit Claimed(channelId, msg.sender, delta, c.totalClaimed);
+    }
+}

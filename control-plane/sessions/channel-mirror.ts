@@ -1,0 +1,97 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { bigintOf, type Sql } from '../db/sql.js';
+import type { ChannelConfig } from './channel-digests.js';
+
+/**
+ * hub's durable mirror of a batch-settlement channel (`SessionChannel`): what the chain holds and
+ * what hub charged against the payer's latest voucher. A paid retry holds the channel from its
+ * claim to its settlement with one conditional update, so requests on a channel take turns across
+ * every control-plane on the database; a hold left by a process that stopped lapses by itself.
+ */
+
+export type MirroredChannel = {
+  id: string;
+  balance: bigint;
+  totalClaimed: bigint;
+  /** chargedCumulativeAmount: what hub charged on the channel, in all. */
+  charged: bigint;
+  signedMaxClaimable: bigint;
+  voucherSignature: string | null;
+};
+
+/** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
+export const CHANNEL_HOLD_MS = 120_000;
+
+export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
+  const row = await sql.get<Record<keyof MirroredChannel, unknown>>(
+    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature" FROM "SessionChannel" WHERE "id" = ${id}`,
+  );
+  if (!row) return undefined;
+  return {
+    id: row.id as string,
+    balance: bigintOf(row.balance),
+    totalClaimed: bigintOf(row.totalClaimed),
+    charged: bigintOf(row.charged),
+    signedMaxClaimable: bigintOf(row.signedMaxClaimable),
+    voucherSignature: (row.voucherSignature ?? null) as string | null,
+  };
+}
+
+/**
+ * Starts mirroring a channel hub has no record of, from the chain: what was claimed on it is
+ * where charging starts (the scheme's baseline after state loss; vouchers hub never claimed are
+ * forfeit). Another claim may record it first; its record stands.
+ */
+export async function mirrorChannel(
+  sql: Sql,
+  id: string,
+  network: string,
+  config: ChannelConfig,
+  chain: { balance: bigint; totalClaimed: bigint },
+): Promise<void> {
+  const now = new Date();
+  await sql.run(Prisma.sql`INSERT INTO "SessionChannel" ("id", "network", "payer", "payerAuthorizer", "receiver", "receiverAuthorizer",
+      "token", "withdrawDelay", "salt", "balance", "totalClaimed", "charged", "signedMaxClaimable", "createdAt", "updatedAt")
+    VALUES (${id}, ${network}, ${config.payer.toLowerCase()}, ${config.payerAuthorizer.toLowerCase()}, ${config.receiver.toLowerCase()},
+      ${config.receiverAuthorizer.toLowerCase()}, ${config.token.toLowerCase()}, ${config.withdrawDelay}, ${config.salt.toLowerCase()},
+      ${chain.balance}, ${chain.totalClaimed}, ${chain.totalClaimed}, ${chain.totalClaimed}, ${now}, ${now})
+    ON CONFLICT ("id") DO NOTHING`);
+}
+
+/** Takes the channel for `attemptId` unless another request holds it; true when taken. */
+export async function holdChannel(sql: Sql, id: string, attemptId: string): Promise<boolean> {
+  const now = new Date();
+  const held =
+    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = ${attemptId}, "heldUntil" = ${new Date(+now + CHANNEL_HOLD_MS)}
+    WHERE "id" = ${id} AND ("heldBy" IS NULL OR "heldBy" = ${attemptId} OR "heldUntil" < ${now})`);
+  return held === 1;
+}
+
+/** Lets the channel go, if `attemptId` still holds it. */
+export async function releaseChannel(sql: Sql, id: string, attemptId: string): Promise<void> {
+  await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL WHERE "id" = ${id} AND "heldBy" = ${attemptId}`);
+}
+
+/** The channel's balance as the chain has it now (after a deposit hub submitted). */
+export async function mirrorBalance(sql: Sql, id: string, balance: bigint): Promise<void> {
+  await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "balance" = ${balance}, "updatedAt" = ${new Date()} WHERE "id" = ${id}`);
+}
+
+/**
+ * Commits a served call to the channel: its charge added, the voucher it came with kept as the
+ * latest (what a claim submits), and the channel let go. Only while `attemptId` holds it; false
+ * when it does not (its hold lapsed and another request took the channel).
+ */
+export async function commitVoucher(
+  tx: Sql,
+  id: string,
+  attemptId: string,
+  voucher: { charge: bigint; maxClaimableAmount: bigint; signature: string },
+): Promise<boolean> {
+  const now = new Date();
+  const committed = await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "charged" = "charged" + ${voucher.charge},
+      "signedMaxClaimable" = ${voucher.maxClaimableAmount}, "voucherSignature" = ${voucher.signature},
+      "heldBy" = NULL, "heldUntil" = NULL, "lastRequestAt" = ${now}, "updatedAt" = ${now}
+    WHERE "id" = ${id} AND "heldBy" = ${attemptId}`);
+  return committed === 1;
+}

@@ -1,0 +1,178 @@
+import { getAddress, type Hex, zeroAddress } from 'viem';
+import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
+import type { Db } from '../db/client.js';
+import { sqlOf } from '../db/sql.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
+import type { Recoverer } from '../facilitator/signer-recovery.js';
+import { defaultRecoverer } from '../facilitator/signer-recovery.js';
+import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
+import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
+import { readAttempt } from '../payments/attempt-rows.js';
+import { paymentSeller } from '../payments/payment-seller.js';
+import type { PaymentRail } from '../payments/rail.js';
+import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
+import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseChannel } from './channel-mirror.js';
+import { channelState, sessionRefusal } from './session-refusal.js';
+import { sessionRequirements, sessionsOn } from './session-requirements.js';
+
+/**
+ * Admits a paid retry that pays with a batch-settlement session, all in hub: the payload is the
+ * scheme's, its channel is this seller's with hub's terms, the voucher is signed by the channel's
+ * payer authorizer (recovered locally), and its ceiling is exactly what hub charged on the channel
+ * plus this call's price, within the channel's balance. A deposit is submitted first (hub's
+ * settler pays the gas). The channel is held for this request until it settles, so requests on
+ * one channel take turns. Any refusal leaves the attempt open and the channel as it was, and
+ * nothing is forwarded.
+ */
+export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimedPayment> {
+  const sql = sqlOf(db);
+  const { attempt, failed } = openAttempt(await readAttempt(sql, input.paymentId), rail, input);
+  const sessions = sessionsOn(rail);
+  const seller = await paymentSeller(db, attempt.sellerId);
+  // The seller's wallet: a ceiling-priced call's payTo is the escrow, which pays out to it.
+  const receiver = attempt.payoutTo ?? attempt.payTo;
+  if (!sessions || !seller?.x402Schemes.includes('batch-settlement') || attempt.kind !== 'call' || input.protocol !== 'x402') {
+    throw failed('invalid_batch_settlement_evm_scheme');
+  }
+  const requirements = sessionRequirements(sessions, { id: attempt.id, amountMicros: attempt.amountMicros, receiver });
+  const refuse = (code: string, state?: Parameters<typeof sessionRefusal>[2]) => sessionRefusal(code, requirements, state);
+  const parsed = sessionPayloadSchema.safeParse(input.payload.payload);
+  if (!parsed.success) throw refuse('invalid_batch_settlement_evm_voucher_payload');
+  const payload = parsed.data;
+  if (payload.type === 'refund') throw refuse('invalid_batch_settlement_evm_payload_type');
+
+  const chainId = Number(requirements.network.split(':')[1]);
+  const config = payload.channelConfig as ChannelConfig;
+  const termsRefusal = refusedTerms(config, requirements);
+  if (termsRefusal) throw refuse(termsRefusal);
+  const channelId = channelIdOf(config, chainId);
+  if (payload.voucher.channelId.toLowerCase() !== channelId) throw refuse('invalid_batch_settlement_evm_channel_id_mismatch');
+  const maxClaimable = BigInt(payload.voucher.maxClaimableAmount);
+  const signer = await voucherSigner(channelId, maxClaimable, payload.voucher.signature as Hex, chainId);
+  // Only an EOA payer authorizer is checked locally; a smart-wallet payer (authorizer zero) is not taken yet.
+  if (config.payerAuthorizer === zeroAddress || signer !== config.payerAuthorizer.toLowerCase()) {
+    throw refuse('invalid_batch_settlement_evm_voucher_signature');
+  }
+
+  const price = BigInt(requirements.amount);
+  const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
+  let settleTxHash: string | undefined;
+  try {
+    const expected = channel.charged + price;
+    if (maxClaimable !== expected) {
+      throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
+        channel: channelState(channelId, channel),
+        ...(channel.voucherSignature
+          ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
+          : {}),
+      });
+    }
+    let balance = channel.balance;
+    if (payload.type === 'deposit') {
+      const deposited = await deposit(sessions, payload, config, channelId, refuse);
+      settleTxHash = deposited.transaction;
+      balance = deposited.balance;
+      await mirrorBalance(sql, channelId, balance);
+    }
+    if (maxClaimable > balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
+    return await sql.transaction((tx) =>
+      claimAttempt(tx, attempt, getAddress(config.payer).toLowerCase(), {
+        protocol: 'x402',
+        paymentMethod: 'x402_session',
+        paymentPayloadJson: JSON.stringify(input.payload),
+        channelId,
+        ...(settleTxHash ? { settleTxHash } : {}),
+      }),
+    );
+  } catch (err) {
+    await releaseChannel(sql, channelId, attempt.id);
+    throw err;
+  }
+}
+
+/** Which of the channel's terms differ from the ones the 402 offered, as the scheme's refusal code. */
+function refusedTerms(config: ChannelConfig, requirements: PaymentRequirements): string | undefined {
+  const same = (a: string, b: unknown) => typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+  if (!same(config.receiver, requirements.payTo)) return 'invalid_batch_settlement_evm_receiver_mismatch';
+  if (!same(config.token, requirements.asset)) return 'invalid_batch_settlement_evm_token_mismatch';
+  if (!same(config.receiverAuthorizer, requirements.extra.receiverAuthorizer))
+    return 'invalid_batch_settlement_evm_receiver_authorizer_mismatch';
+  if (config.withdrawDelay !== requirements.extra.withdrawDelay) return 'invalid_batch_settlement_evm_withdraw_delay_mismatch';
+  return undefined;
+}
+
+let recoverer: Promise<Recoverer> | undefined;
+
+/** Who signed the voucher, lowercase; undefined for a signature that recovers no one. */
+async function voucherSigner(channelId: Hex, maxClaimable: bigint, signature: Hex, chainId: number): Promise<string | undefined> {
+  const parsed = parseRecoverableSignature(signature);
+  if (!parsed) return undefined;
+  recoverer ??= defaultRecoverer();
+  try {
+    return await (await recoverer).recoverAddress(voucherDigest(channelId, maxClaimable, chainId), parsed);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The channel's mirror, held for this attempt. A channel hub has not seen is mirrored from the
+ * chain first (a voucher on a channel with no balance there is refused: there is nothing to pay
+ * from). Another request holding it is the scheme's `channel_busy`: the client tries again shortly.
+ */
+async function heldChannel(
+  sql: ReturnType<typeof sqlOf>,
+  sessions: NonNullable<ReturnType<typeof sessionsOn>>,
+  channelId: Hex,
+  attemptId: string,
+  config: ChannelConfig,
+  network: string,
+  refuse: (code: string) => ApiError,
+): Promise<MirroredChannel> {
+  if (!(await readChannel(sql, channelId))) {
+    const onChain = await sessions.sessions.channel(channelId).catch(unreadable);
+    await mirrorChannel(sql, channelId, network, config, onChain);
+  }
+  if (!(await holdChannel(sql, channelId, attemptId))) throw refuse('invalid_batch_settlement_evm_channel_busy');
+  return (await readChannel(sql, channelId))!;
+}
+
+/** Submits the deposit and reads the channel's new balance; a deposit the chain refuses is the payer's 402. */
+async function deposit(
+  sessions: NonNullable<ReturnType<typeof sessionsOn>>,
+  payload: Extract<SessionPayload, { type: 'deposit' }>,
+  config: ChannelConfig,
+  channelId: Hex,
+  refuse: (code: string) => ApiError,
+): Promise<{ transaction: string; balance: bigint }> {
+  const authorization = payload.deposit.authorization.erc3009Authorization;
+  const sent = await sessions.sessions
+    .deposit(config, BigInt(payload.deposit.amount), {
+      validAfter: authorization.validAfter,
+      validBefore: authorization.validBefore,
+      salt: authorization.salt as Hex,
+      signature: authorization.signature as Hex,
+    })
+    .catch(unreadable);
+  if (sent.status === 'refused' || sent.status === 'reverted') throw refuse('invalid_batch_settlement_evm_deposit_transaction_failed');
+  if (sent.status === 'unknown') {
+    throw new ApiError(
+      'service_unavailable',
+      'The deposit was sent but the chain has not confirmed it yet. Send the same payment again shortly.',
+    );
+  }
+  const { balance } = await sessions.sessions.channel(channelId).catch(unreadable);
+  return { transaction: sent.transaction, balance };
+}
+
+function unreadable(err: unknown): never {
+  if (err instanceof FacilitatorUnavailableError) {
+    throw new ApiError(
+      'service_unavailable',
+      'The channel could not be read: the chain did not answer. Send the same payment again shortly.',
+    );
+  }
+  throw err;
+}

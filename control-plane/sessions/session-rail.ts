@@ -1,0 +1,103 @@
+import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, parseAbi } from 'viem';
+import { BATCH_SETTLEMENT_CONTRACT, ERC3009_DEPOSIT_COLLECTOR } from '../../shared/payments/batch-settlement.js';
+import type { CallOutcome, LocalFacilitator } from '../facilitator/local-facilitator.js';
+import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
+
+/**
+ * The chain side of sessions on a rail: the channel contract's state, and the deposits hub's
+ * settler submits (and pays the gas of) for payers. hub is every channel's receiver authorizer
+ * through the settler's key (docs/decisions.md#D-283).
+ */
+export type SessionRail = {
+  /** Signs claims for hub's channels: the settler's address. */
+  receiverAuthorizer: Address;
+  /** Seconds a payer's timed withdrawal waits, offered in every 402 (docs/decisions.md#D-283). */
+  withdrawDelay: number;
+  /** The channel as the chain holds it (zero for a channel never funded). */
+  channel(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }>;
+  /** Submits a payer's deposit: its ERC-3009 authorization of `amount` to the collector, bound to the channel. */
+  deposit(config: ChannelConfig, amount: bigint, authorization: Erc3009Deposit): Promise<CallOutcome>;
+  /** Claims channels' vouchers in one `claimWithSignature`, the batch signed as their receiver authorizer. */
+  claim(claims: VoucherClaim[]): Promise<CallOutcome>;
+};
+
+/** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
+export type VoucherClaim = { config: ChannelConfig; maxClaimableAmount: bigint; signature: Hex; totalClaimed: bigint };
+
+/** The ERC-3009 half of a deposit payload, as x402's client signs it. */
+export type Erc3009Deposit = { validAfter: string; validBefore: string; salt: Hex; signature: Hex };
+
+export const batchSettlementAbi = parseAbi([
+  'struct ChannelConfig { address payer; address payerAuthorizer; address receiver; address receiverAuthorizer; address token; uint40 withdrawDelay; bytes32 salt; }',
+  'function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)',
+  'function deposit(ChannelConfig config, uint128 amount, address collector, bytes collectorData)',
+  'struct Voucher { ChannelConfig channel; uint128 maxClaimableAmount; }',
+  'struct VoucherClaim { Voucher voucher; bytes signature; uint128 totalClaimed; }',
+  'function claimWithSignature(VoucherClaim[] voucherClaims, bytes authorizerSignature)',
+]);
+
+/** The claim batch the receiver authorizer signs: the scheme's `ClaimBatch` type. */
+const claimBatchTypes = {
+  ClaimBatch: [{ name: 'claims', type: 'ClaimEntry[]' }],
+  ClaimEntry: [
+    { name: 'channelId', type: 'bytes32' },
+    { name: 'maxClaimableAmount', type: 'uint128' },
+    { name: 'totalClaimed', type: 'uint128' },
+  ],
+} as const;
+
+/** A day: long enough for claims on any schedule to land before a payer's withdrawal can finish. */
+export const WITHDRAW_DELAY_SECONDS = 86_400;
+
+/** Sessions on a local chain whose deployment placed hub's batch-settlement contracts. */
+export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
+  return {
+    receiverAuthorizer: facilitator.settlerAddress as Address,
+    withdrawDelay: WITHDRAW_DELAY_SECONDS,
+    async channel(channelId) {
+      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'channels', args: [channelId] });
+      const answer = await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+      const [balance, totalClaimed] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'channels', data: answer });
+      return { balance, totalClaimed };
+    },
+    deposit(config, amount, authorization) {
+      // What the collector decodes: the window, the salt its nonce is bound with, the signature.
+      const collectorData = encodeAbiParameters(
+        [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
+        [BigInt(authorization.validAfter), BigInt(authorization.validBefore), BigInt(authorization.salt), authorization.signature],
+      );
+      const data = encodeFunctionData({
+        abi: batchSettlementAbi,
+        functionName: 'deposit',
+        args: [config, amount, ERC3009_DEPOSIT_COLLECTOR, collectorData],
+      });
+      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
+    async claim(claims) {
+      const chainId = Number(facilitator.network.split(':')[1]);
+      const authorizerSignature = await facilitator.signTypedData({
+        domain: batchSettlementDomain(chainId),
+        types: claimBatchTypes,
+        primaryType: 'ClaimBatch',
+        message: {
+          claims: claims.map((c) => ({
+            channelId: channelIdOf(c.config, chainId),
+            maxClaimableAmount: c.maxClaimableAmount,
+            totalClaimed: c.totalClaimed,
+          })),
+        },
+      });
+      const voucherClaims = claims.map((c) => ({
+        voucher: { channel: c.config, maxClaimableAmount: c.maxClaimableAmount },
+        signature: c.signature,
+        totalClaimed: c.totalClaimed,
+      }));
+      const data = encodeFunctionData({
+        abi: batchSettlementAbi,
+        functionName: 'claimWithSignature',
+        args: [voucherClaims, authorizerSignature],
+      });
+      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
+  };
+}
