@@ -57,13 +57,14 @@ export async function startControlPlane(env: Record<string, string | undefined> 
       `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
     );
   }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, undefined, config.cardPayments);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
   const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
     schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
     addresses: upstreamAddressesOf(config),
+    ...(config.cardPayments ? { cards: config.cardPayments } : {}),
   });
   accountWrites.start();
 
