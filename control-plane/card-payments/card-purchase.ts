@@ -223,7 +223,7 @@ export async function finishCardPurchase(db: Db, intent: Stripe.PaymentIntent, a
   const paymentId = intent.metadata?.hubPaymentId;
   if (!paymentId) return;
   const attempt = await readAttempt(sqlOf(db), paymentId);
-  if (!attempt || attempt.status !== 'in_flight' || attempt.paymentMethod !== 'mpp_card') return;
+  if (attempt?.status !== 'in_flight' || attempt.paymentMethod !== 'mpp_card') return;
   if (BigInt(intent.amount) * MICROS_PER_CENT !== attempt.amountMicros) return;
   const seller = await db.seller.findUniqueOrThrow({ where: { id: attempt.sellerId }, select: { cardAccountId: true } });
   if (!seller.cardAccountId || (account !== undefined && account !== seller.cardAccountId)) return;
