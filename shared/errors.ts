@@ -117,7 +117,7 @@ export const errorCodes = {
   payment_not_found: { status: 404, reason: 'No such payment.' },
   refund_not_available: {
     status: 501,
-    reason: 'hub does not take back a settled crypto payment; card refunds and disputes are not built.',
+    reason: 'hub does not take back a settled payment on request: a card payment is refunded only when its account write fails for good.',
   },
   // Card payments through the provider (docs/decisions.md#D-239)
   card_payments_not_configured: {

@@ -31,6 +31,6 @@ export const sandboxRefundRoute = catalogWriteProcedure
     refuseLive(payment.seller);
     throw new ApiError(
       'refund_not_available',
-      'hub does not take back a settled crypto payment, and card refunds and disputes are not built. A payment held for a stateful seller goes back when the seller refuses the account write: answer it with a 4xx from your account endpoint.',
+      'hub does not take back a settled payment on request (a card payment is refunded through the card provider only when its account write fails for good). A payment held for a stateful seller goes back when the seller refuses the account write: answer it with a 4xx from your account endpoint.',
     );
   });

@@ -284,6 +284,28 @@ for (const provider of testProviders()) {
       t.match(await again.json(), { settlementReason: 'card_declined' }, 'the same token is not charged again');
     });
 
+    await t.test('a card credential altered, malformed, or sent for a call is refused before any provider call', async (t) => {
+      const [, encoded] = sent.at(-1)!.split(' ');
+      const credential = JSON.parse(Buffer.from(encoded!, 'base64url').toString('utf8'));
+      const resend = (value: Json, path = `/extend?accessId=${accessId}`) =>
+        plainFetch(url(path), {
+          method: 'POST',
+          // Beside the agent's token: a refused credential then answers why (alone, it is 401 bearer_required).
+          headers: { ...bearer, 'payment-authorization': `Payment ${Buffer.from(JSON.stringify(value)).toString('base64url')}` },
+          body: JSON.stringify({ amountUsd: '1.00' }),
+        });
+      const cheaper = {
+        ...credential,
+        challenge: { ...credential.challenge, request: Buffer.from('{"amount":"1","currency":"usd"}').toString('base64url') },
+      };
+      t.match(await (await resend(cheaper)).json(), { error: 'payment_required', settlementReason: 'unknown_challenge' }, 'another amount');
+      const noToken = { ...credential, payload: { spt: 'not a token' } };
+      t.match(await (await resend(noToken)).json(), { error: 'payment_required', settlementReason: 'invalid_payload' });
+      const forCall = await resend(credential, '/search');
+      t.equal(forCall.status, 409);
+      t.match(await forCall.json(), { error: 'payment_request_mismatch', reason: /plan purchases and top-ups/ });
+    });
+
     await t.test('a write that fails for good refunds the card payment through the provider, retried until accepted', async (t) => {
       await worker().runOnce(); // the first account's writes so far reach the seller
       t.match(
