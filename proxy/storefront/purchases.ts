@@ -82,27 +82,16 @@ export async function handleStorefront(
   const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body.sent) };
   const payment = proof && usableProof(proof);
   const reply = replier(res, services, body.sealed);
-  if (payment?.kind === 'paid') {
+  if (payment && payment.kind !== 'none') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body.plain, body.contentType);
-    const outcome = await services.controlPlane.call('completePurchase', {
-      paymentId: payment.paymentId,
-      ...bound,
-      protocol: payment.protocol,
-      payload: payment.payload,
-      ...(amountUsd === undefined ? {} : { amountUsd }),
-    });
-    return answer(reply, outcome, origin, payment.protocol);
-  }
-  if (payment?.kind === 'card') {
-    const amountUsd = amountOf(body.plain, body.contentType);
-    const outcome = await services.controlPlane.call('payPurchaseByCard', {
-      paymentId: payment.paymentId,
-      ...bound,
-      spt: payment.spt,
-      ...(amountUsd === undefined ? {} : { amountUsd }),
-    });
-    return answer(reply, outcome, origin, 'mpp');
+    const retry = { paymentId: payment.paymentId, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
+    // By card (MPP's `stripe` charge), the control-plane charges the token; else it claims and settles the signed payment.
+    const outcome =
+      payment.kind === 'card'
+        ? await services.controlPlane.call('payPurchaseByCard', { ...retry, spt: payment.spt })
+        : await services.controlPlane.call('completePurchase', { ...retry, protocol: payment.protocol, payload: payment.payload });
+    return answer(reply, outcome, origin, payment.kind === 'card' ? 'mpp' : payment.protocol);
   }
 
   const agent = caller as AgentCaller;
