@@ -284,6 +284,33 @@ for (const provider of testProviders()) {
       t.match(await again.json(), { settlementReason: 'card_declined' }, 'the same token is not charged again');
     });
 
+    await t.test("a PaymentIntent still processing: 202 settling, then the provider's event opens the top-up once", async (t) => {
+      const before = await db.access.findUniqueOrThrow({ where: { id: accessId } });
+      const pi = 'pi_3TestProcessing04';
+      let attemptId = '';
+      chargeAnswers((body) => {
+        attemptId = body['metadata[hubPaymentId]'];
+        return [200, paymentIntentObject(pi, { amount: 100, status: 'processing', metadata: { hubPaymentId: attemptId } })];
+      });
+      const res = await payByCard({ amountUsd: '1.00' }, `?accessId=${accessId}`);
+      t.equal(res.status, 202);
+      t.match(await res.json(), { status: 'settling', payment: { id: attemptId, status: 'in_flight' } });
+      t.match(await db.access.findUniqueOrThrow({ where: { id: accessId } }), { stateVersion: before.stateVersion });
+      const succeededEvent = paymentIntentObject(pi, { amount: 100, metadata: { hubPaymentId: attemptId } });
+      await hook('evt_pi_late', 'payment_intent.succeeded', succeededEvent);
+      await hook('evt_pi_late_again', 'payment_intent.succeeded', succeededEvent);
+      t.match(await db.access.findUniqueOrThrow({ where: { id: accessId } }), {
+        stateVersion: before.stateVersion + 1,
+        creditGrantedMicros: before.creditGrantedMicros! + 1_000_000n,
+      });
+      t.match(await db.cardPayment.findUniqueOrThrow({ where: { id: pi } }), {
+        accessId,
+        paymentAttemptId: attemptId,
+        status: 'succeeded',
+      });
+      t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } }), { status: 'settled', accessId });
+    });
+
     await t.test('a card credential altered, malformed, or sent for a call is refused before any provider call', async (t) => {
       const [, encoded] = sent.at(-1)!.split(' ');
       const credential = JSON.parse(Buffer.from(encoded!, 'base64url').toString('utf8'));
@@ -310,8 +337,8 @@ for (const provider of testProviders()) {
       await worker().runOnce(); // the first account's writes so far reach the seller
       t.match(
         await receiver.store.get(accessId),
-        { stateVersion: 6, balanceMicros: 5_500_000n },
-        'two retried top-ups of $1.00, once each',
+        { stateVersion: 7, balanceMicros: 6_500_000n },
+        'two retried top-ups and a late one of $1.00, once each',
       );
       const buyer = await registerAgent(hub, 'acme');
       const headers = { authorization: `Bearer ${buyer.token}`, 'content-type': 'application/json' };
