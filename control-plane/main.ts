@@ -58,7 +58,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
       `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
     );
   }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, undefined, config.cardPayments);
   const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
@@ -66,6 +66,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
     schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
     addresses: upstreamAddressesOf(config),
+    ...(config.cardPayments ? { cards: config.cardPayments } : {}),
   });
   accountWrites.start();
 

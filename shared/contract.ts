@@ -414,6 +414,11 @@ export const issuedChallengeSchema = z.strictObject({
   expiresAt: isoTime,
   /** Why an identified agent's plan did not cover the call; absent for anonymous callers. */
   standing: planStandingSchema.optional(),
+  /**
+   * The same price by card, when the seller takes cards and it is at least the provider's minimum
+   * (docs/decisions.md#D-245): MPP's `stripe` method, for the seller's connected account.
+   */
+  card: z.strictObject({ amountCents: z.number().int().min(50).max(Number.MAX_SAFE_INTEGER), networkId: z.string().min(1) }).optional(),
 });
 export type IssuedChallenge = z.infer<typeof issuedChallengeSchema>;
 
@@ -459,6 +464,15 @@ export const claimInputSchema = z.object({
   payload: paymentPayloadSchema,
 });
 export type ClaimInput = z.infer<typeof claimInputSchema>;
+
+/** A purchase's paid retry by card: the request it repeats and the shared payment token it carries. */
+export const cardPurchaseInputSchema = z.object({
+  paymentId: id('apay_'),
+  ...boundRequest,
+  spt: z.string().min(5).max(255),
+  amountUsd: z.string().max(40).optional(),
+});
+export type CardPurchaseInput = z.infer<typeof cardPurchaseInputSchema>;
 
 export const settleInputSchema = z.object({
   paymentId: id('apay_'),
@@ -522,6 +536,8 @@ export const purchaseOutcomeSchema = z.discriminatedUnion('kind', [
     account: accountViewSchema,
     payment: purchasePaymentSchema.nullable(),
     settled: settleOutcomeSchema.nullable(),
+    /** Paid by card: the provider's PaymentIntent, the MPP receipt's reference. */
+    card: z.strictObject({ paymentIntentId: z.string().min(1) }).optional(),
   }),
   z.strictObject({ kind: z.literal('settling'), payment: purchasePaymentSchema }),
 ]);
@@ -582,6 +598,7 @@ export const contract = {
   releaseClaim: mutation(claimLinkInput, claimViewSchema),
   startPurchase: mutation(startPurchaseInput, purchaseOutcomeSchema),
   completePurchase: mutation(claimInputSchema.extend({ amountUsd: z.string().max(40).optional() }), purchaseOutcomeSchema),
+  payPurchaseByCard: mutation(cardPurchaseInputSchema, purchaseOutcomeSchema),
   redeemKey: mutation(z.object({ sellerId: anyId, agentId: anyId, accessId: anyId.optional() }), mintedKeySchema),
   purchaseReceipt: query(
     z.object({ sellerId: anyId, agentId: anyId }),

@@ -37,11 +37,10 @@ function idOf(ref: string | { id: string } | null): string | null {
   return ref === null ? null : typeof ref === 'string' ? ref : ref.id;
 }
 
+/** Notes the charge a recorded card payment made (its status stays: a refund may be under way). */
 async function paymentSucceeded(tx: Tx, intent: Stripe.PaymentIntent): Promise<boolean> {
-  await tx.cardPayment.updateMany({
-    where: { id: intent.id },
-    data: { status: 'succeeded', chargeId: idOf(intent.latest_charge) },
-  });
+  const chargeId = idOf(intent.latest_charge);
+  if (chargeId) await tx.cardPayment.updateMany({ where: { id: intent.id, chargeId: null }, data: { chargeId } });
   return false;
 }
 

@@ -20,6 +20,11 @@ export function cardProvider(config: HubConfig): CardProvider {
       'Card payments are not configured: set HUB_STRIPE_SECRET_KEY, HUB_STRIPE_PUBLISHABLE_KEY and HUB_STRIPE_WEBHOOK_SECRET.',
     );
   }
+  return { stripe: stripeFor(cards), config: cards };
+}
+
+/** The client of a configuration that has the keys (the delivery worker and the pending loop hold one). */
+export function stripeFor(cards: CardPaymentsConfig): Stripe {
   let stripe = clients.get(cards);
   if (!stripe) {
     stripe = new Stripe(cards.secretKey, {
@@ -31,7 +36,7 @@ export function cardProvider(config: HubConfig): CardProvider {
     });
     clients.set(cards, stripe);
   }
-  return { stripe, config: cards };
+  return stripe;
 }
 
 /**
@@ -46,7 +51,7 @@ export async function callProvider<T>(logger: Logger, what: string, call: () => 
     return await call();
   } catch (err) {
     if (!(err instanceof Stripe.errors.StripeError)) throw err;
-    const facts = { provider: 'stripe', call: what, type: err.type, code: err.code, status: err.statusCode, requestId: err.requestId };
+    const facts = providerFacts(what, err);
     if (isUnavailable(err)) {
       logger.warn(facts, 'card provider unavailable');
       throw new ApiError('card_provider_unavailable');
@@ -56,7 +61,13 @@ export async function callProvider<T>(logger: Logger, what: string, call: () => 
   }
 }
 
-function isUnavailable(err: InstanceType<typeof Stripe.errors.StripeError>): boolean {
+/** What a provider error may be logged as: never a key, a body or the provider's message. */
+export function providerFacts(what: string, err: InstanceType<typeof Stripe.errors.StripeError>) {
+  return { provider: 'stripe', call: what, type: err.type, code: err.code, status: err.statusCode, requestId: err.requestId };
+}
+
+/** A provider that did not answer, timed out, or failed on its side: retrying with the same key may succeed. */
+export function isUnavailable(err: InstanceType<typeof Stripe.errors.StripeError>): boolean {
   if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeRateLimitError) return true;
   return err.statusCode === undefined || err.statusCode >= 500;
 }

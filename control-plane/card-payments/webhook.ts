@@ -5,6 +5,7 @@ import { sendJson } from '../../runtime/respond.js';
 import { ApiError } from '../../shared/errors.js';
 import type { ControlPlaneServices } from '../context.js';
 import { violatedConstraint } from '../db/constraints.js';
+import { finishCardPurchase } from './card-purchase.js';
 import { cardProvider } from './provider.js';
 import { applyProviderEvent } from './provider-events.js';
 
@@ -26,6 +27,9 @@ export async function handleProviderWebhook(services: ControlPlaneServices, req:
   const { stripe, config } = cardProvider(services.config);
   const raw = await readBody(req, MAX_EVENT_BYTES);
   const event = verified(stripe, config.webhookSecrets, raw, req.headers['stripe-signature']);
+  // A card purchase the provider confirmed late is finished before the event is recorded: it is
+  // idempotent by itself, so a redelivery after a crash in between finishes it then.
+  if (event.type === 'payment_intent.succeeded') await finishCardPurchase(services.db, event.data.object, event.account);
   let wrote = false;
   try {
     wrote = await services.db.$transaction(async (tx) => {

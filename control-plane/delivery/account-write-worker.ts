@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { type Pass, PollingWorker } from '../../runtime/polling-worker.js';
 import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
+import type { CardPaymentsConfig } from '../../shared/config.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import { dateOf, inList, sqlOf } from '../db/sql.js';
@@ -29,6 +30,8 @@ export type WorkerOptions = {
   batch: number;
   /** Where hub may connect on a seller's say-so, kept at every connection (none: anywhere, as in tests). */
   addresses?: UpstreamAddresses;
+  /** The card provider's keys: a write failed for good refunds the card payments that bought it. */
+  cards?: CardPaymentsConfig;
 };
 
 const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, batch: 64 };
@@ -195,7 +198,7 @@ export class AccountWriteWorker extends PollingWorker {
     const done = new Date();
     // Every outcome is recorded before any money moves: transactions take seconds each, and rows
     // still leased to this pass are recorded while the lease holds.
-    const held: HeldMoney = { payOut: [], giveBack: [] };
+    const held: HeldMoney = { payOut: [], giveBack: [], refundCards: [] };
     if (applied.length) {
       held.payOut = await writesApplied(
         this.db,
@@ -210,9 +213,9 @@ export class AccountWriteWorker extends PollingWorker {
     }
     for (const outcome of outcomes) {
       if (outcome.verdict.kind !== 'applied')
-        held.giveBack.push(...(await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done)));
+        held.giveBack.push(...(await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done, held)));
     }
-    await moveHeldMoney(this.db, this.rail, held, this.logger);
+    await moveHeldMoney(this.db, this.rail, held, this.logger, this.options.cards);
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {
@@ -250,6 +253,7 @@ export class AccountWriteWorker extends PollingWorker {
     outcome: { row: Taken; verdict: WriteVerdict; status: number | null; reply: string | null },
     mine: { claimedBy: string; status: string },
     done: Date,
+    held: HeldMoney,
   ): Promise<Attempt[]> {
     const { row, verdict } = outcome;
     const { schedule } = this.options;
@@ -285,6 +289,7 @@ export class AccountWriteWorker extends PollingWorker {
       });
       if (this.lost(row, marked.count)) return [];
       this.logger.warn({ accessId: row.accessId, stateVersion: row.stateVersion, reason }, 'account write failed for good');
+      held.refundCards.push(row.accessId);
       return writeFailed(this.db, row.accessId, this.logger);
     }
     if (verdict.kind !== 'retry') return []; // provisioning, scheduled above

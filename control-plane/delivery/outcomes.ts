@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import type { CardPaymentsConfig } from '../../shared/config.js';
+import { markCardRefunds, requestCardRefunds } from '../card-payments/card-refunds.js';
 import type { Db } from '../db/client.js';
 import { inList, sqlOf } from '../db/sql.js';
 import { type Attempt, readAttempts } from '../payments/attempt-rows.js';
@@ -23,11 +25,18 @@ import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
  * for it is released (nothing settles), the account is `failed` and suspended in hub (no write
  * says so: the seller did not take the last one). A payment already captured for an account the
  * seller never took is marked `refund_owed`: an x402 payment cannot be pulled back by hub, which
- * does not hold the seller's wallet, so the seller owes it (the management API shows it).
+ * does not hold the seller's wallet, so the seller owes it (the management API shows it). A card
+ * payment for what the seller never took is refunded through the card provider
+ * (card-payments/card-refunds.ts).
  */
 
 /** Payments to move on chain once the outcomes of a pass are recorded (`moveHeldMoney`). */
-export type HeldMoney = { payOut: Attempt[]; giveBack: Attempt[] };
+export type HeldMoney = {
+  payOut: Attempt[];
+  giveBack: Attempt[];
+  /** Accounts whose write failed for good: their card payments marked for refund are refunded. */
+  refundCards: string[];
+};
 
 /**
  * Writes the seller applied (each the newest of its account when taken). `markApplied` (statements
@@ -70,7 +79,13 @@ export async function writesApplied(
  * Moves what a pass's outcomes decided, after they are all recorded: chain transactions take
  * seconds each, and a pass that outlived its lease would find its rows taken by another worker.
  */
-export async function moveHeldMoney(db: Db, rail: PaymentRail | undefined, held: HeldMoney, logger: Logger): Promise<void> {
+export async function moveHeldMoney(
+  db: Db,
+  rail: PaymentRail | undefined,
+  held: HeldMoney,
+  logger: Logger,
+  cards?: CardPaymentsConfig,
+): Promise<void> {
   for (const attempt of held.payOut) {
     const accessId = attempt.accessId!;
     // Taking the payment to capture is conditional, so two workers never capture it twice.
@@ -86,6 +101,7 @@ export async function moveHeldMoney(db: Db, rail: PaymentRail | undefined, held:
     }
   }
   for (const attempt of held.giveBack) await returnAndRecord(db, rail, attempt, logger);
+  if (cards && held.refundCards.length) await requestCardRefunds(db, cards, logger, held.refundCards);
 }
 
 /**
@@ -100,7 +116,9 @@ export async function writeFailed(db: Db, accessId: string, logger: Logger): Pro
     const returned =
       (await moveAttempts(tx, { accessId, held: true }, { to: 'releasing', from: ['reserved'] })) +
       (await moveAttempts(tx, { accessId }, { to: 'released', from: ['reserved'], set: { chargedMicros: 0n } }));
-    if (!everApplied) await moveAttempts(tx, { accessId }, { to: 'refund_owed' });
+    // Paid on chain: owed by the seller. Paid by card: refunded through the provider (moveHeldMoney).
+    if (!everApplied) await moveAttempts(tx, { accessId, paidOnChain: true }, { to: 'refund_owed' });
+    await markCardRefunds(tx, accessId);
     // What the changes the seller never took added goes back with their payments: the credit (never
     // drawn on) and the period, to where the seller has it. Nothing paid, nothing taken back: a
     // free account's write the seller re-sends later still brings it back whole.

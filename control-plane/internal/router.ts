@@ -1,6 +1,7 @@
 import { upstreamAddressesOf } from '../../runtime/upstream-addresses.js';
 import { contract, type ParsedInput, type ProcedureName, type ProcedureOutput } from '../../shared/contract.js';
 import { contractOutputsChecked, enforceOutput } from '../../shared/contract-outputs.js';
+import { payPurchaseByCard } from '../card-payments/card-purchase.js';
 import { confirmClaim, releaseClaim, viewClaim } from '../claims/claim-links.js';
 import { requestAgentClaim } from '../claims/request-claim.js';
 import type { RequestContext } from '../context.js';
@@ -36,8 +37,10 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   viewClaim: (ctx, input) => viewClaim(ctx.db, input),
   confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash).finally(() => ctx.accountWrites?.wake()),
   releaseClaim: (ctx, input) => releaseClaim(ctx.db, input.tokenHash),
-  startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
+  startPurchase: (ctx, input) =>
+    startPurchase(ctx.db, ctx.payments, input, ctx.config.cardPayments).finally(() => ctx.accountWrites?.wake()),
   completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
+  payPurchaseByCard: (ctx, input) => payPurchaseByCard(ctx, input).finally(() => ctx.accountWrites?.wake()),
   purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
   redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input, upstreamAddressesOf(ctx.config)),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input),

@@ -15,7 +15,7 @@ import type { PaymentRail } from './rail.js';
  * the attempt it names may be paid now, and claiming it once the payment verified.
  */
 
-const COMPLETED = new Set<AttemptStatus>(['delivered', 'holding', 'reserved', 'settling', 'settled']);
+export const COMPLETED = new Set<AttemptStatus>(['delivered', 'holding', 'reserved', 'settling', 'settled']);
 
 /** Attempts that pay for an account rather than a call (control-plane/storefront/purchase.ts). */
 export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);
@@ -36,21 +36,30 @@ export function openAttempt(
   traceAttempt(attempt, rail);
   const identity = attempt.kind === 'identity';
 
-  if (attempt.method !== input.method || attempt.pathAndQuery !== input.pathAndQuery || attempt.bodyDigest !== input.bodyDigest) {
-    // A purchase retried with another amount than the one paid for says so.
-    if (PURCHASE_KINDS.has(attempt.kind) && boughtCredit(attempt.purchaseJson) !== retriedCredit(input.amountUsd)) {
-      throw new ApiError(
-        'payment_amount_mismatch',
-        'amountUsd differs from the paid challenge: retry with the body you were challenged for.',
-      );
-    }
-    throw new ApiError('payment_request_mismatch');
-  }
+  refuseUnbound(attempt, input);
   if (attempt.status === 'in_flight') throw new ApiError('payment_request_in_flight');
   if (COMPLETED.has(attempt.status)) throw new ApiError('payment_request_already_completed');
   if (attempt.status !== 'challenge_created') throw failed(attempt.settlementReason ?? 'payment_closed', identity);
   if (attempt.expiresAt && attempt.expiresAt.getTime() < Date.now()) throw failed('challenge_expired', identity);
   return { attempt: attempt as Attempt & { payTo: string }, failed: (reason) => failed(reason, identity) };
+}
+
+/**
+ * A paid retry must repeat the challenged request byte for byte (409 `payment_request_mismatch`);
+ * a purchase retried with another amount than the one paid for says so.
+ */
+export function refuseUnbound(
+  attempt: Pick<Attempt, 'method' | 'pathAndQuery' | 'bodyDigest' | 'kind' | 'purchaseJson'>,
+  input: Pick<ClaimInput, 'method' | 'pathAndQuery' | 'bodyDigest'> & { amountUsd?: string | undefined },
+): void {
+  if (attempt.method === input.method && attempt.pathAndQuery === input.pathAndQuery && attempt.bodyDigest === input.bodyDigest) return;
+  if (PURCHASE_KINDS.has(attempt.kind) && boughtCredit(attempt.purchaseJson) !== retriedCredit(input.amountUsd)) {
+    throw new ApiError(
+      'payment_amount_mismatch',
+      'amountUsd differs from the paid challenge: retry with the body you were challenged for.',
+    );
+  }
+  throw new ApiError('payment_request_mismatch');
 }
 
 /**

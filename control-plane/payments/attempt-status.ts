@@ -96,9 +96,10 @@ export type AttemptMove = {
 
 /**
  * Which attempts a move touches: one by id, or every one paying for an account (`held`: only those
- * paid into the escrow, which names the seller's wallet to pay out to).
+ * paid into the escrow, which names the seller's wallet to pay out to; `paidOnChain`: not those
+ * paid by card, which the card provider refunds).
  */
-export type AttemptsOf = { id: string } | { accessId: string; held?: boolean };
+export type AttemptsOf = { id: string } | { accessId: string; held?: boolean; paidOnChain?: boolean };
 
 /** Runs statements on the SQL lane or on an ORM transaction: every caller's database handle fits. */
 type Runner = Pick<Sql, 'run'> | { $executeRaw: (query: Prisma.Sql) => Promise<number> };
@@ -129,7 +130,9 @@ export function moveStatement(of: AttemptsOf, move: AttemptMove): Prisma.Sql {
   const which =
     'id' in of
       ? Prisma.sql`"id" = ${of.id}`
-      : Prisma.sql`"accessId" = ${of.accessId}${of.held ? Prisma.sql` AND "payoutTo" IS NOT NULL` : Prisma.empty}`;
+      : Prisma.sql`"accessId" = ${of.accessId}${of.held ? Prisma.sql` AND "payoutTo" IS NOT NULL` : Prisma.empty}${
+          of.paidOnChain ? Prisma.sql` AND COALESCE("paymentMethod", '') <> 'mpp_card'` : Prisma.empty
+        }`;
   return Prisma.sql`UPDATE "PaymentAttempt" SET ${Prisma.join(assignments, ', ')}
     WHERE ${which} AND "status" IN (${Prisma.join(from)})`;
 }

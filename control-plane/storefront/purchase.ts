@@ -1,7 +1,9 @@
+import type { CardPaymentsConfig } from '../../shared/config.js';
 import type { AccountView, ClaimInput, PurchaseOutcome, PurchasePayment } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatUsd } from '../../shared/money.js';
+import { cardOffer } from '../card-payments/card-offer.js';
 import type { Db } from '../db/client.js';
 import { runEach, sqlOf } from '../db/sql.js';
 import { PURCHASE_KINDS } from '../payments/attempt-claim.js';
@@ -38,13 +40,18 @@ type StartPurchase = PurchaseAsk & { method: string; pathAndQuery: string; bodyD
 /** What a paid attempt buys, kept on the attempt until the payment arrives. */
 type Bought = { kind: PurchaseKind; planId: string; creditMicros: string; accessId: string | null };
 
-export async function startPurchase(db: Db, rail: PaymentRail | undefined, input: StartPurchase): Promise<PurchaseOutcome> {
+export async function startPurchase(
+  db: Db,
+  rail: PaymentRail | undefined,
+  input: StartPurchase,
+  cards?: CardPaymentsConfig,
+): Promise<PurchaseOutcome> {
   const terms = await purchaseTerms(db, input);
   if (terms.priceMicros === 0n) return openFree(db, input, terms);
   // Read once: whether the seller holds accounts, and what the attempt needs of it.
   const seller = await db.seller.findUniqueOrThrow({
     where: { id: input.sellerId },
-    select: { stateful: true, organizationId: true, payToAddress: true, sandbox: true },
+    select: { stateful: true, organizationId: true, payToAddress: true, sandbox: true, cardAccountId: true, cardChargesEnabled: true },
   });
 
   const bought: Bought = { kind: terms.kind, planId: terms.plan.id, creditMicros: terms.creditMicros.toString(), accessId: terms.accessId };
@@ -72,7 +79,9 @@ export async function startPurchase(db: Db, rail: PaymentRail | undefined, input
   );
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements()));
   const plan = { id: terms.plan.id, slug: terms.plan.slug, billingMode: terms.plan.billingMode };
-  return { kind: 'challenge', requestId, challenge: attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan }) };
+  const challenge = attempt.challenge({ serviceSlug: terms.plan.serviceSlug, usage: [], plan });
+  const card = cardOffer(cards, seller, terms.priceMicros);
+  return { kind: 'challenge', requestId, challenge: card ? { ...challenge, card } : challenge };
 }
 
 async function openFree(db: Db, input: StartPurchase, terms: PurchaseTerms): Promise<PurchaseOutcome> {
@@ -144,7 +153,14 @@ export async function completePurchase(
 export async function finishPurchases(db: Db, now = Date.now()): Promise<number> {
   const kinds = { in: [...PURCHASE_KINDS] };
   const stalled = await db.paymentAttempt.findMany({
-    where: { kind: kinds, status: 'in_flight', accessId: null, verifiedAt: { lt: new Date(now - STALLED_MS) } },
+    // A card payment in flight is the provider's to finish (its retry, or its payment_intent.succeeded event).
+    where: {
+      kind: kinds,
+      status: 'in_flight',
+      accessId: null,
+      verifiedAt: { lt: new Date(now - STALLED_MS) },
+      paymentMethod: { not: 'mpp_card' },
+    },
     select: { id: true, amountMicros: true, payoutTo: true, seller: { select: { stateful: true } } },
     take: 100,
   });
@@ -187,10 +203,11 @@ function chargedWhole(amountMicros: bigint) {
 const STALLED_MS = 60_000;
 
 /**
- * Opens or extends the account a paid attempt bought, once: the attempt is marked with the
- * account in the same transaction, guarded on it having none. Returns the account either way.
+ * Opens or extends the account a paid attempt bought, once: the attempt (and the card payment that
+ * paid it, if any) is marked with the account in the same transaction, guarded on it having none.
+ * Returns the account either way.
  */
-async function fulfil(db: Db, attemptId: string): Promise<string> {
+export async function fulfil(db: Db, attemptId: string): Promise<string> {
   return db.$transaction(async (tx) => {
     const attempt = await tx.paymentAttempt.findUniqueOrThrow({ where: { id: attemptId } });
     if (attempt.accessId) return attempt.accessId;
@@ -208,6 +225,7 @@ async function fulfil(db: Db, attemptId: string): Promise<string> {
       creditMicros: BigInt(bought.creditMicros),
     };
     await applyPurchase(tx, { accessId, sellerId: attempt.sellerId, agentId: attempt.agentId!, terms, now: new Date() });
+    await tx.cardPayment.updateMany({ where: { paymentAttemptId: attemptId }, data: { accessId } });
     return accessId;
   }, TRANSACTION_LIMITS);
 }
@@ -224,16 +242,16 @@ type PaymentFields = {
   refundTxHash: string | null;
 };
 
-async function opened(
+export async function opened(
   db: Db,
   attempt: PaymentFields & { sellerId: string },
   accessId: string,
   settled: Extract<PurchaseOutcome, { kind: 'opened' }>['settled'],
-): Promise<PurchaseOutcome> {
+): Promise<Extract<PurchaseOutcome, { kind: 'opened' }>> {
   return { kind: 'opened', account: await accountView(db, attempt.sellerId, accessId), payment: paymentView(attempt), settled };
 }
 
-function paymentView(attempt: PaymentFields): PurchasePayment {
+export function paymentView(attempt: PaymentFields): PurchasePayment {
   return {
     id: attempt.id,
     amountUsd: formatUsd(attempt.amountMicros),

@@ -38,7 +38,7 @@ export type PayRequest = {
   caller: Caller;
   /** `hub-mode: free` asks for the buyer's included units; any other value, or none, is paid mode. */
   mode: 'paid' | 'free';
-  proof: PaymentProof;
+  proof: Extract<PaymentProof, { kind: 'none' | 'paid' }>;
   /** The Authorization header is hub's (an agent token or a payment) and never reaches the seller. */
   dropAuthorization: boolean;
   /** How the agent reached the pay URL (behind a trusted reverse proxy, what it reports). */
@@ -91,6 +91,8 @@ export async function payRequestOf(
   // stale payment proof is answered with a new challenge too.
   const sealed = isSealedRequest(req) ? await openSealedRequest(services.jwe, seller, bytes, services.metrics.inProgress - 1) : undefined;
   const proof = usableProof(presented);
+  // A card pays for plans and top-ups only (docs/decisions.md#D-245): no call's challenge offers one.
+  if (proof.kind === 'card') throw new ApiError('payment_request_mismatch', 'A card pays for plan purchases and top-ups at /extend only.');
   return {
     req,
     seller,

@@ -8,13 +8,17 @@ import {
   createReceipt,
   EVM_METHOD,
   evmChargeRequest,
+  isStripeCharge,
   paymentIdOpaque,
   readCredential,
+  STRIPE_METHOD,
   serializeChallenge,
   serializeReceipt,
   signChallenge,
+  stripeChargeRequest,
   toExactPayment,
   verifyEvmCharge,
+  verifyStripeCharge,
 } from '../../shared/payments/mpp/index.js';
 import type { PaymentPayload } from '../../shared/payments/x402-wire.js';
 
@@ -28,23 +32,33 @@ export function mppSecret(internalToken: string): string {
   return createHmac('sha256', internalToken).update('hub mpp challenge key v1').digest('base64url');
 }
 
+/**
+ * The MPP challenges of a priced 402: the `evm` charge, and beside it, when the control-plane
+ * offers the price by card, the `stripe` charge for the same payment attempt (both in one
+ * `WWW-Authenticate` value, as RFC 9110 lists challenges). `challengeId` is the `evm` one's.
+ */
 export function mppChallenge(req: RequestView, challenge: IssuedChallenge, body: Buffer, secret: string) {
-  const fields = {
+  const shared = {
     realm: normalizeHost(req.headers.host) ?? 'hub',
-    method: EVM_METHOD,
     intent: CHARGE_INTENT,
+    expires: challenge.expiresAt,
+    digest: bodyDigest(body),
+    opaque: paymentIdOpaque(challenge.paymentId),
+  };
+  const fields = {
+    ...shared,
+    method: EVM_METHOD,
     request: evmChargeRequest({
       priceMicros: BigInt(challenge.amountMicros),
       chainId: Number(challenge.network.split(':')[1]),
       token: challenge.token,
       recipient: challenge.payTo,
     }),
-    expires: challenge.expiresAt,
-    digest: bodyDigest(body),
-    opaque: paymentIdOpaque(challenge.paymentId),
   };
   const issued = signChallenge(fields, secret);
-  return { header: serializeChallenge(issued), challengeId: issued.id };
+  const card = challenge.card && signChallenge({ ...shared, method: STRIPE_METHOD, request: stripeChargeRequest(challenge.card) }, secret);
+  const header = card ? `${serializeChallenge(issued)}, ${serializeChallenge(card)}` : serializeChallenge(issued);
+  return { header, challengeId: issued.id };
 }
 
 /** An MPP credential as read and checked; `mpp` is restated as the x402 payment it authorizes. */
@@ -52,14 +66,21 @@ export type MppCredentialCheck =
   | { kind: 'none' }
   | { kind: 'malformed'; why: string }
   | { kind: 'refused'; reason: string }
-  | { kind: 'mpp'; paymentId: string; payload: PaymentPayload; carrier: string };
+  | { kind: 'mpp'; paymentId: string; payload: PaymentPayload; carrier: string }
+  | { kind: 'card'; paymentId: string; spt: string; carrier: string };
 
 /** Reads and checks an MPP credential (challenge id, realm, expiry, terms, nonce); never throws. */
 export function readMppCredential(req: RequestView, secret: string): MppCredentialCheck {
   const found = readCredential(req.headers);
   if (found.status === 'absent') return { kind: 'none' };
   if (found.status === 'invalid') return { kind: 'malformed', why: `${found.carrier}: ${found.detail}` };
-  const verified = verifyEvmCharge(found.credential, { secret, realm: normalizeHost(req.headers.host) ?? 'hub' });
+  const realm = normalizeHost(req.headers.host) ?? 'hub';
+  if (isStripeCharge(found.credential)) {
+    const card = verifyStripeCharge(found.credential, { secret, realm });
+    if (!card.ok) return { kind: 'refused', reason: card.reason };
+    return { kind: 'card', paymentId: card.value.paymentId, spt: card.value.spt, carrier: found.carrier };
+  }
+  const verified = verifyEvmCharge(found.credential, { secret, realm });
   if (!verified.ok) return { kind: 'refused', reason: verified.reason };
   // The body binding is checked with the payment attempt's, like every protocol's (409 on mismatch).
   return {
@@ -70,6 +91,6 @@ export function readMppCredential(req: RequestView, secret: string): MppCredenti
   };
 }
 
-export function mppReceipt(transaction: string): string {
-  return serializeReceipt(createReceipt({ reference: transaction }));
+export function mppReceipt(reference: string, method?: string): string {
+  return serializeReceipt(createReceipt({ reference, ...(method ? { method } : {}) }));
 }

@@ -16,7 +16,9 @@ export type PaymentProof =
   | { kind: 'none' }
   | { kind: 'malformed'; why: string }
   | { kind: 'refused'; reason: string }
-  | { kind: 'paid'; protocol: PaymentProtocol; paymentId: string; payload: PaymentPayload; carriedInAuthorization: boolean };
+  | { kind: 'paid'; protocol: PaymentProtocol; paymentId: string; payload: PaymentPayload; carriedInAuthorization: boolean }
+  /** MPP's `stripe` charge: a shared payment token for a purchase's card price (never a call's). */
+  | { kind: 'card'; paymentId: string; spt: string; carriedInAuthorization: boolean };
 
 const NONE: PaymentProof = Object.freeze({ kind: 'none' });
 const MAX_X402_HEADER_LENGTH = 16_384;
@@ -27,7 +29,7 @@ const PAYMENT_ID = /^apay_[0-9A-Za-z]{24}$/;
  * `invalid_request`; a credential already refused (unknown challenge, expired, wrong realm) is 402
  * `settlement_failed`, so the agent starts over for a fresh challenge.
  */
-export function usableProof(proof: PaymentProof): Extract<PaymentProof, { kind: 'none' | 'paid' }> {
+export function usableProof(proof: PaymentProof): Extract<PaymentProof, { kind: 'none' | 'paid' | 'card' }> {
   if (proof.kind === 'malformed') throw new ApiError('invalid_request', `Malformed payment header: ${proof.why}.`);
   if (proof.kind === 'refused') throw new ApiError('payment_required', 'settlement_failed', { settlementReason: proof.reason });
   return proof;
@@ -38,6 +40,9 @@ export function readPaymentProof(req: RequestView, mppSecret: string): PaymentPr
   const x402 = req.headers[X402_HEADERS.signature] ?? req.headers[X402_HEADERS.v1Payment];
   if (x402 !== undefined) return readX402Payment(x402);
   const mpp = readMppCredential(req, mppSecret);
+  if (mpp.kind === 'card') {
+    return { kind: 'card', paymentId: mpp.paymentId, spt: mpp.spt, carriedInAuthorization: mpp.carrier.startsWith('authorization') };
+  }
   if (mpp.kind !== 'mpp') return mpp.kind === 'none' ? NONE : mpp;
   return {
     kind: 'paid',

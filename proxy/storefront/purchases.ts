@@ -6,6 +6,7 @@ import { sendJson } from '../../runtime/respond.js';
 import { AGENT_PATHS } from '../../shared/agent-paths.js';
 import type { AccountView, PaySeller, PurchaseOutcome } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { PAYMENT_RECEIPT_HEADER, STRIPE_METHOD } from '../../shared/payments/mpp/index.js';
 import { idSchema } from '../../shared/schemas/fields.js';
 import { sha256Hex } from '../../shared/signature.js';
 import { describeIssues } from '../../shared/validation-message.js';
@@ -16,6 +17,7 @@ import type { ProxyServices } from '../context.js';
 import { isSealedRequest, openSealedRequest, type SealedRequest } from '../encryption/sealed-request.js';
 import { sendSealedJson } from '../encryption/sealed-response.js';
 import { challengeResponse } from '../payments/challenge.js';
+import { mppReceipt } from '../payments/mpp.js';
 import { billingHeaders } from '../payments/payment.js';
 import { readPaymentProof, usableProof } from '../payments/proof.js';
 import { accountLinks } from './links.js';
@@ -61,7 +63,7 @@ export async function handleStorefront(
   const method = path === AGENT_PATHS.receipt ? 'GET' : 'POST';
   const proof = path === AGENT_PATHS.extend ? readPaymentProof(req, services.mppSecret) : undefined;
   const caller = await services.agents.identify(req.headers.authorization, seller.id);
-  if (caller.kind !== 'agent' && proof?.kind !== 'paid') {
+  if (caller.kind !== 'agent' && proof?.kind !== 'paid' && proof?.kind !== 'card') {
     throw new ApiError('bearer_required', 'The storefront is for registered agents.', { auth: authRecipe(origin) });
   }
   if (req.method !== method && !(method === 'GET' && req.method === 'HEAD'))
@@ -80,17 +82,16 @@ export async function handleStorefront(
   const bound = { method: req.method ?? 'POST', pathAndQuery: target, bodyDigest: sha256Hex(body.sent) };
   const payment = proof && usableProof(proof);
   const reply = replier(res, services, body.sealed);
-  if (payment?.kind === 'paid') {
+  if (payment && payment.kind !== 'none') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body.plain, body.contentType);
-    const outcome = await services.controlPlane.call('completePurchase', {
-      paymentId: payment.paymentId,
-      ...bound,
-      protocol: payment.protocol,
-      payload: payment.payload,
-      ...(amountUsd === undefined ? {} : { amountUsd }),
-    });
-    return answer(reply, outcome, origin, payment.protocol);
+    const retry = { paymentId: payment.paymentId, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
+    // By card (MPP's `stripe` charge), the control-plane charges the token; else it claims and settles the signed payment.
+    const outcome =
+      payment.kind === 'card'
+        ? await services.controlPlane.call('payPurchaseByCard', { ...retry, spt: payment.spt })
+        : await services.controlPlane.call('completePurchase', { ...retry, protocol: payment.protocol, payload: payment.payload });
+    return answer(reply, outcome, origin, payment.kind === 'card' ? 'mpp' : payment.protocol);
   }
 
   const agent = caller as AgentCaller;
@@ -178,7 +179,12 @@ function answer(reply: Reply, outcome: PurchaseOutcome, origin: PublicOrigin, pr
     );
   }
   // Billing headers stay outside the encryption, as on a paid call.
-  const headers = { 'cache-control': 'no-store', ...(outcome.settled && protocol ? billingHeaders(outcome.settled, protocol) : {}) };
+  const headers = {
+    'cache-control': 'no-store',
+    ...(outcome.settled && protocol ? billingHeaders(outcome.settled, protocol) : {}),
+    // Paid by card: MPP's receipt names the `stripe` method and the provider's PaymentIntent.
+    ...(outcome.card ? { [PAYMENT_RECEIPT_HEADER]: mppReceipt(outcome.card.paymentIntentId, STRIPE_METHOD) } : {}),
+  };
   return reply(
     201,
     { status: outcome.account.provisioningState, account: withLinks(outcome.account, origin), payment: outcome.payment },

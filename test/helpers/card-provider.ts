@@ -127,3 +127,90 @@ export function checkoutSessionObject(id: string, status: 'open' | 'complete' | 
     subscription,
   };
 }
+
+/** A PaymentIntent (API 2026-07-29.preview, as hub creates one with a shared payment token), confirmed. */
+export function paymentIntentObject(
+  id: string,
+  options: { amount: number; status?: string; metadata?: Record<string, string>; chargeId?: string },
+) {
+  const status = options.status ?? 'succeeded';
+  return {
+    id,
+    object: 'payment_intent',
+    amount: options.amount,
+    amount_capturable: 0,
+    amount_received: status === 'succeeded' ? options.amount : 0,
+    automatic_payment_methods: { allow_redirects: 'never', enabled: true },
+    capture_method: 'automatic',
+    client_secret: `${id}_secret_${randomBytes(6).toString('hex')}`,
+    confirmation_method: 'automatic',
+    created: now(),
+    currency: 'usd',
+    latest_charge: status === 'succeeded' ? (options.chargeId ?? `ch_${id.slice(3)}`) : null,
+    livemode: false,
+    metadata: options.metadata ?? {},
+    payment_method: 'pm_1TestCard',
+    payment_method_types: ['card'],
+    status,
+  };
+}
+
+/** A Charge object as the provider sends it in `charge.refunded`. */
+export function chargeObject(paymentIntentId: string, amountCents: number, refundedCents: number, chargeId = 'ch_3TestCharge') {
+  return {
+    id: chargeId,
+    object: 'charge',
+    amount: amountCents,
+    amount_captured: amountCents,
+    amount_refunded: refundedCents,
+    captured: true,
+    currency: 'usd',
+    paid: true,
+    refunded: refundedCents === amountCents,
+    status: 'succeeded',
+    payment_intent: paymentIntentId,
+    livemode: false,
+  };
+}
+
+/** A Dispute object (`charge.dispute.*`). */
+export function disputeObject(paymentIntentId: string, status: string, amountCents: number, chargeId = 'ch_3TestCharge') {
+  return {
+    id: `du_${randomBytes(6).toString('hex')}`,
+    object: 'dispute',
+    amount: amountCents,
+    currency: 'usd',
+    charge: chargeId,
+    payment_intent: paymentIntentId,
+    reason: 'fraudulent',
+    status,
+    livemode: false,
+  };
+}
+
+/** A Refund object, as `refunds.create` answers it. */
+export function refundObject(paymentIntentId: string, amountCents: number) {
+  return {
+    id: `re_${randomBytes(8).toString('hex')}`,
+    object: 'refund',
+    amount: amountCents,
+    charge: `ch_${paymentIntentId.slice(3)}`,
+    created: now(),
+    currency: 'usd',
+    metadata: {},
+    payment_intent: paymentIntentId,
+    reason: null,
+    status: 'succeeded',
+  };
+}
+
+/** A card the provider declines: its 402 `card_error`. */
+export const DECLINED = {
+  error: {
+    type: 'card_error',
+    code: 'card_declined',
+    decline_code: 'insufficient_funds',
+    message: 'Your card has insufficient funds.',
+    doc_url: 'https://docs.stripe.com/error-codes/card-declined',
+  },
+};

@@ -6,7 +6,8 @@
  * Server flow: `evmChargeRequest` + `paymentIdOpaque` + `bodyDigest` → `signChallenge` →
  * `serializeChallenge` into `WWW-Authenticate`; on the paid retry `readCredential` →
  * `verifyEvmCharge` → recover `signed` / `toExactPayment` for the facilitator → on a 2xx,
- * `serializeReceipt(createReceipt(…))` into `Payment-Receipt`.
+ * `serializeReceipt(createReceipt(…))` into `Payment-Receipt`. A seller that takes cards adds a
+ * `stripe` challenge (`stripeChargeRequest`), whose credential `verifyStripeCharge` checks.
  */
 
 export { bodyDigest, digestMatches } from './body-digest.js';
@@ -55,6 +56,17 @@ export {
 } from './evm-charge.js';
 export { paymentIdOf, paymentIdOpaque } from './opaque.js';
 export { createReceipt, PAYMENT_RECEIPT_HEADER, parseReceipt, type Receipt, type ReceiptFailure, serializeReceipt } from './receipt.js';
+export {
+  isStripeCharge,
+  MINIMUM_CARD_CENTS,
+  STRIPE_METHOD,
+  type StripeChargeFailure,
+  type StripeChargeRequest,
+  stripeChargeFailureReasons,
+  stripeChargeRequest,
+  type VerifiedStripeCharge,
+  verifyStripeCharge,
+} from './stripe-charge.js';
 export {
   type EvmChargeFailure,
   evmChargeFailureReasons,

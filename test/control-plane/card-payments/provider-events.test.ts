@@ -4,7 +4,7 @@ import { accountWriteBody, parseSnapshot } from '../../../control-plane/storefro
 import { applyAccountWrite } from '../../../sdk/account/netting.js';
 import { parseAccountWrite } from '../../../sdk/account/write-body.js';
 import { newId } from '../../../shared/ids.js';
-import { callHub, cardEnv, providerApi, signedEvent } from '../../helpers/card-provider.js';
+import { callHub, cardEnv, chargeObject, disputeObject, providerApi, signedEvent } from '../../helpers/card-provider.js';
 import { startTestControlPlane, type TestControlPlane } from '../../helpers/control-plane.js';
 import { testProviders } from '../../helpers/database.js';
 
@@ -67,38 +67,8 @@ async function cardBoughtAccount(cp: TestControlPlane) {
   return { accessId, paymentId };
 }
 
-/** A Charge object as the provider sends it in `charge.refunded`. */
-function charge(paymentId: string, refundedCents: number) {
-  return {
-    id: 'ch_3TestCharge',
-    object: 'charge',
-    amount: 2000,
-    amount_captured: 2000,
-    amount_refunded: refundedCents,
-    captured: true,
-    currency: 'usd',
-    paid: true,
-    refunded: refundedCents === 2000,
-    status: 'succeeded',
-    payment_intent: paymentId,
-    livemode: false,
-  };
-}
-
-/** A Dispute object (`charge.dispute.*`). */
-function dispute(paymentId: string, status: string, amountCents: number) {
-  return {
-    id: 'du_1TestDispute',
-    object: 'dispute',
-    amount: amountCents,
-    currency: 'usd',
-    charge: 'ch_3TestCharge',
-    payment_intent: paymentId,
-    reason: 'fraudulent',
-    status,
-    livemode: false,
-  };
-}
+const charge = (paymentId: string, refundedCents: number) => chargeObject(paymentId, 2000, refundedCents);
+const dispute = (paymentId: string, status: string, amountCents: number) => disputeObject(paymentId, status, amountCents);
 
 /** The seller's SDK applying every write the account has had, in order: its balance after them. */
 async function sellerSees(cp: TestControlPlane, accessId: string) {

@@ -1,0 +1,6 @@
+-- AlterTable
+ALTER TABLE "CardPayment" ADD COLUMN "paymentAttemptId" TEXT;
+ALTER TABLE "CardPayment" ADD COLUMN "refundId" TEXT;
+
+-- CreateIndex
+CREATE UNIQUE INDEX "CardPayment_paymentAttemptId_key" ON "CardPayment"("paymentAttemptId");
