@@ -151,6 +151,11 @@ export type CardPaymentsConfig = {
   timeoutMs: number;
   /** The SDK's own retries of a failed call, with the same idempotency key. */
   maxNetworkRetries: number;
+  /**
+   * The secret key is one of the provider's test-mode keys (`sk_test_…`, `rk_test_…`): its charges
+   * move no money, so sandbox sellers may be offered cards (docs/decisions.md#D-302).
+   */
+  testMode: boolean;
 };
 
 export type HubConfig = {
@@ -352,5 +357,6 @@ function cardPaymentsOf(e: z.infer<typeof envSchema>): CardPaymentsConfig | unde
     webhookSecrets: e.HUB_STRIPE_WEBHOOK_SECRET!.split(','),
     timeoutMs: e.HUB_STRIPE_TIMEOUT_MS,
     maxNetworkRetries: e.HUB_STRIPE_MAX_RETRIES,
+    testMode: /^(sk|rk)_test_/.test(e.HUB_STRIPE_SECRET_KEY!),
   };
 }

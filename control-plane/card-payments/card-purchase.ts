@@ -50,7 +50,7 @@ export async function payPurchaseByCard(
   refuseUnbound(attempt, input);
   const seller = await db.seller.findUniqueOrThrow({
     where: { id: attempt.sellerId },
-    select: { cardAccountId: true, cardChargesEnabled: true },
+    select: { cardAccountId: true, cardChargesEnabled: true, sandbox: true },
   });
   // Offered when challenged, and still: a seller the provider stopped letting take charges takes none.
   const offer = cardOffer(services.config.cardPayments, seller, attempt.amountMicros);

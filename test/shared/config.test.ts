@@ -106,7 +106,10 @@ t.test('card provider keys: all three or none, in the provider formats; organiza
     webhookSecrets: ['whsec_a', 'whsec_b'],
     timeoutMs: 10_000,
     maxNetworkRetries: 2,
+    testMode: true,
   });
+  t.equal(loadConfig({ ...keys, HUB_STRIPE_SECRET_KEY: 'sk_live_abc' }).cardPayments?.testMode, false, 'live keys move money');
+  t.equal(loadConfig({ ...keys, HUB_STRIPE_SECRET_KEY: 'rk_test_abc' }).cardPayments?.testMode, true, 'a restricted test key');
   t.throws(
     () => loadConfig({ HUB_STRIPE_SECRET_KEY: 'sk_test_abc' }),
     /HUB_STRIPE_PUBLISHABLE_KEY and HUB_STRIPE_WEBHOOK_SECRET must be set too/,
