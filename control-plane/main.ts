@@ -57,7 +57,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
       `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
     );
   }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger);
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending.intervalMs);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();

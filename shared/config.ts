@@ -118,6 +118,7 @@ const envSchema = z.object({
   HUB_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
+  HUB_PENDING_INTERVAL_MS: positiveInt(15_000),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
   // The card provider (Stripe): all three keys, or none (card routes then answer 503).
@@ -222,6 +223,8 @@ export type HubConfig = {
    * lets go of it after this.
    */
   delivery: { leaseMs: number };
+  /** How often the control-plane finishes payments left pending (storefront/pending-loop.ts). */
+  pending: { intervalMs: number };
   /** Page views one organization may report a minute; beyond it, 429. */
   pageViews: { perMinute: number };
   /**
@@ -323,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
+    pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
     restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
     cardPayments: cardPaymentsOf(e),

@@ -57,9 +57,13 @@ const FULL_RETRY_AFTER_SECONDS = 60;
 /** The 503 a database failure of the kinds above stands for; undefined for anything else. */
 export function unavailableDatabase(err: unknown): ApiError | undefined {
   if (isFull(err)) {
-    return new ApiError('service_unavailable', 'The database has no room left to write; nothing was changed. Try again once space is freed.', {
-      retryAfterSeconds: FULL_RETRY_AFTER_SECONDS,
-    });
+    return new ApiError(
+      'service_unavailable',
+      'The database has no room left to write; nothing was changed. Try again once space is freed.',
+      {
+        retryAfterSeconds: FULL_RETRY_AFTER_SECONDS,
+      },
+    );
   }
   if (!isTransient(err)) return undefined;
   return new ApiError('service_unavailable', 'The database could not serve this request now; try again shortly.', {
