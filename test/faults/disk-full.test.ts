@@ -1,20 +1,17 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { managementClient, type Reply } from '../helpers/management.js';
-import { freePort, hubBin, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { bootstrapHub, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 // The disk under a SQLite database fills up (issue: crashes and faults): a control-plane whose
 // database sits on a small filesystem of its own (a size-limited tmpfs the test mounts, D-270).
 // Writes are refused whole with 503 `service_unavailable`, never a 500; reads go on; nothing
 // acknowledged is lost; the file passes SQLite's integrity check; and once space is freed,
 // writes work again without a restart.
-
-const run = promisify(execFile);
 
 /** Mounts a tmpfs of `size` at `dir`; false where this process may not mount (not root, a container without the right). */
 function mountSmallDisk(t: Tap, dir: string, size: string): boolean {
@@ -71,13 +68,7 @@ t.test('a full disk under SQLite: writes refused clearly, reads go on, nothing l
   const hubUrl = `http://127.0.0.1:${port}`;
   const hub = runHub(t, ['start', 'control-plane'], env);
   t.ok(await waitForStatus(`${hubUrl}/readyz`, 200), 'the control-plane is ready');
-  const { apiKey } = JSON.parse(
-    (
-      await run(process.execPath, [hubBin, 'bootstrap', '--email', 'owner@example.com', '--org', 'Full', '--json'], {
-        env: { ...process.env, ...env },
-      })
-    ).stdout,
-  ) as { apiKey: string };
+  const { apiKey } = await bootstrapHub(env, 'Full');
   const api = managementClient(hubUrl);
   let n = 0;
   const createSeller = () => {
