@@ -13,6 +13,28 @@ import { bootstrapHub, freePort, type RunningHub, runHub, tempDataDir, waitForSt
 type Tap = Parameters<typeof tempDataDir>[0] & { ok: (value: unknown, message: string) => void };
 
 /**
+ * What every hub process of one deployment shares, for tests that start them as real processes:
+ * a fresh database of `provider` (and the test's own connection to it, to read what they
+ * recorded), a data directory, `chain` described in it (no chain: no payments), one master key
+ * and one internal token.
+ */
+export async function hubProcessesEnv(t: Tap, provider: Provider, chain?: LocalChain) {
+  const { db, database } = await createTestDatabase(t, provider);
+  const { dataDir } = tempDataDir(t);
+  const chainFile = join(dataDir, 'chain.json');
+  if (chain) await writeDeploymentFile(chainFile, chain);
+  const env = {
+    DATABASE_URL: database.url,
+    HUB_DATA_DIR: dataDir,
+    ...(chain ? { HUB_CHAIN_FILE: chainFile } : {}),
+    HUB_DEV_CHAIN: 'off',
+    HUB_MASTER_KEY: randomBytes(32).toString('hex'),
+    HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
+  };
+  return { db, env };
+}
+
+/**
  * A paying world of real processes, for tests that kill them: `hub start control-plane` and
  * `hub start proxy` on one fresh database of `provider`, settling on `chain`, and a seller `acme`
  * selling `search` / `calls` at $0.01 a call (payg), its catalog made through the API. The seller
@@ -21,22 +43,9 @@ type Tap = Parameters<typeof tempDataDir>[0] & { ok: (value: unknown, message: s
  * passes every 200 ms, so what a crash left is finished within the test.
  */
 export async function startProcessWorld(t: Tap, provider: Provider, chain: LocalChain) {
-  const { db, database } = await createTestDatabase(t, provider);
-  const { dataDir } = tempDataDir(t);
-  const chainFile = join(dataDir, 'chain.json');
-  await writeDeploymentFile(chainFile, chain);
+  const { db, env: shared } = await hubProcessesEnv(t, provider, chain);
   const [cpPort, proxyPort] = [await freePort(), await freePort()];
-  const env = {
-    DATABASE_URL: database.url,
-    HUB_DATA_DIR: dataDir,
-    HUB_CHAIN_FILE: chainFile,
-    HUB_DEV_CHAIN: 'off',
-    HUB_MASTER_KEY: randomBytes(32).toString('hex'),
-    HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
-    HUB_CONTROL_PLANE_PORT: String(cpPort),
-    HUB_PROXY_PORT: String(proxyPort),
-    HUB_PENDING_INTERVAL_MS: '200',
-  };
+  const env = { ...shared, HUB_CONTROL_PLANE_PORT: String(cpPort), HUB_PROXY_PORT: String(proxyPort), HUB_PENDING_INTERVAL_MS: '200' };
   const start = async (role: 'control-plane' | 'proxy', port: number) => {
     const started = runHub(t, ['start', role], env);
     t.ok(await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200), `the ${role} is ready`);

@@ -1,15 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import t from 'tap';
 import type { Hex } from 'viem';
-import { writeDeploymentFile } from '../../chain/deployment.js';
 import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { startTestChain, tokenBalance } from '../helpers/chain.js';
-import { createTestDatabase } from '../helpers/database.js';
 import { managementClient, type Reply } from '../helpers/management.js';
 import { useLoopbackResolver } from '../helpers/paid-world.js';
 import { paygCatalog, startPaygSeller } from '../helpers/payg-seller.js';
-import { bootstrapHub, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { hubProcessesEnv } from '../helpers/process-world.js';
+import { bootstrapHub, freePort, runHub, waitForStatus } from '../helpers/processes.js';
 import { signPayment } from '../helpers/sign-payment.js';
 import { x402Fetch } from '../helpers/x402-agent.js';
 
@@ -22,19 +19,9 @@ if (!process.env.HUB_TEST_PG_URL) {
 } else {
   t.test('two control-planes and two proxies on one PostgreSQL', async (t) => {
     const chain = await startTestChain(t);
-    const { db, database } = await createTestDatabase(t, 'postgresql');
-    const { dataDir } = tempDataDir(t);
-    const chainFile = join(dataDir, 'chain.json');
-    await writeDeploymentFile(chainFile, chain);
-    const shared = {
-      DATABASE_URL: database.url,
-      HUB_DATA_DIR: dataDir,
-      HUB_CHAIN_FILE: chainFile,
-      HUB_DEV_CHAIN: 'off',
-      HUB_MASTER_KEY: randomBytes(32).toString('hex'),
-      HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
-      HUB_PAGE_VIEWS_PER_MINUTE: '6',
-    };
+    const processes = await hubProcessesEnv(t, 'postgresql', chain);
+    const { db } = processes;
+    const shared = { ...processes.env, HUB_PAGE_VIEWS_PER_MINUTE: '6' };
     const replicas = await Promise.all(
       ['a', 'b'].map(async (name) => {
         const cpPort = await freePort();
