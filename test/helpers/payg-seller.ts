@@ -97,5 +97,5 @@ export async function paygCatalog(
   const { meter } = await created('/v1/meters', { serviceId: service.id, key: 'calls', unit: 'call' });
   const { plan } = await created('/v1/plans', { serviceId: service.id, name: 'Per call', slug: 'payg', billingMode: 'payg' });
   const { planMeterPrice } = await created('/v1/plan-meter-prices', { planId: plan.id, meterId: meter.id, priceUsd: '0.01' });
-  return { sellerId: seller.id as string, planMeterPriceId: planMeterPrice.id as string };
+  return { sellerId: seller.id as string, serviceId: service.id as string, planMeterPriceId: planMeterPrice.id as string };
 }

@@ -5,10 +5,11 @@ import { writeDeploymentFile } from '../../chain/deployment.js';
 import type { LocalChain } from '../../chain/local-chain.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import { createTestDatabase } from './database.js';
+import { payRequest } from './hub.js';
 import { managementClient } from './management.js';
 import { useLoopbackResolver } from './paid-world.js';
 import { holdGate, paygCatalog, startPaygSeller } from './payg-seller.js';
-import { bootstrapHub, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from './processes.js';
+import { bootstrapHub, exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from './processes.js';
 
 type Tap = Parameters<typeof tempDataDir>[0] & { ok: (value: unknown, message: string) => void };
 
@@ -70,7 +71,7 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
   });
   const payTo = chain.accounts[2]!.address;
   const payer = chain.accounts[3]!;
-  await paygCatalog(api, apiKey, {
+  const catalog = await paygCatalog(api, apiKey, {
     slug: 'acme',
     serviceSlug: 'search',
     upstreamBaseUrl: seller.url,
@@ -88,7 +89,13 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
     payer: payer.address,
     payerKey: payer.privateKey as Hex,
     served: seller.served,
+    catalog,
     payUrl: (path: string) => `http://acme.pay.localhost:${proxyPort}${path}`,
+    /** A request to the pay URL of `slug`, as `TestHub.pay` sends it (agent registration takes this). */
+    pay: (slug: string, path: string, init?: RequestInit & { headers?: Record<string, string> }) =>
+      payRequest(`http://127.0.0.1:${proxyPort}`, path, `${slug}.pay.localhost`, init),
+    /** Runs `hub <args>` against this deployment, as its operator would; its exit code. */
+    cli: (args: string[]) => exitWithin(runHub(t, args, env), 30_000),
     /** Lets the seller answer the requests it holds at `/hold`. */
     releaseHold: hold.release,
     restartControlPlane: async (whileDown?: () => Promise<unknown>) => {

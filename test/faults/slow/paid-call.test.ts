@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { startTestChain, tokenBalance } from '../../helpers/chain.js';
+import { chainControls, startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startProcessWorld } from '../../helpers/process-world.js';
 import { eventually } from '../../helpers/processes.js';
@@ -17,14 +17,7 @@ import { x402Fetch } from '../../helpers/x402-agent.js';
 t.test('a paid call and its usage survive a killed process', async (t) => {
   // One chain for the file (D-272): each world below settles on it in turn, its balances read as deltas.
   const chain = await startTestChain(t);
-  const rpc = async (method: string, params: unknown[] = []) => {
-    const res = await fetch(chain.rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    return ((await res.json()) as { result: unknown }).result;
-  };
+  const controls = chainControls(t, chain);
 
   for (const provider of testProviders()) {
     await t.test(provider, async (t) => {
@@ -124,19 +117,17 @@ t.test('a paid call and its usage survive a killed process', async (t) => {
 
       await t.test('the control-plane killed while its settlement waits in the chain’s pool: paid once after the restart', async (t) => {
         const before = await balances();
-        await rpc('evm_setAutomine', [false]);
-        t.teardown(() => rpc('evm_setAutomine', [true]));
+        await controls.automine(false);
         const call = pay(w.payUrl('/search?point=pool')).then(
           async (res) => ({ status: res.status, billing: res.headers.get('hub-billing'), body: await res.text() }),
           () => 'cut' as const,
         );
-        const pending = async () => Number((((await rpc('txpool_status')) as { pending: string }) ?? { pending: '0x0' }).pending);
-        t.ok(await eventually(async () => (await pending()) > 0, 15_000), 'the settlement’s transaction is in the pool');
+        t.ok(await eventually(async () => (await controls.pending()) > 0, 15_000), 'the settlement’s transaction is in the pool');
         await w.restartControlPlane();
         const answer = await call;
         t.comment(`the agent's answer: ${JSON.stringify(answer)}`);
-        await rpc('evm_mine');
-        await rpc('evm_setAutomine', [true]);
+        await controls.mine();
+        await controls.automine(true);
         t.ok(
           await eventually(async () => (await attemptOf('/search?point=pool'))?.status === 'settled', 30_000),
           'the restarted control-plane records it settled',
