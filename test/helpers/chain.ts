@@ -62,7 +62,7 @@ export function chainControls(t: Tap, chain: LocalChain) {
       await rpc('evm_setAutomine', [on]);
       if (!on) t.teardown(() => rpc('evm_setAutomine', [true]));
     },
-    pending: async () => Number((((await rpc('txpool_status')) as { pending?: string }) ?? {}).pending ?? 0),
+    pending: async () => Number(((await rpc('txpool_status')) as { pending?: string } | null)?.pending ?? 0),
     mine: () => rpc('evm_mine'),
   };
 }
