@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { unavailableDatabase } from '../../control-plane/db/unavailable.js';
 import { managementClient, type Reply } from '../helpers/management.js';
 import { bootstrapHub, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
@@ -134,4 +135,17 @@ t.test('a full disk under SQLite: writes refused clearly, reads go on, nothing l
   const count = integrity.prepare(`SELECT count(*) AS n FROM "Seller" WHERE slug LIKE 'full-%'`).get() as { n: number };
   integrity.close();
   t.equal(count.n, acknowledged.length + 1, 'every acknowledged seller, once, and nothing refused');
+});
+
+t.test('SQLITE_FULL is the full-disk 503 whichever way the write was made', async (t) => {
+  const throughOrm = {
+    code: 'P2010',
+    meta: { driverAdapterError: { cause: { kind: 'sqlite', extendedCode: 13, message: 'database or disk is full' } } },
+  };
+  const onSqlLane = Object.assign(new Error('database or disk is full'), { name: 'SqliteError', code: 'SQLITE_FULL' });
+  for (const [how, err] of Object.entries({ 'through the ORM': throughOrm, 'on the SQL lane': onSqlLane })) {
+    t.match(unavailableDatabase(err), { code: 'service_unavailable', reason: /no room/, extra: { retryAfterSeconds: 60 } }, how);
+  }
+  const refused = Object.assign(new Error('UNIQUE constraint failed'), { name: 'SqliteError', code: 'SQLITE_CONSTRAINT_UNIQUE' });
+  t.equal(unavailableDatabase(refused), undefined, 'a refusal is not');
 });

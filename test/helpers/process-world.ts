@@ -46,10 +46,19 @@ export async function hubProcessesEnv(t: Tap, provider: Provider, chain?: LocalC
 export async function startProcessWorld(t: Tap, provider: Provider, chain: LocalChain) {
   const { db, env: shared } = await hubProcessesEnv(t, provider, chain);
   const [cpPort, proxyPort] = [await freePort(), await freePort()];
-  const env = { ...shared, HUB_CONTROL_PLANE_PORT: String(cpPort), HUB_PROXY_PORT: String(proxyPort), HUB_PENDING_INTERVAL_MS: '200' };
+  // A paid call may be held across a restart, which on a busy machine takes tens of seconds: the
+  // agent's request and the seller's answer are given two minutes instead of the default 30 s.
+  const env = {
+    ...shared,
+    HUB_CONTROL_PLANE_PORT: String(cpPort),
+    HUB_PROXY_PORT: String(proxyPort),
+    HUB_PENDING_INTERVAL_MS: '200',
+    HUB_REQUEST_TIMEOUT_MS: '120000',
+    HUB_UPSTREAM_HEADERS_TIMEOUT_MS: '120000',
+  };
   const start = async (role: 'control-plane' | 'proxy', port: number) => {
     const started = runHub(t, ['start', role], env);
-    t.ok(await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200), `the ${role} is ready`);
+    t.ok(await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200, 120_000), `the ${role} is ready`);
     return started;
   };
   /** Kills `running` with SIGKILL, waits for it to be gone, runs `whileDown`, and starts it again. */

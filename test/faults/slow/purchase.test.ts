@@ -47,7 +47,7 @@ t.test('a purchase killed between its payment and its account', async (t) => {
         async (res) => ({ status: res.status, body: await res.text() }),
         () => 'cut' as const,
       );
-      t.ok(await eventually(async () => (await controls.pending()) > 0, 15_000), 'the payment’s transaction is in the pool');
+      t.ok(await eventually(async () => (await controls.pending()) > 0, 60_000), 'the payment’s transaction is in the pool');
       const attemptOf = () => w.db.paymentAttempt.findFirst({ where: { kind: { not: 'call' }, pathAndQuery: '/extend' } });
       t.equal((await attemptOf())?.accessId, null, 'and no account is open yet');
       await w.restartControlPlane();
