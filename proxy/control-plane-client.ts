@@ -1,4 +1,4 @@
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { type Tracing, withTraceContext } from '../runtime/tracing.js';
 import {
   CONTROL_PLANE_CALL_TIMEOUT_MS,
@@ -48,14 +48,23 @@ export function createControlPlaneClient(
   const client: ControlPlaneClient = {
     async call(name, ...[input]) {
       const { path, method, body } = callRequest(`${prefix}${name}`, contract[name].kind, input);
-      const res = await dispatcher.request({
-        origin: origin.origin,
-        path,
-        method,
-        headers: withTraceContext(tracing, body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' }),
-        ...(body === undefined ? {} : { body }),
-      });
-      const text = await res.body.text();
+      let res: Dispatcher.ResponseData;
+      let text: string;
+      try {
+        res = await dispatcher.request({
+          origin: origin.origin,
+          path,
+          method,
+          headers: withTraceContext(
+            tracing,
+            body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' },
+          ),
+          ...(body === undefined ? {} : { body }),
+        });
+        text = await res.body.text();
+      } catch (err) {
+        throw unreachable(err);
+      }
       const answer = readAnswer(text);
       if (answer && 'result' in answer) {
         if (checkOutputs) enforceOutput(name, answer.result.data, 'proxy');
@@ -67,6 +76,20 @@ export function createControlPlaneClient(
     },
   };
   return { client, close: () => dispatcher.close() };
+}
+
+/**
+ * The control-plane could not be reached, or broke off before answering (stopped, restarting,
+ * past the call's time): the caller is told to come back shortly (503 with Retry-After), not
+ * handed a 500. Whether the control-plane did the work is for its own recovery to settle: a paid
+ * call's claim, a purchase's payment and a settlement are all recorded before they are acted on
+ * (docs/decisions.md#D-274). The transport's error stays on it as `cause`, for the logs.
+ */
+function unreachable(err: unknown): ApiError {
+  const refusal = new ApiError('service_unavailable', 'hub could not reach its control-plane; try again shortly.', {
+    retryAfterSeconds: 1,
+  });
+  return Object.assign(refusal, { cause: err });
 }
 
 /**

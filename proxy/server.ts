@@ -95,6 +95,8 @@ export function createProxyServer(services: ProxyServices): Server {
       handle(req, res).catch((err) => {
         const { status } = sendError(res, err);
         if (status >= 500 && !(err instanceof ApiError)) logger.error({ err, url: req.url, method: req.method }, 'request failed');
+        // A control-plane the proxy could not reach (control-plane-client.ts): one line, with the transport's error.
+        else if (err instanceof ApiError && err.cause) logger.warn({ err: err.cause, url: req.url, method: req.method }, err.message);
       });
     },
     services.config.requests,

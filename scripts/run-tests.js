@@ -1,11 +1,13 @@
 // The whole test suite, as `npm test` and CI run it: the TypeScript tree compiled once
 // (compile-for-tests.js), then each test file in a plain Node process, `jobs` at a time, with the
-// settings package.json's "tap" section gives `npx tap` (jobs, timeout, test-env, include). A test
+// settings package.json's "tap" section gives `npx tap` (jobs, timeout, test-env, include, exclude). A test
 // file is a tap script; this runner stands in for tap's so no loader hook sits in the processes
 // (D-210). It lists failures with their diagnostics, the ten slowest files, and ends with one
 // plain summary line ("N passed, N failed").
 //
-//   node scripts/run-tests.js [file or folder ...]   (default: every test/**/*.test.ts)
+//   node scripts/run-tests.js [file or folder ...]   (default: every test/**/*.test.ts but the
+//                                                      folders "exclude" names, such as the slow
+//                                                      fault suite: `npm run test:faults`)
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,15 +19,22 @@ const jobs = Number(process.env.HUB_TEST_JOBS ?? settings.jobs);
 const timeoutSeconds = Number(settings.timeout);
 const resultsDir = join(repoRoot, '.tap', 'test-results');
 
-/** Test files under each argument (a file or a folder), or under test/ when there is none. */
+/** The folders of the "exclude" patterns (`folder/**`): left out when no file or folder is named. */
+const excludedFolders = (settings.exclude ?? []).map((pattern) => {
+  if (!pattern.endsWith('/**')) throw new Error(`run-tests.js reads only "folder/**" exclude patterns, not ${pattern}`);
+  return pattern.slice(0, -2);
+});
+
+/** Test files under each argument (a file or a folder), or under test/ but the excluded folders when there is none. */
 function testFiles(args) {
+  if (!args.length) return testFiles(['test']).filter((file) => !excludedFolders.some((folder) => file.startsWith(folder)));
   const found = [];
   const walk = (path) => {
     if (statSync(path).isDirectory()) {
       for (const entry of readdirSync(path).sort()) walk(join(path, entry));
     } else if (path.endsWith('.test.ts')) found.push(relative(repoRoot, path));
   };
-  for (const arg of args.length ? args : ['test']) walk(resolve(repoRoot, arg));
+  for (const arg of args) walk(resolve(repoRoot, arg));
   return found;
 }
 

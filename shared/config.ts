@@ -119,6 +119,7 @@ const envSchema = z.object({
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
   HUB_SESSIONS_CLAIM_INTERVAL_S: positiveInt(60),
+  HUB_PENDING_INTERVAL_MS: positiveInt(15_000),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
   // The card provider (Stripe): all three keys, or none (card routes then answer 503).
@@ -230,6 +231,8 @@ export type HubConfig = {
   delivery: { leaseMs: number };
   /** How often the control-plane claims on chain what sessions charged (docs/decisions.md#D-290). */
   sessions: { claimIntervalMs: number };
+  /** How often the control-plane finishes payments left pending (storefront/pending-loop.ts). */
+  pending: { intervalMs: number };
   /** Page views one organization may report a minute; beyond it, 429. */
   pageViews: { perMinute: number };
   /**
@@ -332,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
     sessions: { claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000 },
+    pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
     restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
     cardPayments: cardPaymentsOf(e),

@@ -95,10 +95,10 @@ export function isUsageDenial(code: string): code is UsageDenial {
 /**
  * What `hub-usage-error` says when recording usage captured from `hub-usage` failed with `err`: a
  * usage denial's own code, `settlement_failed` for any other refusal and for a failure that is no
- * refusal at all (which `unexpected` is told of).
+ * refusal at all or a control-plane that could not answer (which `unexpected` is told of).
  */
 export function usageErrorOf(err: unknown, unexpected: (err: unknown) => void): string {
   if (err instanceof ApiError && isUsageDenial(err.code)) return err.code;
-  if (!(err instanceof ApiError)) unexpected(err);
+  if (!(err instanceof ApiError) || err.status >= 500) unexpected(err);
   return 'settlement_failed';
 }

@@ -45,12 +45,45 @@ const PG_CONNECTION_LOST = /^Connection terminated|^timeout exceeded when trying
 
 const RETRY_AFTER_SECONDS = 1;
 
-/** The 503 a database failure of the kind above stands for; undefined for anything else. */
+/**
+ * SQLite's "database or disk is full" (SQLITE_FULL, primary result code 13, and its extended
+ * codes): the write was rolled back whole and reads go on, but no write succeeds until someone
+ * frees space, so the caller is told that, and to come back later than for a busy database.
+ */
+const SQLITE_FULL = 13;
+const SQLITE_FULL_MESSAGE = /database or disk is full/;
+const FULL_RETRY_AFTER_SECONDS = 60;
+
+/** The 503 a database failure of the kinds above stands for; undefined for anything else. */
 export function unavailableDatabase(err: unknown): ApiError | undefined {
+  if (isFull(err)) {
+    return new ApiError(
+      'service_unavailable',
+      'The database has no room left to write; nothing was changed. Try again once space is freed.',
+      {
+        retryAfterSeconds: FULL_RETRY_AFTER_SECONDS,
+      },
+    );
+  }
   if (!isTransient(err)) return undefined;
   return new ApiError('service_unavailable', 'The database could not serve this request now; try again shortly.', {
     retryAfterSeconds: RETRY_AFTER_SECONDS,
   });
+}
+
+/** SQLITE_FULL as the ORM's driver adapter reports it, or as better-sqlite3 throws it on the SQL lane (sql.ts). */
+function isFull(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, meta, message, name } = err as {
+    code?: unknown;
+    meta?: { driverAdapterError?: { cause?: unknown } };
+    message?: unknown;
+    name?: unknown;
+  };
+  const cause = meta?.driverAdapterError?.cause as { kind?: unknown; extendedCode?: unknown } | undefined;
+  if (cause?.kind === 'sqlite' && typeof cause.extendedCode === 'number' && (cause.extendedCode & 0xff) === SQLITE_FULL) return true;
+  if (name === 'SqliteError' && typeof code === 'string' && code.startsWith('SQLITE_FULL')) return true;
+  return typeof message === 'string' && SQLITE_FULL_MESSAGE.test(message);
 }
 
 function isTransient(err: unknown): boolean {

@@ -1,15 +1,11 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { managementClient, type Reply } from '../helpers/management.js';
-import { freePort, hubBin, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { bootstrapHub, freePort, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
 // A control-plane killed (SIGKILL) in the middle of writes, on SQLite, the embedded default: the
 // restarted one finds every write it acknowledged, none twice and none half made, and a database
 // that passes SQLite's own integrity check. Loopback only; the load stops by itself.
-
-const run = promisify(execFile);
 
 t.test('a control-plane killed mid-writes loses nothing it acknowledged and leaves no half-made write', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
@@ -22,13 +18,7 @@ t.test('a control-plane killed mid-writes loses nothing it acknowledged and leav
     return process;
   };
   const first = await start();
-  const { apiKey } = JSON.parse(
-    (
-      await run(process.execPath, [hubBin, 'bootstrap', '--email', 'owner@example.com', '--org', 'Crash', '--json'], {
-        env: { ...process.env, ...env },
-      })
-    ).stdout,
-  ) as { apiKey: string };
+  const { apiKey } = await bootstrapHub(env, 'Crash');
   const api = managementClient(hubUrl);
 
   // Eight writers create sellers until the process is gone; each write's answer is kept.

@@ -43,6 +43,30 @@ export function tokenBalance(chain: LocalChain, owner: Address): Promise<bigint>
   return chainReader(chain).readContract({ address: chain.token.address, abi: eip3009Abi, functionName: 'balanceOf', args: [owner] });
 }
 
+/**
+ * The chain's own controls, for a test that needs a settlement to wait: automine off keeps each
+ * transaction in the pool (`pending` counts them) until `mine`; `automine` switched back on at the
+ * test's end whatever happened.
+ */
+export function chainControls(t: Tap, chain: LocalChain) {
+  const rpc = async (method: string, params: unknown[] = []) => {
+    const res = await fetch(chain.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    return ((await res.json()) as { result: unknown }).result;
+  };
+  return {
+    automine: async (on: boolean) => {
+      await rpc('evm_setAutomine', [on]);
+      if (!on) t.teardown(() => rpc('evm_setAutomine', [true]));
+    },
+    pending: async () => Number(((await rpc('txpool_status')) as { pending?: string } | null)?.pending ?? 0),
+    mine: () => rpc('evm_mine'),
+  };
+}
+
 /** True while a process with this pid exists. */
 export function alive(pid: number): boolean {
   try {

@@ -15,6 +15,7 @@ import { seedPricedService } from './catalog-seed.js';
 import { startTestChain } from './chain.js';
 import { startTestHub } from './hub.js';
 import { managementClient } from './management.js';
+import { holdGate } from './payg-seller.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -67,13 +68,7 @@ export async function startPaidWorld(
   const paymentHeadersSeen: string[] = [];
   let usageClient: UsageClient | undefined;
   const checks: { requestId: string; allowed: boolean; reason: string | null }[] = [];
-  // Armed again each time it is released: every `/hold` request waits for the next release.
-  const arm = () => {
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    return { held, release };
-  };
-  let hold = arm();
+  const hold = holdGate();
   const seller = withHubSignature(
     async (req: IncomingMessage, res: ServerResponse, { identity }) => {
       for (const h of ['payment-signature', 'x-payment', 'payment', 'payment-authorization', 'authorization'])
@@ -120,7 +115,7 @@ export async function startPaidWorld(
       }
       served.push(identity.requestId);
       // `/hold` is answered only when the test lets it go: a paid request kept in flight at the seller.
-      if (path === '/hold') await hold.held;
+      if (path === '/hold') await hold.held();
       if (path === '/broken') {
         // Broken, and posing as hub: billing and receipts for a payment hub releases.
         res.writeHead(500, {
@@ -206,11 +201,7 @@ export async function startPaidWorld(
     served,
     checks,
     /** Lets the seller answer the requests it holds at `/hold`. */
-    releaseHold: () => {
-      const released = hold;
-      hold = arm();
-      released.release();
-    },
+    releaseHold: hold.release,
     sellerId: s.id,
     /** The seller's signing secrets by kid, as its own endpoints (an account receiver) look them up. */
     secretOf: (kid: string) => secrets.get(kid),

@@ -1,9 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -51,6 +52,16 @@ export function runHub(t: Tap, args: string[], env: Record<string, string | unde
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/**
+ * `hub bootstrap` run as an operator runs it against the database `env` names: the first
+ * organization, its owner's session token and an all-scopes API key.
+ */
+export async function bootstrapHub(env: Record<string, string>, org: string): Promise<{ apiKey: string; sessionToken: string }> {
+  const args = [hubBin, 'bootstrap', '--email', 'owner@example.com', '--org', org, '--json'];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { env: { ...process.env, ...env } });
+  return JSON.parse(stdout) as { apiKey: string; sessionToken: string };
 }
 
 /** Polls `url` until it answers `status` or `timeoutMs` passes (bounded). */

@@ -1,20 +1,12 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import type { Hex } from 'viem';
-import { writeDeploymentFile } from '../../chain/deployment.js';
-import { closeServer, listen } from '../../runtime/http-server.js';
-import { withHubSignature } from '../../sdk/node.js';
-import { paymentRequiredBody } from '../../sdk/payment-required.js';
 import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { startTestChain, tokenBalance } from '../helpers/chain.js';
-import { createTestDatabase } from '../helpers/database.js';
 import { managementClient, type Reply } from '../helpers/management.js';
 import { useLoopbackResolver } from '../helpers/paid-world.js';
-import { freePort, hubBin, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
+import { paygCatalog, startPaygSeller } from '../helpers/payg-seller.js';
+import { hubProcessesEnv } from '../helpers/process-world.js';
+import { bootstrapHub, freePort, runHub, waitForStatus } from '../helpers/processes.js';
 import { signPayment } from '../helpers/sign-payment.js';
 import { x402Fetch } from '../helpers/x402-agent.js';
 
@@ -22,26 +14,14 @@ import { x402Fetch } from '../helpers/x402-agent.js';
 // `hub start` process, on one PostgreSQL database and one chain. What must be unique holds across
 // them, and what one changes the others see within a second. Each proxy asks its own control-plane.
 
-const run = promisify(execFile);
-
 if (!process.env.HUB_TEST_PG_URL) {
   t.pass('replicas run on PostgreSQL only (set HUB_TEST_PG_URL); SQLite is one process’s database');
 } else {
   t.test('two control-planes and two proxies on one PostgreSQL', async (t) => {
     const chain = await startTestChain(t);
-    const { db, database } = await createTestDatabase(t, 'postgresql');
-    const { dataDir } = tempDataDir(t);
-    const chainFile = join(dataDir, 'chain.json');
-    await writeDeploymentFile(chainFile, chain);
-    const shared = {
-      DATABASE_URL: database.url,
-      HUB_DATA_DIR: dataDir,
-      HUB_CHAIN_FILE: chainFile,
-      HUB_DEV_CHAIN: 'off',
-      HUB_MASTER_KEY: randomBytes(32).toString('hex'),
-      HUB_INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
-      HUB_PAGE_VIEWS_PER_MINUTE: '6',
-    };
+    const processes = await hubProcessesEnv(t, 'postgresql', chain);
+    const { db } = processes;
+    const shared = { ...processes.env, HUB_PAGE_VIEWS_PER_MINUTE: '6' };
     const replicas = await Promise.all(
       ['a', 'b'].map(async (name) => {
         const cpPort = await freePort();
@@ -59,67 +39,37 @@ if (!process.env.HUB_TEST_PG_URL) {
     const [a, b] = replicas as [(typeof replicas)[number], (typeof replicas)[number]];
     useLoopbackResolver(t);
 
-    const boot = JSON.parse(
-      (
-        await run(process.execPath, [hubBin, 'bootstrap', '--email', 'owner@example.com', '--org', 'Replicas', '--json'], {
-          env: { ...process.env, ...a.env },
-        })
-      ).stdout,
-    ) as { apiKey: string; sessionToken: string };
+    const boot = await bootstrapHub(a.env, 'Replicas');
     const api = (replica: typeof a) => managementClient(replica.cp);
-    const created = async (path: string, body: unknown) => {
-      const reply = await api(a).post(path, boot.apiKey, body);
-      if (reply.status !== 201) throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
-      return reply.body;
-    };
 
     // The seller: asks for payment the first time it sees a request id, serves the paid retry.
-    const secrets = new Map<string, string>();
-    const served: string[] = [];
-    const challenged = new Set<string>();
     /** What `/report` did before answering: the same usage report sent to every control-plane at once. */
     let reportedTwice: Reply[] = [];
-    const seller = withHubSignature(
-      async (req: IncomingMessage, res: ServerResponse, { identity }) => {
-        if (!challenged.has(identity.requestId)) {
-          challenged.add(identity.requestId);
-          res.writeHead(402, { 'content-type': 'application/json' });
-          return res.end(JSON.stringify(paymentRequiredBody({ serviceSlug: 'forecast', usage: [{ meterSlug: 'calls', quantity: 1 }] })));
-        }
-        served.push(identity.requestId);
-        if (req.url === '/report') {
-          const body = {
-            idempotencyKey: `report-${identity.requestId}`,
-            zcRequestId: identity.requestId,
-            serviceSlug: 'forecast',
-            usage: [{ meterSlug: 'calls', quantity: 1 }],
-          };
-          reportedTwice = await Promise.all([a, b, a, b].map((replica) => api(replica).post('/v1/usage', boot.apiKey, body)));
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"forecast":"sunny"}');
-      },
-      { secrets: (kid) => secrets.get(kid) },
-    );
-    const upstream = createServer((req, res) => void seller(req, res));
-    const upstreamPort = await listen(upstream, 0, '127.0.0.1');
-    t.teardown(() => closeServer(upstream, 200));
+    const {
+      url: upstreamUrl,
+      secrets,
+      served,
+    } = await startPaygSeller(t, 'forecast', async (req, identity) => {
+      if (req.url !== '/report') return;
+      const body = {
+        idempotencyKey: `report-${identity.requestId}`,
+        zcRequestId: identity.requestId,
+        serviceSlug: 'forecast',
+        usage: [{ meterSlug: 'calls', quantity: 1 }],
+      };
+      reportedTwice = await Promise.all([a, b, a, b].map((replica) => api(replica).post('/v1/usage', boot.apiKey, body)));
+    });
 
     const payTo = chain.accounts[2]!.address;
     const payerKey = chain.accounts[3]!.privateKey as Hex;
-    const { seller: acme } = await created('/v1/sellers', {
-      name: 'Acme',
+    const acme = await paygCatalog(api(a), boot.apiKey, {
       slug: 'acme',
-      upstreamBaseUrl: `http://127.0.0.1:${upstreamPort}`,
+      serviceSlug: 'forecast',
+      upstreamBaseUrl: upstreamUrl,
       payToAddress: payTo,
-      networks: [chain.network],
+      network: chain.network,
+      secrets,
     });
-    const { signingSecret, secret } = await created(`/v1/sellers/${acme.id}/signing-secrets`, {});
-    secrets.set(signingSecret.id, secret);
-    const { service } = await created('/v1/services', { sellerId: acme.id, name: 'Forecast', slug: 'forecast' });
-    const { meter } = await created('/v1/meters', { serviceId: service.id, key: 'calls', unit: 'call' });
-    const { plan } = await created('/v1/plans', { serviceId: service.id, name: 'Per call', slug: 'payg', billingMode: 'payg' });
-    const { planMeterPrice } = await created('/v1/plan-meter-prices', { planId: plan.id, meterId: meter.id, priceUsd: '0.01' });
     const payUrl = (replica: typeof a, path = '/forecast') => `http://acme.pay.localhost:${replica.proxyPort}${path}`;
     const pay = x402Fetch(payerKey);
     /**
@@ -205,7 +155,7 @@ if (!process.env.HUB_TEST_PG_URL) {
       while (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 200));
       const view = (replica: typeof a) =>
         api(replica).post('/v1/page-views', boot.apiKey, {
-          seller: acme.id,
+          seller: acme.sellerId,
           path: '/docs',
           status: 200,
           userAgent: 'ChatGPT-User/1.0',
@@ -226,7 +176,7 @@ if (!process.env.HUB_TEST_PG_URL) {
     });
 
     await t.test('a price changed through one control-plane is what the other proxy asks within a second', async (t) => {
-      const changed = await api(a).patch(`/v1/plan-meter-prices/${planMeterPrice.id}`, boot.apiKey, { priceUsd: '0.02' });
+      const changed = await api(a).patch(`/v1/plan-meter-prices/${acme.planMeterPriceId}`, boot.apiKey, { priceUsd: '0.02' });
       t.equal(changed.status, 200);
       const changedAt = Date.now();
       let amount: string | undefined;
