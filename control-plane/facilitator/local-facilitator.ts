@@ -17,6 +17,7 @@ import { defaultSignerRecovery } from './signer-recovery.js';
 import type { TransferAuthorization } from './transfer-authorization.js';
 import { eip3009Abi, parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
 import {
+  authorizationUsedOnChain,
   broadcastCall,
   broadcastTransfer,
   type Confirmation,
@@ -150,18 +151,13 @@ export class LocalFacilitator implements Facilitator {
     const signature = await this.checkSignature(payment, token);
     if ('failure' in signature) return signature.failure;
 
-    const { from, nonce, value } = payment.authorization;
+    const { from, value } = payment.authorization;
     let balance: bigint;
     let used: boolean;
     try {
       [balance, used] = await Promise.all([
         this.clients.reader.readContract({ address: token.address, abi: eip3009Abi, functionName: 'balanceOf', args: [from] }),
-        this.clients.reader.readContract({
-          address: token.address,
-          abi: eip3009Abi,
-          functionName: 'authorizationState',
-          args: [from, nonce],
-        }),
+        authorizationUsedOnChain(this.clients, { token: token.address, authorization: payment.authorization }),
       ]);
     } catch (err) {
       // The chain answered, but not with a balance and a nonce state: no EIP-3009 token lives there.
@@ -368,6 +364,10 @@ export class LocalFacilitator implements Facilitator {
       try {
         const earlier = await findSettledTransfer(this.clients, call, lookback);
         if (earlier) return this.settledResult(call, earlier, true);
+        // Used in the pool only, not in any mined block: a transfer not yet mined took the nonce
+        // (this settler's own, sent before a restart, say). Its outcome is not known yet, never a failure.
+        if (reason === 'nonce_already_used' && !(await authorizationUsedOnChain(this.clients, call)))
+          return this.pendingResult(call, transaction, 'the authorization is taken by a transaction not yet mined');
         if (call.split && !call.split.deposited) {
           const deposit = await findSettledTransfer(this.clients, { ...call, split: undefined }, lookback);
           if (deposit) return this.submit(key, { ...call, split: { ...call.split, deposited: true } });

@@ -282,6 +282,24 @@ export function receiptMovedFunds(receipt: TransactionReceipt, call: Pick<Transf
 }
 
 /**
+ * Whether the authorization's nonce is used as of the latest mined block: a transaction still in
+ * the pool does not count (a node may simulate against its pending block, where it does). Throws
+ * when the chain cannot be read.
+ */
+export function authorizationUsedOnChain(
+  clients: Pick<SettlerClients, 'reader'>,
+  call: Pick<TransferCall, 'token' | 'authorization'>,
+): Promise<boolean> {
+  return clients.reader.readContract({
+    address: call.token,
+    abi: eip3009Abi,
+    functionName: 'authorizationState',
+    args: [call.authorization.from, call.authorization.nonce],
+    blockTag: 'latest',
+  });
+}
+
+/**
  * The transaction that already settled this call's authorization, if any within the last
  * `lookbackBlocks`: the transfer that used its nonce to pay exactly what it authorizes or, through
  * the escrow, its payout. Makes settling the same payment twice answer the first settlement

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { chainControls, chainReader, tokenBalance } from '../../helpers/chain.js';
 import { startSettlementChain } from '../../helpers/settlement-chain.js';
 
 /**
@@ -162,4 +162,27 @@ t.test('a failure the chain could explain, when the chain cannot be searched, is
   t.match(await facilitator.settle(payment, requirements), { status: 'pending', message: /could not be searched/ });
   proxy.faults.clear();
   t.match(await facilitator.settle(payment, requirements), { status: 'failed', reason: 'authorization_expired' }, 'searched, it fails');
+});
+
+t.test('a transfer still in the pool when a restarted settler settles the payment again: pending, then settled once', async (t) => {
+  const controls = chainControls(t, chain);
+  const facilitator = facilitatorVia(chain.rpcUrl);
+  const { requirements, payment } = await newPayment();
+  const before = await tokenBalance(chain, payee);
+
+  await controls.automine(false);
+  const first = await facilitator.settle(payment, requirements);
+  t.match(first, { status: 'pending', transaction: /^0x/ }, 'sent, not mined');
+  t.equal(await controls.pending(), 1);
+
+  // As after a restart: no memory of the broadcast, and the pool's transaction holds the nonce.
+  const restarted = facilitatorVia(chain.rpcUrl);
+  t.match(await restarted.settle(payment, requirements), { status: 'pending' }, 'not failed: the transfer is on its way');
+  t.equal(await controls.pending(), 1, 'and not sent twice');
+
+  await controls.mine();
+  await controls.automine(true);
+  const settled = await facilitatorVia(chain.rpcUrl).settle(payment, requirements);
+  t.match(settled, { status: 'settled', alreadySettled: true, transaction: first.status === 'pending' ? first.transaction : '' });
+  t.equal(await tokenBalance(chain, payee), before + 10_000n, 'paid once');
 });

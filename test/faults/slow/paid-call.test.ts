@@ -124,7 +124,7 @@ t.test('a paid call and its usage survive a killed process', async (t) => {
         );
         t.ok(await eventually(async () => (await controls.pending()) > 0, 60_000), 'the settlement’s transaction is in the pool');
         // Mined while the control-plane is down: the restarted one finds the transfer on chain. (Still
-        // pending when the restarted one looks, it is recorded failed: docs/decisions.md#D-275.)
+        // in the pool when the restarted one looks, it stays settling until mined: docs/decisions.md#D-275.)
         await w.restartControlPlane(async () => {
           await controls.mine();
           await controls.automine(true);

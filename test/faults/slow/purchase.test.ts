@@ -51,7 +51,7 @@ t.test('a purchase killed between its payment and its account', async (t) => {
       const attemptOf = () => w.db.paymentAttempt.findFirst({ where: { kind: { not: 'call' }, pathAndQuery: '/extend' } });
       t.equal((await attemptOf())?.accessId, null, 'and no account is open yet');
       // Mined while the control-plane is down: the restarted one finds the transfer on chain. (Still
-      // pending when the restarted one looks, it is recorded failed: docs/decisions.md#D-275.)
+      // in the pool when the restarted one looks, it stays settling until mined: docs/decisions.md#D-275.)
       await w.restartControlPlane(async () => {
         await controls.mine();
         await controls.automine(true);
