@@ -41,9 +41,10 @@ export async function hubProcessesEnv(t: Tap, provider: Provider, chain?: LocalC
  * selling `search` / `calls` at $0.01 a call (payg), its catalog made through the API. The seller
  * asks for payment the first time it sees a request id and serves its retry; `/hold` is answered
  * only when the test releases it (a paid call kept in flight at the seller). The pending loop
- * passes every 200 ms, so what a crash left is finished within the test.
+ * passes every 200 ms, so what a crash left is finished within the test. `settings` adds to both
+ * processes' environment (tracing, say).
  */
-export async function startProcessWorld(t: Tap, provider: Provider, chain: LocalChain) {
+export async function startProcessWorld(t: Tap, provider: Provider, chain: LocalChain, settings: Record<string, string> = {}) {
   const { db, env: shared } = await hubProcessesEnv(t, provider, chain);
   const [cpPort, proxyPort] = [await freePort(), await freePort()];
   // A paid call may be held across a restart, which on a busy machine takes tens of seconds: the
@@ -55,6 +56,7 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
     HUB_PENDING_INTERVAL_MS: '200',
     HUB_REQUEST_TIMEOUT_MS: '120000',
     HUB_UPSTREAM_HEADERS_TIMEOUT_MS: '120000',
+    ...settings,
   };
   const start = async (role: 'control-plane' | 'proxy', port: number) => {
     const started = runHub(t, ['start', role], env);
