@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import Stripe from 'stripe';
+import { centsToMicros } from '../../shared/card-payments/cents.js';
 import type { CardPurchaseInput, PurchaseOutcome } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
-import { MICROS_PER_CENT } from '../../shared/money.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { ControlPlaneServices } from '../context.js';
 import type { Db } from '../db/client.js';
@@ -57,15 +57,12 @@ export async function payPurchaseByCard(
   if (!offer || !seller.cardAccountId) throw settlementFailed('card_not_accepted');
   await claimForCard(db, attempt, input.spt);
 
+  // Refused by the provider: nothing was charged, and the attempt is let go with the reason.
+  const release = (settlementReason: string) =>
+    moveAttempt(db, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n, settlementReason } });
   const intent = await createIntent(stripe, logger, attempt, seller.cardAccountId, offer.amountCents, input.spt).catch(
     async (err: unknown) => {
-      if (err instanceof ApiError && err.code === 'payment_required') {
-        await moveAttempt(db, attempt.id, {
-          to: 'released',
-          from: ['in_flight'],
-          set: { chargedMicros: 0n, settlementReason: err.extra.settlementReason },
-        });
-      }
+      if (err instanceof ApiError && err.code === 'payment_required') await release(err.extra.settlementReason as string);
       throw err;
     },
   );
@@ -75,7 +72,7 @@ export async function payPurchaseByCard(
   }
   if (intent.status !== 'succeeded') {
     const reason = intent.status === 'requires_action' ? 'card_requires_action' : 'card_declined';
-    await moveAttempt(db, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n, settlementReason: reason } });
+    await release(reason);
     throw settlementFailed(reason);
   }
   await recordCardCharge(db, attempt, seller.cardAccountId, intent);
@@ -224,7 +221,7 @@ export async function finishCardPurchase(db: Db, intent: Stripe.PaymentIntent, a
   if (!paymentId) return;
   const attempt = await readAttempt(sqlOf(db), paymentId);
   if (attempt?.status !== 'in_flight' || attempt.paymentMethod !== 'mpp_card') return;
-  if (BigInt(intent.amount) * MICROS_PER_CENT !== attempt.amountMicros) return;
+  if (centsToMicros(intent.amount) !== attempt.amountMicros) return;
   const seller = await db.seller.findUniqueOrThrow({ where: { id: attempt.sellerId }, select: { cardAccountId: true } });
   if (!seller.cardAccountId || (account !== undefined && account !== seller.cardAccountId)) return;
   if (await recordCardCharge(db, attempt, seller.cardAccountId, intent)) await fulfil(db, attempt.id);

@@ -131,11 +131,13 @@ async function heldChannel(
   network: string,
   refuse: (code: string) => ApiError,
 ): Promise<MirroredChannel> {
-  if (!(await readChannel(sql, channelId))) {
+  // Held at once in the usual case, a channel hub mirrors already; read only when it is not.
+  if (!(await holdChannel(sql, channelId, attemptId))) {
+    if (await readChannel(sql, channelId)) throw refuse('invalid_batch_settlement_evm_channel_busy');
     const onChain = await sessions.sessions.channel(channelId).catch(unreadable);
     await mirrorChannel(sql, channelId, network, config, onChain);
+    if (!(await holdChannel(sql, channelId, attemptId))) throw refuse('invalid_batch_settlement_evm_channel_busy');
   }
-  if (!(await holdChannel(sql, channelId, attemptId))) throw refuse('invalid_batch_settlement_evm_channel_busy');
   return (await readChannel(sql, channelId))!;
 }
 
