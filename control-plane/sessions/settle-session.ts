@@ -6,7 +6,7 @@ import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { sqlOf } from '../db/sql.js';
 import type { Attempt } from '../payments/attempt-rows.js';
-import { moveAttempt } from '../payments/attempt-status.js';
+import { moveAttempt, noteAttempt } from '../payments/attempt-status.js';
 import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { billingSummary } from '../payments/settlement/billing.js';
@@ -60,8 +60,7 @@ export async function settleSessionCall(
       // The hold lapsed and another request took the channel: this voucher's ceiling is that
       // request's too, so this call cannot be charged on it.
       if (!committed) {
-        await tx.run(Prisma.sql`UPDATE "PaymentAttempt" SET "chargedMicros" = 0, "settlementReason" = 'channel_hold_lapsed'
-          WHERE "id" = ${attempt.id}`);
+        await noteAttempt(tx, attempt.id, { while: 'settled', set: { chargedMicros: 0n, settlementReason: 'channel_hold_lapsed' } });
         return { ...charge, charged: 0n, channel: await readChannel(tx, channelId) };
       }
       if (charge.charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charge.charged });
