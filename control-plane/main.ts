@@ -58,7 +58,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
       `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
     );
   }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending.intervalMs, config.cardPayments);
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending, config.cardPayments);
   const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);

@@ -6,7 +6,7 @@ import type { PaymentRail } from '../payments/rail.js';
 import { finishPendingPayments } from './pending-payments.js';
 
 /**
- * Every `intervalMs`, finishes what was left pending (pending-payments.ts), and asks the card
+ * Every `pending.intervalMs`, finishes what was left pending (pending-payments.ts), and asks the card
  * provider again for the refunds it has not accepted yet (card-payments/card-refunds.ts), one
  * round at a time.
  */
@@ -14,14 +14,14 @@ export function startPendingSettlementLoop(
   db: Db,
   rail: PaymentRail | undefined,
   logger: Logger,
-  intervalMs = 15_000,
+  pending: { intervalMs: number; strandedCallMs?: number } = { intervalMs: 15_000 },
   cards?: CardPaymentsConfig,
 ): () => void {
   if (!rail && !cards) return () => {};
   let running = false;
   const settlements = async () => {
     if (!rail) return;
-    const { settled, opened, released } = await finishPendingPayments(db, rail);
+    const { settled, opened, released } = await finishPendingPayments(db, rail, pending.strandedCallMs);
     if (settled) logger.info({ settled }, 'finished pending settlements');
     if (opened) logger.info({ opened }, 'finished purchases their buyers stopped waiting for');
     if (released) logger.info({ released }, 'released paid calls that never settled');
@@ -37,7 +37,7 @@ export function startPendingSettlementLoop(
       settlements().catch((err) => logger.warn({ err }, 'finishing pending settlements failed')),
       refunds().catch((err) => logger.warn({ err }, 'asking for card refunds failed')),
     ]).finally(() => (running = false));
-  }, intervalMs);
+  }, pending.intervalMs);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -15,9 +15,9 @@ export const suspendUnpaidCapture: WhenCaptureFails = (db, accessId) => db.$tran
  * get their accounts, and paid calls stranded in flight are released (a credit-paid call gets its
  * draw back).
  */
-export async function finishPendingPayments(db: Db, rail: PaymentRail | undefined) {
+export async function finishPendingPayments(db: Db, rail: PaymentRail | undefined, strandedCallMs?: number) {
   const settled = (await finishPendingSettlements(db, rail, undefined, suspendUnpaidCapture)) + (await finishPendingHolds(db, rail));
   const opened = await finishPurchases(db);
-  const released = await releaseStrandedCalls(db);
+  const released = await releaseStrandedCalls(db, strandedCallMs);
   return { settled, opened, released };
 }
