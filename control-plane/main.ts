@@ -1,6 +1,7 @@
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { startTracing } from '../runtime/trace-export.js';
 import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { Agentify } from './agentify/agentify.js';
@@ -58,7 +59,8 @@ export async function startControlPlane(env: Record<string, string | undefined> 
       `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
     );
   }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending, config.cardPayments);
+  const tracing = startTracing('hub-control-plane', config.otlpEndpoint);
+  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending, config.cardPayments, tracing);
   const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
@@ -84,6 +86,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     accountWrites,
     pageViews,
     agentify,
+    tracing,
   });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
@@ -97,6 +100,8 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await accountWrites.stop();
     await pageViews.sink.drain();
     await agentify.close();
+    // What is still buffered goes out once nothing more is traced.
+    await tracing?.stop();
     await close();
   };
   return { server, port, stop, db, logger, pageViews, masterKey };

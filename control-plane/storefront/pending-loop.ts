@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import { inSpan, type Tracing } from '../../runtime/tracing.js';
 import type { CardPaymentsConfig } from '../../shared/config.js';
+import { traceAttributes } from '../../shared/trace-attributes.js';
 import { requestCardRefunds } from '../card-payments/card-refunds.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -8,7 +10,7 @@ import { finishPendingPayments } from './pending-payments.js';
 /**
  * Every `pending.intervalMs`, finishes what was left pending (pending-payments.ts), and asks the card
  * provider again for the refunds it has not accepted yet (card-payments/card-refunds.ts), one
- * round at a time.
+ * round at a time. Traced, each pass is a trace of its own (`pending payments`), with what it finished.
  */
 export function startPendingSettlementLoop(
   db: Db,
@@ -16,12 +18,22 @@ export function startPendingSettlementLoop(
   logger: Logger,
   pending: { intervalMs: number; strandedCallMs?: number } = { intervalMs: 15_000 },
   cards?: CardPaymentsConfig,
+  tracing?: Tracing,
 ): () => void {
   if (!rail && !cards) return () => {};
   let running = false;
   const settlements = async () => {
     if (!rail) return;
-    const { settled, opened, released } = await finishPendingPayments(db, rail, pending.strandedCallMs);
+    const { settled, opened, released } = await inSpan(
+      tracing,
+      'pending payments',
+      async (span) => {
+        const finished = await finishPendingPayments(db, rail, pending.strandedCallMs);
+        span?.setAttributes(traceAttributes(finished));
+        return finished;
+      },
+      { root: true },
+    );
     if (settled) logger.info({ settled }, 'finished pending settlements');
     if (opened) logger.info({ opened }, 'finished purchases their buyers stopped waiting for');
     if (released) logger.info({ released }, 'released paid calls that never settled');
