@@ -17,7 +17,7 @@ import { resolvePaymentRail } from './payments/rail.js';
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
-import { startVoucherClaimLoop } from './sessions/claim-vouchers.js';
+import { startSessionLoops } from './sessions/session-loops.js';
 import { startPendingSettlementLoop } from './storefront/pending-loop.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
@@ -59,7 +59,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     );
   }
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending.intervalMs, config.cardPayments);
-  const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
+  const stopSessionLoops = startSessionLoops(db, payments, logger, config.sessions);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
@@ -90,9 +90,10 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const stop = async () => {
     stopPendingLoop();
-    stopClaimLoop();
+    const sessionsStopped = stopSessionLoops();
     await closeServer(server);
     await settlementsAfterResponse();
+    await sessionsStopped;
     await mail.stop();
     await accountWrites.stop();
     await pageViews.sink.drain();
