@@ -18,7 +18,7 @@ import { resolvePaymentRail } from './payments/rail.js';
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
-import { startVoucherClaimLoop } from './sessions/claim-vouchers.js';
+import { startSessionLoops } from './sessions/session-loops.js';
 import { startPendingSettlementLoop } from './storefront/pending-loop.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
@@ -61,7 +61,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   }
   const tracing = startTracing('hub-control-plane', config.otlpEndpoint);
   const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending, config.cardPayments, tracing);
-  const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
+  const stopSessionLoops = startSessionLoops(db, payments, logger, config.sessions);
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
@@ -93,9 +93,10 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const stop = async () => {
     stopPendingLoop();
-    stopClaimLoop();
+    const sessionsStopped = stopSessionLoops();
     await closeServer(server);
     await settlementsAfterResponse();
+    await sessionsStopped;
     await mail.stop();
     await accountWrites.stop();
     await pageViews.sink.drain();

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type OrganizationPlanOffer, parseOrganizationPlans } from './card-payments/organization-plans.js';
+import { parseUsd, usdToMicros } from './money.js';
 
 /**
  * hub's configuration, read from the environment and validated in one place. Each process picks
@@ -119,6 +120,14 @@ const envSchema = z.object({
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
   HUB_SESSIONS_CLAIM_INTERVAL_S: positiveInt(60),
+  HUB_SESSIONS_SETTLE_INTERVAL_S: positiveInt(3_600),
+  HUB_SESSIONS_CLAIM_AT_USD: z
+    .string()
+    .trim()
+    .refine((value) => parseUsd(value).ok, 'must be a USD amount such as 1.00, with at most six decimals')
+    .transform(usdToMicros)
+    .pipe(z.bigint().min(1n, 'must be more than 0'))
+    .default(1_000_000n),
   HUB_PENDING_INTERVAL_MS: positiveInt(15_000),
   HUB_STRANDED_CALL_MS: positiveInt(15 * 60_000),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
@@ -230,8 +239,12 @@ export type HubConfig = {
    * lets go of it after this.
    */
   delivery: { leaseMs: number };
-  /** How often the control-plane claims on chain what sessions charged (docs/decisions.md#D-290). */
-  sessions: { claimIntervalMs: number };
+  /**
+   * Sessions' claims and settlements (docs/decisions.md#D-290, #D-303, #D-305): how often what was
+   * charged is claimed, how often what was claimed is sent to sellers, and the unclaimed amount on
+   * one channel that is claimed at once.
+   */
+  sessions: { claimIntervalMs: number; settleIntervalMs: number; claimAtMicros: bigint };
   /**
    * How often the control-plane finishes payments left pending (storefront/pending-loop.ts), and
    * how long a paid call stays in flight before it is taken for stranded and released.
@@ -346,7 +359,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
-    sessions: { claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000 },
+    sessions: {
+      claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000,
+      settleIntervalMs: e.HUB_SESSIONS_SETTLE_INTERVAL_S * 1000,
+      claimAtMicros: e.HUB_SESSIONS_CLAIM_AT_USD,
+    },
     pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS, strandedCallMs: e.HUB_STRANDED_CALL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
     restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
