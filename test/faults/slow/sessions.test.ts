@@ -77,7 +77,10 @@ t.test('session vouchers survive a killed control-plane and are claimed once', a
         'the restarted control-plane claims what was charged',
       );
       t.ok(
-        await eventually(async () => (await w.db.sessionChannel.findUnique({ where: { id: channelId } }))?.totalClaimed === charged, 30_000),
+        await eventually(
+          async () => (await w.db.sessionChannel.findUnique({ where: { id: channelId } }))?.totalClaimed === charged,
+          30_000,
+        ),
         'the mirror follows the claim',
       );
       const claims = await w.db.sessionTransaction.findMany({ where: { kind: 'claim' } });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
@@ -10,12 +11,16 @@ import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
 import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { createProxy } from '../../../proxy/create.js';
+import { listen } from '../../../runtime/http-server.js';
 import { formatUsd } from '../../../shared/money.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { startReplica } from '../../helpers/control-plane.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { eventually } from '../../helpers/processes.js';
 import { until } from '../../helpers/row-locks.js';
 
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
@@ -441,6 +446,128 @@ for (const provider of testProviders()) {
       });
       t.same(await revenueSplit(), split({ settled: 50_000n }, true));
       t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
+    });
+
+    // One payer's channel paid through two proxies, each calling its own control-plane, both over
+    // one PostgreSQL database (D-285, D-303, D-307): requests on the channel take turns across them
+    // (a loser is refused, never charged twice nor forwarded), and the two control-planes' claim
+    // workers running at once send one claim.
+    if (provider !== 'postgresql') return;
+    await stop!();
+    const claimsAtStart = (await records('claim')).length;
+    // The second control-plane (its own server and connections) and a proxy that calls only it.
+    const replica = await startReplica(t, hub.cp);
+    const proxyB = createProxy(
+      { ...hub.cp.config, controlPlane: { ...hub.cp.config.controlPlane, url: replica.url } },
+      pino({ level: 'silent' }),
+      hub.cp.internalToken,
+    );
+    const portB = await listen(proxyB.server, 0, '127.0.0.1');
+    t.teardown(() => proxyB.stop());
+    const urls = [world.url, (path: string) => `http://acme.pay.localhost:${portB}${path}`];
+
+    // A deposit of 50 calls, so every call below pays from the first one.
+    const shared = new x402Client();
+    shared.register(
+      chain.network,
+      new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(world.payerKey), reader), {
+        salt: `0x${randomBytes(32).toString('hex')}` as Hex,
+        depositPolicy: { depositMultiplier: 50 },
+      }),
+    );
+    shared.setSpendControls({ allowedAssets: true });
+    const payShared = wrapFetchWithPayment(fetch, shared);
+    let sharedId = '';
+    const sharedMirror = () => db.sessionChannel.findUniqueOrThrow({ where: { id: sharedId } });
+
+    const opened = await payShared(urls[0]!('/search?q=deposit'));
+    t.equal(opened.status, 200);
+    sharedId = fromB64(opened.headers.get('payment-response')).extra.channelState.channelId;
+    let chargedByReceipts = 10_000n;
+    let served200 = 1;
+
+    await t.test('a request held at the seller through one proxy makes the other’s busy, not forwarded', async (t) => {
+      const atSeller = served.length + 1;
+      const held = payShared(urls[0]!('/hold?q=a'));
+      await until(async () => served.length >= atSeller, 'the held request at the seller');
+      const servedBefore = served.length;
+      const busy = await payShared(urls[1]!('/search?q=b'));
+      t.equal(busy.status, 402);
+      t.equal(fromB64(busy.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_channel_busy');
+      await busy.arrayBuffer();
+      t.equal(served.length, servedBefore, 'the busy request was not forwarded');
+      world.releaseHold();
+      const answered = await held;
+      t.equal(answered.status, 200);
+      chargedByReceipts += BigInt(fromB64(answered.headers.get('payment-response')).extra.chargedAmount);
+      served200++;
+      t.equal((await sharedMirror()).charged, chargedByReceipts);
+    });
+
+    await t.test('calls at once over both proxies: each served one charged once, the losers refused', async (t) => {
+      const servedBefore = served.length;
+      const refusals = new Set<string>();
+      for (let round = 0; round < 4; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, async (_, i) => {
+            const res = await payShared(urls[i % 2]!(`/search?q=r${round}-${i}`));
+            const receipt = res.status === 200 ? fromB64(res.headers.get('payment-response')) : undefined;
+            const refusal = res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined;
+            await res.arrayBuffer();
+            return { status: res.status, charged: receipt ? BigInt(receipt.extra.chargedAmount) : 0n, refusal };
+          }),
+        );
+        for (const a of answers) {
+          t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
+          if (a.refusal) refusals.add(a.refusal);
+          chargedByReceipts += a.charged;
+          if (a.status === 200) served200++;
+        }
+      }
+      t.ok(served200 > 2, `calls went through (${served200})`);
+      t.ok(refusals.size > 0, `and some lost the channel: ${[...refusals].join(', ')}`);
+      for (const code of refusals) {
+        t.ok(
+          ['invalid_batch_settlement_evm_channel_busy', 'invalid_batch_settlement_evm_cumulative_amount_mismatch'].includes(code),
+          `refused as busy or with the corrective 402: ${code}`,
+        );
+      }
+      const channel = await sharedMirror();
+      t.equal(channel.charged, chargedByReceipts, 'the channel’s charged total is the sum of the served calls’ charges');
+      t.equal(BigInt(served200) * 10_000n, channel.charged, 'a cent per served call');
+      t.equal(served.length - servedBefore, served200 - 2, 'the seller served only the calls that were charged');
+      t.equal(channel.heldBy, null, 'the channel let go');
+      const settled = await db.paymentAttempt.count({ where: { channelId: sharedId, status: 'settled', chargedMicros: { gt: 0n } } });
+      t.equal(settled, served200, 'one charged attempt per served call');
+    });
+
+    await t.test('both control-planes’ claim workers at once: one claim', async (t) => {
+      const railB = { ...rail, sessions: { ...rail.sessions } };
+      const settler = chain.settler.address as Address;
+      const nonce = await reader.getTransactionCount({ address: settler });
+      const schedule = { claimIntervalMs: 100, settleIntervalMs: 3_600_000, claimAtMicros: 1_000_000_000n };
+      // Each starts with a claim round (D-307), at the same moment, then one every 100 ms.
+      const stops = [startSessionLoops(db, rail, logger, schedule), startSessionLoops(replica.db, railB, logger, schedule)];
+      t.teardown(() => Promise.all(stops.map((stop) => stop())));
+      await until(async () => (await sharedMirror()).totalClaimed === chargedByReceipts, 'the channel claimed');
+      // Rounds of each go on every 100 ms: nothing is due any more, nothing more is sent.
+      const sentMore = await eventually(async () => (await reader.getTransactionCount({ address: settler })) !== nonce + 1, 500);
+      t.notOk(sentMore, 'no second claim from the other control-plane');
+      await Promise.all(stops.map((stop) => stop()));
+      const claims = (await records('claim')).slice(claimsAtStart);
+      t.same(
+        claims.map((c) => [c.status, c.amount]),
+        [['mined', chargedByReceipts]],
+        'one claim record, for all that was charged',
+      );
+      t.equal(await reader.getTransactionCount({ address: settler }), nonce + 1, 'one claim transaction');
+
+      // Two more calls, then a claim asked of both control-planes at the very same time.
+      for (const url of urls) t.equal((await payShared(url('/search?q=more'))).status, 200);
+      const both = await Promise.all([claimVouchers(db, rail), claimVouchers(replica.db, railB as PaymentRail)]);
+      t.same(both.map((b) => b.channels).sort(), [0, 1], 'one of them claimed, the other found the network’s slot taken or nothing due');
+      t.equal(await reader.getTransactionCount({ address: settler }), nonce + 2);
+      t.equal((await sharedMirror()).totalClaimed, chargedByReceipts + 20_000n);
     });
   });
 }
