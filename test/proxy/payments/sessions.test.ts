@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import pino from 'pino';
 import t from 'tap';
-import { type Address, type Hex, parseAbi } from 'viem';
+import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
@@ -221,7 +221,7 @@ for (const provider of testProviders()) {
       const flipped = `${good.voucher.signature.slice(0, 10)}${good.voucher.signature[10] === 'a' ? 'b' : 'a'}${good.voucher.signature.slice(11)}`;
       const cases: [string, unknown, string][] = [
         ['malformed', { type: 'voucher' }, 'invalid_batch_settlement_evm_voucher_payload'],
-        ['a refund', { ...good, type: 'refund' }, 'invalid_batch_settlement_evm_payload_type'],
+        ['a refund whose voucher is a call’s', { ...good, type: 'refund' }, 'invalid_batch_settlement_evm_cumulative_amount_mismatch'],
         [
           'another receiver',
           { ...good, channelConfig: { ...good.channelConfig, receiver: chain.accounts[4]!.address } },
@@ -448,12 +448,105 @@ for (const provider of testProviders()) {
       t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
     });
 
+    await t.test('a cooperative refund: the charges claimed, the rest back to the payer, in one transaction', async (t) => {
+      await stop!();
+      const refunder = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
+      const refundScheme = new BatchSettlementEvmScheme(toClientEvmSigner(refunder, reader));
+      const refundClient = new x402Client();
+      refundClient.register(chain.network, refundScheme);
+      refundClient.setSpendControls({ allowedAssets: true });
+      const payRefunder = wrapFetchWithPayment(fetch, refundClient);
+      const walletBefore = await tokenBalance(chain, refunder.address);
+      let id = '' as Hex;
+      for (const n of [1, 2, 3]) {
+        const res = await payRefunder(url(`/search?q=refund-${n}`));
+        t.equal(res.status, 200);
+        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+      }
+      const charged = 30_000n;
+      const deposited = 50_000n;
+      t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'charged, not claimed');
+      const nonce = await settlerNonce();
+      const mirrored = await db.sessionChannel.findUniqueOrThrow({ where: { id } });
+
+      // Refunds by hand, as x402's client builds them: the voucher at what was charged, and an amount.
+      const config = {
+        payer: refunder.address,
+        payerAuthorizer: refunder.address,
+        receiver: getAddress(mirrored.receiver),
+        receiverAuthorizer: getAddress(mirrored.receiverAuthorizer),
+        token: getAddress(mirrored.token),
+        withdrawDelay: mirrored.withdrawDelay,
+        salt: mirrored.salt,
+      };
+      const refundBy = async (amount: unknown, at = charged) => {
+        const { header, requirements } = await offer('/search?q=refund-by-hand');
+        const voucher = await signVoucher(toClientEvmSigner(refunder), id, String(at), chain.network);
+        const res = await sendPaid('/search?q=refund-by-hand', header, requirements, {
+          type: 'refund',
+          channelConfig: config,
+          voucher,
+          ...(amount === undefined ? {} : { amount }),
+        });
+        return { status: res.status, code: res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined };
+      };
+      const servedBefore = served.length;
+      for (const amount of ['20001', '0', '-1', 'all', 5]) {
+        t.same(
+          await refundBy(amount),
+          { status: 402, code: 'invalid_batch_settlement_evm_refund_amount_invalid' },
+          `refused: ${JSON.stringify(amount)}`,
+        );
+      }
+      t.same(
+        await refundBy(undefined, charged - 10_000n),
+        { status: 402, code: 'invalid_batch_settlement_evm_cumulative_amount_mismatch' },
+        'a voucher below what was charged',
+      );
+      await t.rejects(
+        refundScheme.refund(url('/search?q=refund'), { amount: '20001' }),
+        /refund_amount_invalid/,
+        'x402’s client is told why',
+      );
+      t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'nothing changed on chain');
+      t.equal(await settlerNonce(), nonce, 'no transaction sent');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id } }), {
+        balance: deposited,
+        totalClaimed: 0n,
+        charged,
+        refundNonce: 0,
+      });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - deposited);
+
+      // x402's client asks for all that is left.
+      const refunded = await refundScheme.refund(url('/search?q=refund'));
+      t.match(refunded, { success: true, network: chain.network, amount: '20000' });
+      t.match(refunded.transaction, /^0x[0-9a-f]{64}$/);
+      t.match(refunded.extra?.channelState, { channelId: id, balance: '30000', totalClaimed: '30000', refundNonce: '1' });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - charged, 'the payer got back its balance less what was charged');
+      t.same(await rail.sessions.channel(id), { balance: charged, totalClaimed: charged }, 'what was charged claimed');
+      t.equal(await rail.sessions.refundNonce(id), 1n);
+      t.equal(await settlerNonce(), nonce + 1, 'the claim and the refund in one transaction');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id } }), { balance: charged, totalClaimed: charged, refundNonce: 1 });
+      const record = (await records('refund')).at(-1);
+      t.match(record, { status: 'mined', amount: 20_000n, openKey: null, transaction: refunded.transaction });
+      t.match(await db.paymentAttempt.findFirst({ where: { refundTxHash: refunded.transaction } }), {
+        status: 'released',
+        chargedMicros: 0n,
+        settlementReason: 'session_refund',
+      });
+      t.equal(served.length, servedBefore, 'no refund was forwarded to the seller');
+
+      // Nothing is left to refund.
+      t.same(await refundBy(undefined), { status: 402, code: 'invalid_batch_settlement_evm_refund_no_balance' });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - charged);
+    });
+
     // One payer's channel paid through two proxies, each calling its own control-plane, both over
     // one PostgreSQL database (D-285, D-303, D-307): requests on the channel take turns across them
     // (a loser is refused, never charged twice nor forwarded), and the two control-planes' claim
     // workers running at once send one claim.
     if (provider !== 'postgresql') return;
-    await stop!();
     const claimsAtStart = (await records('claim')).length;
     // The second control-plane (its own server and connections) and a proxy that calls only it.
     const replica = await startReplica(t, hub.cp);
