@@ -5,6 +5,7 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {Multicall} from "@openzeppelin/contracts/utils/Multicall.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 
 /// What pulls a deposit's tokens from its payer and hands them to the channel contract.
@@ -21,11 +22,14 @@ interface IDepositCollector {
  *
  * A channel is named by the EIP-712 hash of its immutable config. It holds `balance` (deposited)
  * and `totalClaimed` (claimed by the receiver, never above the balance); a claim moves no tokens,
- * `settle` sends a receiver everything claimed for it and not yet sent.
+ * `settle` sends a receiver everything claimed for it and not yet sent. A cooperative refund
+ * (`refund` by the receiver side, `refundWithSignature` under the receiver authorizer's signature)
+ * returns part of what is not claimed to the payer; `multicall` lets a claim and a refund land in
+ * one transaction.
  *
- * Not built yet: refunds and the timed withdrawal (docs/decisions.md#D-299).
+ * Not built yet: the timed withdrawal (docs/decisions.md#D-299).
  */
-contract HubBatchSettlement is EIP712 {
+contract HubBatchSettlement is EIP712, Multicall {
     using SafeERC20 for IERC20;
 
     struct ChannelConfig {
@@ -68,6 +72,7 @@ contract HubBatchSettlement is EIP712 {
     bytes32 public constant CLAIM_BATCH_TYPEHASH = keccak256(
         "ClaimBatch(ClaimEntry[] claims)ClaimEntry(bytes32 channelId,uint128 maxClaimableAmount,uint128 totalClaimed)"
     );
+    bytes32 public constant REFUND_TYPEHASH = keccak256("Refund(bytes32 channelId,uint256 nonce,uint128 amount)");
     uint40 public constant MIN_WITHDRAW_DELAY = 15 minutes;
     uint40 public constant MAX_WITHDRAW_DELAY = 30 days;
 
@@ -76,11 +81,14 @@ contract HubBatchSettlement is EIP712 {
 
     mapping(bytes32 channelId => Channel) public channels;
     mapping(address receiver => mapping(address token => ReceiverTotals)) public receivers;
+    /// How many cooperative refunds the channel has had: the nonce the next refund's signature names.
+    mapping(bytes32 channelId => uint256) public refundNonce;
 
     event ChannelCreated(bytes32 indexed channelId, ChannelConfig config);
     event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
     event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed);
     event Settled(address indexed receiver, address indexed token, address indexed sender, uint128 amount);
+    event Refunded(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
 
     error ZeroAmount();
     error ZeroReceiverAuthorizer();
@@ -95,6 +103,8 @@ contract HubBatchSettlement is EIP712 {
     error ClaimAboveBalance(uint128 totalClaimed, uint128 balance);
     error ClaimBelowClaimed(uint128 totalClaimed, uint128 alreadyClaimed);
     error InvalidVoucherSignature(bytes32 channelId);
+    error InvalidRefundNonce(uint256 nonce, uint256 expected);
+    error NothingToRefund(bytes32 channelId);
 
     constructor(address erc3009Collector_) EIP712("x402 Batch Settlement", "1") {
         erc3009Collector = erc3009Collector_;
@@ -194,6 +204,49 @@ contract HubBatchSettlement is EIP712 {
         totals.totalSettled = totals.totalClaimed;
         IERC20(token).safeTransfer(receiver, amount);
         emit Settled(receiver, token, msg.sender, amount);
+    }
+
+    function getRefundDigest(bytes32 channelId, uint256 nonce, uint128 amount) public view returns (bytes32) {
+        return _hashTypedDataV4(keccak256(abi.encode(REFUND_TYPEHASH, channelId, nonce, amount)));
+    }
+
+    /// Returns up to `amount` of what is not claimed to the payer, sent by the channel's receiver or receiver authorizer.
+    function refund(ChannelConfig calldata config, uint128 amount) external {
+        if (msg.sender != config.receiver && msg.sender != config.receiverAuthorizer) revert NotReceiverSide(msg.sender);
+        _refund(config, getChannelId(config), amount);
+    }
+
+    /**
+     * Returns up to `amount` of what is not claimed to the payer, authorized by the receiver
+     * authorizer's signature of the channel's current refund nonce; anyone may relay it. The nonce
+     * makes each signature good for one refund.
+     */
+    function refundWithSignature(
+        ChannelConfig calldata config,
+        uint128 amount,
+        uint256 nonce,
+        bytes calldata receiverAuthorizerSignature
+    ) external {
+        bytes32 channelId = getChannelId(config);
+        if (nonce != refundNonce[channelId]) revert InvalidRefundNonce(nonce, refundNonce[channelId]);
+        bytes32 digest = getRefundDigest(channelId, nonce, amount);
+        if (!SignatureChecker.isValidSignatureNow(config.receiverAuthorizer, digest, receiverAuthorizerSignature)) {
+            revert InvalidAuthorizerSignature();
+        }
+        _refund(config, channelId, amount);
+    }
+
+    /// Sends the payer `amount`, or all that is not claimed when that is less; the refund nonce moves on.
+    function _refund(ChannelConfig calldata config, bytes32 channelId, uint128 amount) private {
+        if (amount == 0) revert ZeroAmount();
+        Channel storage channel = channels[channelId];
+        uint128 available = channel.balance - channel.totalClaimed;
+        uint128 refunded = amount < available ? amount : available;
+        if (refunded == 0) revert NothingToRefund(channelId);
+        channel.balance -= refunded;
+        refundNonce[channelId] += 1;
+        IERC20(config.token).safeTransfer(config.payer, refunded);
+        emit Refunded(channelId, msg.sender, refunded, channel.balance);
     }
 
     /**

@@ -422,13 +422,18 @@ export const issuedChallengeSchema = z.strictObject({
 });
 export type IssuedChallenge = z.infer<typeof issuedChallengeSchema>;
 
-/** An admitted paid retry: forwarded under the challenged request's id, for the paying agent. */
+/**
+ * An admitted paid retry: forwarded under the challenged request's id, for the paying agent. A
+ * session's cooperative refund is done by the claim itself: `refund` is its receipt (x402's
+ * `payment-response`), answered to the agent with nothing forwarded (docs/decisions.md#D-308).
+ */
 export const claimedPaymentSchema = z.strictObject({
   requestId: id('hubreq_'),
   agentId: someId,
   buyerId: someId.nullable(),
   payer: wallet,
   kind: z.string().min(1),
+  refund: settleResponseSchema.optional(),
 });
 export type ClaimedPayment = z.infer<typeof claimedPaymentSchema>;
 

@@ -17,6 +17,8 @@ export type MirroredChannel = {
   charged: bigint;
   signedMaxClaimable: bigint;
   voucherSignature: string | null;
+  /** Cooperative refunds the chain counts on the channel, as far as hub knows. */
+  refundNonce: number;
 };
 
 /** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
@@ -24,7 +26,8 @@ export const CHANNEL_HOLD_MS = 120_000;
 
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
   const row = await sql.get<Record<keyof MirroredChannel, unknown>>(
-    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature" FROM "SessionChannel" WHERE "id" = ${id}`,
+    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce" FROM "SessionChannel"
+      WHERE "id" = ${id}`,
   );
   if (!row) return undefined;
   return {
@@ -34,6 +37,7 @@ export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel
     charged: bigintOf(row.charged),
     signedMaxClaimable: bigintOf(row.signedMaxClaimable),
     voucherSignature: (row.voucherSignature ?? null) as string | null,
+    refundNonce: Number(row.refundNonce),
   };
 }
 

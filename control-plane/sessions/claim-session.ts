@@ -4,7 +4,6 @@ import { ApiError } from '../../shared/errors.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { sqlOf } from '../db/sql.js';
-import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { Recoverer } from '../facilitator/signer-recovery.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
@@ -14,7 +13,8 @@ import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
 import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseChannel } from './channel-mirror.js';
-import { channelState, sessionRefusal } from './session-refusal.js';
+import { refundSession } from './refund-session.js';
+import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
 
 /**
@@ -22,7 +22,7 @@ import { sessionRequirements, sessionsOn } from './session-requirements.js';
  * scheme's, its channel is this seller's with hub's terms, the voucher is signed by the channel's
  * payer authorizer (recovered locally), and its ceiling is exactly what hub charged on the channel
  * plus this call's price, within the channel's balance. A deposit is submitted first (hub's
- * settler pays the gas). The channel is held for this request until it settles, so requests on
+ * settler pays the gas); a refund is done here, nothing forwarded (refund-session.ts). The channel is held for this request until it settles, so requests on
  * one channel take turns. Any refusal leaves the attempt open and the channel as it was, and
  * nothing is forwarded.
  */
@@ -41,7 +41,6 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const parsed = sessionPayloadSchema.safeParse(input.payload.payload);
   if (!parsed.success) throw refuse('invalid_batch_settlement_evm_voucher_payload');
   const payload = parsed.data;
-  if (payload.type === 'refund') throw refuse('invalid_batch_settlement_evm_payload_type');
 
   const chainId = Number(requirements.network.split(':')[1]);
   const config = payload.channelConfig as ChannelConfig;
@@ -60,7 +59,8 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
-    const expected = channel.charged + price;
+    // A refund's voucher names exactly what was charged; a call's, that and its price.
+    const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
     if (maxClaimable !== expected) {
       throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
         channel: channelState(channelId, channel),
@@ -68,6 +68,9 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
           ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
           : {}),
       });
+    }
+    if (payload.type === 'refund') {
+      return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, refuse });
     }
     let balance = channel.balance;
     if (payload.type === 'deposit') {
@@ -167,14 +170,4 @@ async function deposit(
   }
   const { balance } = await sessions.sessions.channel(channelId).catch(unreadable);
   return { transaction: sent.transaction, balance };
-}
-
-function unreadable(err: unknown): never {
-  if (err instanceof FacilitatorUnavailableError) {
-    throw new ApiError(
-      'service_unavailable',
-      'The channel could not be read: the chain did not answer. Send the same payment again shortly.',
-    );
-  }
-  throw err;
 }

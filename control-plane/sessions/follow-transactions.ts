@@ -1,8 +1,10 @@
 import type { Db } from '../db/client.js';
-import { sqlOf } from '../db/sql.js';
+import { type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { applyClaim, type ClaimItem, claimLanded } from './claim-vouchers.js';
-import { openTransactionOn, recordOutcome } from './session-transactions.js';
+import { applyRefund, type RefundItem, refundLanded } from './refund-session.js';
+import type { SessionRail } from './session-rail.js';
+import { openTransactionOn, recordOutcome, type SessionTransactionKind } from './session-transactions.js';
 import { applySettle, type SettleItem, settleLanded } from './settle-claimed.js';
 
 /**
@@ -13,13 +15,26 @@ import { applySettle, type SettleItem, settleLanded } from './settle-claimed.js'
  */
 export const FOLLOW_GIVE_UP_MS = 600_000;
 
+/** How each kind of transaction is known to have landed from the chain, and applied to the mirror once it has. */
+const KINDS: Record<
+  SessionTransactionKind,
+  { landed(sessions: SessionRail, items: never): Promise<boolean>; apply(tx: Sql, items: never): Promise<void> }
+> = {
+  claim: {
+    landed: (sessions, items: ClaimItem[]) => claimLanded(sessions, items),
+    apply: (tx, items: ClaimItem[]) => applyClaim(tx, items),
+  },
+  settle: { landed: (sessions, item: SettleItem) => settleLanded(sessions, item), apply: (tx, item: SettleItem) => applySettle(tx, item) },
+  refund: { landed: (sessions, item: RefundItem) => refundLanded(sessions, item), apply: (tx, item: RefundItem) => applyRefund(tx, item) },
+};
+
 /** A record opened and never described: nothing was sent under it, once its round had time to write it. */
 const UNDESCRIBED_MS = 30_000;
 
 /**
  * Follows the session transaction left open on the network, if any, from the chain: a claim whose
- * channels are all claimed up to its totals, or a settle whose receiver is settled up to its
- * total, landed, and is applied to the mirror as mined; one that has not, after
+ * channels are all claimed up to its totals, a settle whose receiver is settled up to its total, or
+ * a refund whose channel's refund nonce moved past its own, landed, and is applied to the mirror as mined; one that has not, after
  * `FOLLOW_GIVE_UP_MS`, failed. Never sends it again. True when the network is free for a new one.
  */
 export async function followOpenTransaction(db: Db, rail: PaymentRail | undefined, giveUpAfterMs = FOLLOW_GIVE_UP_MS): Promise<boolean> {
@@ -30,14 +45,10 @@ export async function followOpenTransaction(db: Db, rail: PaymentRail | undefine
   if (!open) return true;
   const age = Date.now() - +open.createdAt;
   const described = open.amount > 0n;
-  const landed = !described
-    ? false
-    : open.kind === 'claim'
-      ? await claimLanded(sessions, open.items as ClaimItem[])
-      : await settleLanded(sessions, open.items as SettleItem);
+  const kind = KINDS[open.kind];
+  const landed = described && (await kind.landed(sessions, open.items as never));
   if (landed) {
-    const apply = open.kind === 'claim' ? applyClaim : applySettle;
-    await recordOutcome(sql, open.id, { status: 'mined', transaction: open.transaction }, (tx) => apply(tx, open.items as never));
+    await recordOutcome(sql, open.id, { status: 'mined', transaction: open.transaction }, (tx) => kind.apply(tx, open.items as never));
     return true;
   }
   if (age < (described ? giveUpAfterMs : UNDESCRIBED_MS)) return false;

@@ -27,7 +27,7 @@ export function noteUnclaimed(rail: PaymentRail | undefined, unclaimed: bigint):
 }
 
 /**
- * The control-plane's sessions worker: a claim round every `claimIntervalMs` and when a channel
+ * The control-plane's sessions worker: a claim round at start, every `claimIntervalMs` and when a channel
  * crosses `claimAtMicros`, a settle round every `settleIntervalMs`, one round at a time (a round
  * asked for while one runs waits for it; one of each kind waits at most). Every round first
  * follows the transaction a stopped round left open. Stopping waits for the round running.
@@ -64,6 +64,9 @@ export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger:
   ];
   for (const timer of timers) timer.unref();
   sizeTriggers.set(sessions, { atUnits: microsToTokenUnits(schedule.claimAtMicros, rail.token.decimals), claimNow: () => round('claim') });
+  // A control-plane that starts (after a crash, a deploy) claims at once what its predecessors
+  // charged and did not claim, following first what one of them left open (docs/decisions.md#D-307).
+  round('claim');
   return async () => {
     stopped = true;
     for (const timer of timers) clearInterval(timer);

@@ -23,6 +23,14 @@ export type SessionRail = {
   receiverTotals(receiver: Address, token: Address): Promise<{ totalClaimed: bigint; totalSettled: bigint }>;
   /** Sends a receiver everything claimed for it in `token` and not sent yet (the contract's `settle`). */
   settle(receiver: Address, token: Address): Promise<CallOutcome>;
+  /** How many cooperative refunds the channel has had: the nonce the next one is signed for. */
+  refundNonce(channelId: Hex): Promise<bigint>;
+  /**
+   * A cooperative refund of `amount` to the channel's payer, signed as its receiver authorizer for
+   * `nonce`, after the channel's claim when one is given, in one transaction (the contract's
+   * `multicall`): what was charged becomes the receiver's before the rest goes back.
+   */
+  refund(input: { config: ChannelConfig; amount: bigint; nonce: bigint; claim?: VoucherClaim }): Promise<CallOutcome>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
@@ -40,6 +48,9 @@ export const batchSettlementAbi = parseAbi([
   'function claimWithSignature(VoucherClaim[] voucherClaims, bytes authorizerSignature)',
   'function receivers(address receiver, address token) view returns (uint128 totalClaimed, uint128 totalSettled)',
   'function settle(address receiver, address token)',
+  'function refundNonce(bytes32 channelId) view returns (uint256)',
+  'function refundWithSignature(ChannelConfig config, uint128 amount, uint256 nonce, bytes receiverAuthorizerSignature)',
+  'function multicall(bytes[] data) returns (bytes[] results)',
 ]);
 
 /** The claim batch the receiver authorizer signs: the scheme's `ClaimBatch` type. */
@@ -49,6 +60,15 @@ const claimBatchTypes = {
     { name: 'channelId', type: 'bytes32' },
     { name: 'maxClaimableAmount', type: 'uint128' },
     { name: 'totalClaimed', type: 'uint128' },
+  ],
+} as const;
+
+/** A cooperative refund the receiver authorizer signs: the scheme's `Refund` type. */
+const refundTypes = {
+  Refund: [
+    { name: 'channelId', type: 'bytes32' },
+    { name: 'nonce', type: 'uint256' },
+    { name: 'amount', type: 'uint128' },
   ],
 } as const;
 
@@ -80,30 +100,7 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
     },
     async claim(claims) {
-      const chainId = Number(facilitator.network.split(':')[1]);
-      const authorizerSignature = await facilitator.signTypedData({
-        domain: batchSettlementDomain(chainId),
-        types: claimBatchTypes,
-        primaryType: 'ClaimBatch',
-        message: {
-          claims: claims.map((c) => ({
-            channelId: channelIdOf(c.config, chainId),
-            maxClaimableAmount: c.maxClaimableAmount,
-            totalClaimed: c.totalClaimed,
-          })),
-        },
-      });
-      const voucherClaims = claims.map((c) => ({
-        voucher: { channel: c.config, maxClaimableAmount: c.maxClaimableAmount },
-        signature: c.signature,
-        totalClaimed: c.totalClaimed,
-      }));
-      const data = encodeFunctionData({
-        abi: batchSettlementAbi,
-        functionName: 'claimWithSignature',
-        args: [voucherClaims, authorizerSignature],
-      });
-      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data: await claimCalldata(facilitator, claims) });
     },
     async receiverTotals(receiver, token) {
       const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'receivers', args: [receiver, token] });
@@ -115,5 +112,59 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
       const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'settle', args: [receiver, token] });
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
     },
+    async refundNonce(channelId) {
+      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'refundNonce', args: [channelId] });
+      const answer = await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+      return decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'refundNonce', data: answer });
+    },
+    async refund({ config, amount, nonce, claim }) {
+      const chainId = chainIdOf(facilitator);
+      const signature = await facilitator.signTypedData({
+        domain: batchSettlementDomain(chainId),
+        types: refundTypes,
+        primaryType: 'Refund',
+        message: { channelId: channelIdOf(config, chainId), nonce, amount },
+      });
+      const refund = encodeFunctionData({
+        abi: batchSettlementAbi,
+        functionName: 'refundWithSignature',
+        args: [config, amount, nonce, signature],
+      });
+      const data = claim
+        ? encodeFunctionData({
+            abi: batchSettlementAbi,
+            functionName: 'multicall',
+            args: [[await claimCalldata(facilitator, [claim]), refund]],
+          })
+        : refund;
+      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
   };
+}
+
+function chainIdOf(facilitator: LocalFacilitator): number {
+  return Number(facilitator.network.split(':')[1]);
+}
+
+/** A `claimWithSignature` of the channels' vouchers, the batch signed with the settler's key as their receiver authorizer. */
+async function claimCalldata(facilitator: LocalFacilitator, claims: VoucherClaim[]): Promise<Hex> {
+  const chainId = chainIdOf(facilitator);
+  const authorizerSignature = await facilitator.signTypedData({
+    domain: batchSettlementDomain(chainId),
+    types: claimBatchTypes,
+    primaryType: 'ClaimBatch',
+    message: {
+      claims: claims.map((c) => ({
+        channelId: channelIdOf(c.config, chainId),
+        maxClaimableAmount: c.maxClaimableAmount,
+        totalClaimed: c.totalClaimed,
+      })),
+    },
+  });
+  const voucherClaims = claims.map((c) => ({
+    voucher: { channel: c.config, maxClaimableAmount: c.maxClaimableAmount },
+    signature: c.signature,
+    totalClaimed: c.totalClaimed,
+  }));
+  return encodeFunctionData({ abi: batchSettlementAbi, functionName: 'claimWithSignature', args: [voucherClaims, authorizerSignature] });
 }

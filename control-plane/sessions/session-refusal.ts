@@ -1,19 +1,19 @@
 import { ApiError } from '../../shared/errors.js';
 import type { PaymentRequirements } from '../../shared/payments/x402-wire.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { MirroredChannel } from './channel-mirror.js';
 
 /**
  * A channel's snapshot as the scheme sends it (a corrective 402's `channelState`, a paid answer's
- * `payment-response`). hub takes neither timed withdrawals nor refunds yet, so none is pending and
- * no refund nonce has moved.
+ * `payment-response`). hub does not follow timed withdrawals yet, so none is pending.
  */
-export function channelState(channelId: string, channel: Pick<MirroredChannel, 'balance' | 'totalClaimed' | 'charged'>) {
+export function channelState(channelId: string, channel: Pick<MirroredChannel, 'balance' | 'totalClaimed' | 'charged' | 'refundNonce'>) {
   return {
     channelId,
     balance: channel.balance.toString(),
     totalClaimed: channel.totalClaimed.toString(),
     withdrawRequestedAt: 0,
-    refundNonce: '0',
+    refundNonce: String(channel.refundNonce),
     chargedCumulativeAmount: channel.charged.toString(),
   };
 }
@@ -37,4 +37,15 @@ export function sessionRefusal(
       }
     : requirements;
   return new ApiError('payment_required', 'settlement_failed', { settlementReason: code, x402Version: 2, accepts: [accepted] });
+}
+
+/** A chain that did not answer while a session payment needed it: 503, the same payment may be sent again. */
+export function unreadable(err: unknown): never {
+  if (err instanceof FacilitatorUnavailableError) {
+    throw new ApiError(
+      'service_unavailable',
+      'The channel could not be read: the chain did not answer. Send the same payment again shortly.',
+    );
+  }
+  throw err;
 }

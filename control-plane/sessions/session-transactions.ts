@@ -11,10 +11,10 @@ import type { CallOutcome } from '../facilitator/local-facilitator.js';
  * `mined` or `failed` once its outcome is known. While one is open (sending or sent) on a network
  * no other is sent there, by any control-plane: `openKey` is unique, and set to the network until
  * the record closes. A record left open by a process that stopped is followed by the next round
- * (follow-claims.ts), never sent again.
+ * (follow-transactions.ts), never sent again.
  */
 
-export type SessionTransactionKind = 'claim' | 'settle';
+export type SessionTransactionKind = 'claim' | 'settle' | 'refund';
 
 export type OpenTransaction = {
   id: string;
@@ -38,6 +38,23 @@ export async function openSessionTransaction(sql: Sql, network: string, kind: Se
     VALUES (${id}, ${network}, ${kind}, 'sending', ${network}, '[]', ${0n}, ${now}, ${now})
     ON CONFLICT ("openKey") DO NOTHING`);
   return written === 1 ? id : undefined;
+}
+
+/**
+ * Takes the network's open slot as `openSessionTransaction` does, waiting up to `waitMs` for the
+ * transaction open there to close (its round follows it, or its sender's outcome comes); undefined
+ * when it did not in time.
+ */
+export async function waitForNetworkSlot(
+  sql: Sql,
+  network: string,
+  kind: SessionTransactionKind,
+  waitMs: number,
+): Promise<string | undefined> {
+  for (const deadline = Date.now() + waitMs; ; await new Promise((r) => setTimeout(r, 200))) {
+    const id = await openSessionTransaction(sql, network, kind);
+    if (id || Date.now() > deadline) return id;
+  }
 }
 
 /** Writes what the open transaction does (amounts as decimal strings), before it is sent. */

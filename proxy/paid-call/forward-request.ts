@@ -5,6 +5,7 @@ import { MAX_RECORDED_PATH, type RequestRecordInput } from '../../shared/contrac
 import { ApiError } from '../../shared/errors.js';
 import { HUB_HEADERS } from '../../shared/hub-headers.js';
 import { newRequestId } from '../../shared/ids.js';
+import { encodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 import { traceAttributes } from '../../shared/trace-attributes.js';
 import type { ProxyServices } from '../context.js';
 import { type PlainResponse, replyAgreement, sealResponse } from '../encryption/sealed-response.js';
@@ -68,6 +69,14 @@ async function forward(services: ProxyServices, req: IncomingMessage, res: Serve
   }
   // Logs of this request (its access line, any failure) name the id the agent and seller see.
   tagRequest(res, record.id);
+  // A session's cooperative refund was done by its claim: its receipt is the answer, nothing is forwarded.
+  if (payment?.claimed.refund) {
+    const { refund } = payment.claimed;
+    const headers = { 'content-type': 'application/json', [X402_HEADERS.response]: encodeHeaderJson(refund) };
+    const body = Buffer.from(JSON.stringify({ refunded: refund.amount, transaction: refund.transaction }));
+    await deliver(res, 200, headers, body, services.metrics);
+    return finish(services, record, true, res.writableFinished ? 'delivered' : 'failed', undefined);
+  }
   const identity: Identity = {
     requestId: record.id,
     agentId: record.agentId ?? undefined,

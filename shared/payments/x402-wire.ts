@@ -85,8 +85,9 @@ const voucherSchema = z.looseObject({ channelId: bytes32, maxClaimableAmount: ui
 
 /**
  * `payload` of a batch-settlement payment: a voucher alone, or a deposit into the channel (an
- * ERC-3009 `receiveWithAuthorization` to the scheme's collector) with the voucher it pays for.
- * A refund is recognized, to be refused by name while hub does not take it.
+ * ERC-3009 `receiveWithAuthorization` to the scheme's collector) with the voucher it pays for; or
+ * the payer's cooperative refund: its voucher at what was charged, and the `amount` to return (all
+ * that is not charged when absent), checked where it is taken so a bad one gets the scheme's code.
  */
 export const sessionPayloadSchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('voucher'), channelConfig: channelConfigSchema, voucher: voucherSchema }),
@@ -101,7 +102,7 @@ export const sessionPayloadSchema = z.discriminatedUnion('type', [
       }),
     }),
   }),
-  z.looseObject({ type: z.literal('refund'), channelConfig: channelConfigSchema, voucher: voucherSchema }),
+  z.looseObject({ type: z.literal('refund'), channelConfig: channelConfigSchema, voucher: voucherSchema, amount: z.unknown().optional() }),
 ]);
 export type SessionPayload = z.infer<typeof sessionPayloadSchema>;
 

@@ -88,13 +88,14 @@ export async function startTestControlPlane(
 
 /**
  * Another control-plane over the same database, as a second replica is: its own server and its
- * own database connections (its workers are `cp`'s: only state kept in the database is shared).
+ * own database connections (its workers are `cp`'s: only state kept in the database is shared),
+ * which `db` is, for a test that runs a worker over them.
  */
-export async function startReplica(t: Tap, cp: TestControlPlane): Promise<{ url: string }> {
+export async function startReplica(t: Tap, cp: TestControlPlane): Promise<{ url: string; db: TestControlPlane['db'] }> {
   const opened = await openDatabase(cp.config.database, { poolSize: 5 });
   t.teardown(() => opened.close());
   const server = createControlPlaneServer({ ...cp, db: opened.db });
   const port = await listen(server, 0, '127.0.0.1');
   t.teardown(() => closeServer(server, 1_000));
-  return { url: `http://127.0.0.1:${port}` };
+  return { url: `http://127.0.0.1:${port}`, db: opened.db };
 }

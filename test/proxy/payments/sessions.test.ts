@@ -1,21 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import pino from 'pino';
 import t from 'tap';
-import { type Address, type Hex, parseAbi } from 'viem';
+import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
 import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { createProxy } from '../../../proxy/create.js';
+import { listen } from '../../../runtime/http-server.js';
 import { formatUsd } from '../../../shared/money.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { startReplica } from '../../helpers/control-plane.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { eventually } from '../../helpers/processes.js';
 import { until } from '../../helpers/row-locks.js';
 
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
@@ -216,7 +221,7 @@ for (const provider of testProviders()) {
       const flipped = `${good.voucher.signature.slice(0, 10)}${good.voucher.signature[10] === 'a' ? 'b' : 'a'}${good.voucher.signature.slice(11)}`;
       const cases: [string, unknown, string][] = [
         ['malformed', { type: 'voucher' }, 'invalid_batch_settlement_evm_voucher_payload'],
-        ['a refund', { ...good, type: 'refund' }, 'invalid_batch_settlement_evm_payload_type'],
+        ['a refund whose voucher is a call’s', { ...good, type: 'refund' }, 'invalid_batch_settlement_evm_cumulative_amount_mismatch'],
         [
           'another receiver',
           { ...good, channelConfig: { ...good.channelConfig, receiver: chain.accounts[4]!.address } },
@@ -441,6 +446,221 @@ for (const provider of testProviders()) {
       });
       t.same(await revenueSplit(), split({ settled: 50_000n }, true));
       t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
+    });
+
+    await t.test('a cooperative refund: the charges claimed, the rest back to the payer, in one transaction', async (t) => {
+      await stop!();
+      const refunder = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
+      const refundScheme = new BatchSettlementEvmScheme(toClientEvmSigner(refunder, reader));
+      const refundClient = new x402Client();
+      refundClient.register(chain.network, refundScheme);
+      refundClient.setSpendControls({ allowedAssets: true });
+      const payRefunder = wrapFetchWithPayment(fetch, refundClient);
+      const walletBefore = await tokenBalance(chain, refunder.address);
+      let id = '' as Hex;
+      for (const n of [1, 2, 3]) {
+        const res = await payRefunder(url(`/search?q=refund-${n}`));
+        t.equal(res.status, 200);
+        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+      }
+      const charged = 30_000n;
+      const deposited = 50_000n;
+      t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'charged, not claimed');
+      const nonce = await settlerNonce();
+      const mirrored = await db.sessionChannel.findUniqueOrThrow({ where: { id } });
+
+      // Refunds by hand, as x402's client builds them: the voucher at what was charged, and an amount.
+      const config = {
+        payer: refunder.address,
+        payerAuthorizer: refunder.address,
+        receiver: getAddress(mirrored.receiver),
+        receiverAuthorizer: getAddress(mirrored.receiverAuthorizer),
+        token: getAddress(mirrored.token),
+        withdrawDelay: mirrored.withdrawDelay,
+        salt: mirrored.salt,
+      };
+      const refundBy = async (amount: unknown, at = charged) => {
+        const { header, requirements } = await offer('/search?q=refund-by-hand');
+        const voucher = await signVoucher(toClientEvmSigner(refunder), id, String(at), chain.network);
+        const res = await sendPaid('/search?q=refund-by-hand', header, requirements, {
+          type: 'refund',
+          channelConfig: config,
+          voucher,
+          ...(amount === undefined ? {} : { amount }),
+        });
+        return { status: res.status, code: res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined };
+      };
+      const servedBefore = served.length;
+      for (const amount of ['20001', '0', '-1', 'all', 5]) {
+        t.same(
+          await refundBy(amount),
+          { status: 402, code: 'invalid_batch_settlement_evm_refund_amount_invalid' },
+          `refused: ${JSON.stringify(amount)}`,
+        );
+      }
+      t.same(
+        await refundBy(undefined, charged - 10_000n),
+        { status: 402, code: 'invalid_batch_settlement_evm_cumulative_amount_mismatch' },
+        'a voucher below what was charged',
+      );
+      await t.rejects(
+        refundScheme.refund(url('/search?q=refund'), { amount: '20001' }),
+        /refund_amount_invalid/,
+        'x402’s client is told why',
+      );
+      t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'nothing changed on chain');
+      t.equal(await settlerNonce(), nonce, 'no transaction sent');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id } }), {
+        balance: deposited,
+        totalClaimed: 0n,
+        charged,
+        refundNonce: 0,
+      });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - deposited);
+
+      // x402's client asks for all that is left.
+      const refunded = await refundScheme.refund(url('/search?q=refund'));
+      t.match(refunded, { success: true, network: chain.network, amount: '20000' });
+      t.match(refunded.transaction, /^0x[0-9a-f]{64}$/);
+      t.match(refunded.extra?.channelState, { channelId: id, balance: '30000', totalClaimed: '30000', refundNonce: '1' });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - charged, 'the payer got back its balance less what was charged');
+      t.same(await rail.sessions.channel(id), { balance: charged, totalClaimed: charged }, 'what was charged claimed');
+      t.equal(await rail.sessions.refundNonce(id), 1n);
+      t.equal(await settlerNonce(), nonce + 1, 'the claim and the refund in one transaction');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id } }), { balance: charged, totalClaimed: charged, refundNonce: 1 });
+      const record = (await records('refund')).at(-1);
+      t.match(record, { status: 'mined', amount: 20_000n, openKey: null, transaction: refunded.transaction });
+      t.match(await db.paymentAttempt.findFirst({ where: { refundTxHash: refunded.transaction } }), {
+        status: 'released',
+        chargedMicros: 0n,
+        settlementReason: 'session_refund',
+      });
+      t.equal(served.length, servedBefore, 'no refund was forwarded to the seller');
+
+      // Nothing is left to refund.
+      t.same(await refundBy(undefined), { status: 402, code: 'invalid_batch_settlement_evm_refund_no_balance' });
+      t.equal(await tokenBalance(chain, refunder.address), walletBefore - charged);
+    });
+
+    // One payer's channel paid through two proxies, each calling its own control-plane, both over
+    // one PostgreSQL database (D-285, D-303, D-307): requests on the channel take turns across them
+    // (a loser is refused, never charged twice nor forwarded), and the two control-planes' claim
+    // workers running at once send one claim.
+    if (provider !== 'postgresql') return;
+    const claimsAtStart = (await records('claim')).length;
+    // The second control-plane (its own server and connections) and a proxy that calls only it.
+    const replica = await startReplica(t, hub.cp);
+    const proxyB = createProxy(
+      { ...hub.cp.config, controlPlane: { ...hub.cp.config.controlPlane, url: replica.url } },
+      pino({ level: 'silent' }),
+      hub.cp.internalToken,
+    );
+    const portB = await listen(proxyB.server, 0, '127.0.0.1');
+    t.teardown(() => proxyB.stop());
+    const urls = [world.url, (path: string) => `http://acme.pay.localhost:${portB}${path}`];
+
+    // A deposit of 50 calls, so every call below pays from the first one.
+    const shared = new x402Client();
+    shared.register(
+      chain.network,
+      new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(world.payerKey), reader), {
+        salt: `0x${randomBytes(32).toString('hex')}` as Hex,
+        depositPolicy: { depositMultiplier: 50 },
+      }),
+    );
+    shared.setSpendControls({ allowedAssets: true });
+    const payShared = wrapFetchWithPayment(fetch, shared);
+    let sharedId = '';
+    const sharedMirror = () => db.sessionChannel.findUniqueOrThrow({ where: { id: sharedId } });
+
+    const opened = await payShared(urls[0]!('/search?q=deposit'));
+    t.equal(opened.status, 200);
+    sharedId = fromB64(opened.headers.get('payment-response')).extra.channelState.channelId;
+    let chargedByReceipts = 10_000n;
+    let served200 = 1;
+
+    await t.test('a request held at the seller through one proxy makes the other’s busy, not forwarded', async (t) => {
+      const atSeller = served.length + 1;
+      const held = payShared(urls[0]!('/hold?q=a'));
+      await until(async () => served.length >= atSeller, 'the held request at the seller');
+      const servedBefore = served.length;
+      const busy = await payShared(urls[1]!('/search?q=b'));
+      t.equal(busy.status, 402);
+      t.equal(fromB64(busy.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_channel_busy');
+      await busy.arrayBuffer();
+      t.equal(served.length, servedBefore, 'the busy request was not forwarded');
+      world.releaseHold();
+      const answered = await held;
+      t.equal(answered.status, 200);
+      chargedByReceipts += BigInt(fromB64(answered.headers.get('payment-response')).extra.chargedAmount);
+      served200++;
+      t.equal((await sharedMirror()).charged, chargedByReceipts);
+    });
+
+    await t.test('calls at once over both proxies: each served one charged once, the losers refused', async (t) => {
+      const servedBefore = served.length;
+      const refusals = new Set<string>();
+      for (let round = 0; round < 4; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, async (_, i) => {
+            const res = await payShared(urls[i % 2]!(`/search?q=r${round}-${i}`));
+            const receipt = res.status === 200 ? fromB64(res.headers.get('payment-response')) : undefined;
+            const refusal = res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined;
+            await res.arrayBuffer();
+            return { status: res.status, charged: receipt ? BigInt(receipt.extra.chargedAmount) : 0n, refusal };
+          }),
+        );
+        for (const a of answers) {
+          t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
+          if (a.refusal) refusals.add(a.refusal);
+          chargedByReceipts += a.charged;
+          if (a.status === 200) served200++;
+        }
+      }
+      t.ok(served200 > 2, `calls went through (${served200})`);
+      t.ok(refusals.size > 0, `and some lost the channel: ${[...refusals].join(', ')}`);
+      for (const code of refusals) {
+        t.ok(
+          ['invalid_batch_settlement_evm_channel_busy', 'invalid_batch_settlement_evm_cumulative_amount_mismatch'].includes(code),
+          `refused as busy or with the corrective 402: ${code}`,
+        );
+      }
+      const channel = await sharedMirror();
+      t.equal(channel.charged, chargedByReceipts, 'the channel’s charged total is the sum of the served calls’ charges');
+      t.equal(BigInt(served200) * 10_000n, channel.charged, 'a cent per served call');
+      t.equal(served.length - servedBefore, served200 - 2, 'the seller served only the calls that were charged');
+      t.equal(channel.heldBy, null, 'the channel let go');
+      const settled = await db.paymentAttempt.count({ where: { channelId: sharedId, status: 'settled', chargedMicros: { gt: 0n } } });
+      t.equal(settled, served200, 'one charged attempt per served call');
+    });
+
+    await t.test('both control-planes’ claim workers at once: one claim', async (t) => {
+      const railB = { ...rail, sessions: { ...rail.sessions } };
+      const settler = chain.settler.address as Address;
+      const nonce = await reader.getTransactionCount({ address: settler });
+      const schedule = { claimIntervalMs: 100, settleIntervalMs: 3_600_000, claimAtMicros: 1_000_000_000n };
+      // Each starts with a claim round (D-307), at the same moment, then one every 100 ms.
+      const stops = [startSessionLoops(db, rail, logger, schedule), startSessionLoops(replica.db, railB, logger, schedule)];
+      t.teardown(() => Promise.all(stops.map((stop) => stop())));
+      await until(async () => (await sharedMirror()).totalClaimed === chargedByReceipts, 'the channel claimed');
+      // Rounds of each go on every 100 ms: nothing is due any more, nothing more is sent.
+      const sentMore = await eventually(async () => (await reader.getTransactionCount({ address: settler })) !== nonce + 1, 500);
+      t.notOk(sentMore, 'no second claim from the other control-plane');
+      await Promise.all(stops.map((stop) => stop()));
+      const claims = (await records('claim')).slice(claimsAtStart);
+      t.same(
+        claims.map((c) => [c.status, c.amount]),
+        [['mined', chargedByReceipts]],
+        'one claim record, for all that was charged',
+      );
+      t.equal(await reader.getTransactionCount({ address: settler }), nonce + 1, 'one claim transaction');
+
+      // Two more calls, then a claim asked of both control-planes at the very same time.
+      for (const url of urls) t.equal((await payShared(url('/search?q=more'))).status, 200);
+      const both = await Promise.all([claimVouchers(db, rail), claimVouchers(replica.db, railB as PaymentRail)]);
+      t.same(both.map((b) => b.channels).sort(), [0, 1], 'one of them claimed, the other found the network’s slot taken or nothing due');
+      t.equal(await reader.getTransactionCount({ address: settler }), nonce + 2);
+      t.equal((await sharedMirror()).totalClaimed, chargedByReceipts + 20_000n);
     });
   });
 }

@@ -1,0 +1,168 @@
+import { getAddress, type Hex } from 'viem';
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
+import { ApiError } from '../../shared/errors.js';
+import type { SessionPayload } from '../../shared/payments/x402-wire.js';
+import type { Db } from '../db/client.js';
+import { type Sql, sqlOf } from '../db/sql.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
+import { claimAttempt } from '../payments/attempt-claim.js';
+import type { Attempt } from '../payments/attempt-rows.js';
+import { moveAttempt } from '../payments/attempt-status.js';
+import type { PaymentRail } from '../payments/rail.js';
+import type { ChannelConfig } from './channel-digests.js';
+import { type MirroredChannel, releaseChannel } from './channel-mirror.js';
+import type { SessionRail } from './session-rail.js';
+import { channelState, unreadable } from './session-refusal.js';
+import { describeSessionTransaction, sendRecorded, waitForNetworkSlot } from './session-transactions.js';
+
+/**
+ * A refund's record: the channel, the total its claim raises the claimed amount to (what hub
+ * charged) with the payer's voucher at that total, the refund nonce it is signed for, the amount
+ * returned to the payer and the channel's balance after it.
+ */
+export type RefundItem = {
+  channelId: string;
+  maxClaimableAmount: string;
+  totalClaimed: string;
+  refundNonce: string;
+  amount: string;
+  balance: string;
+};
+
+/** How long a refund waits for the transaction open on the network (a claim, a settle) to end before it is sent. */
+const SLOT_WAIT_MS = 10_000;
+
+/**
+ * The payer's cooperative refund (the scheme's `refund` payload), taken on a channel held for this
+ * attempt: its voucher names exactly what hub charged, and its `amount` (all that is not charged
+ * when absent) is a positive whole number no greater than the channel's balance less that. Then,
+ * in one transaction recorded before it is sent (docs/decisions.md#D-303), what was charged is
+ * claimed with the payer's voucher and the amount refunded with the receiver authorizer's
+ * signature. The attempt is the refund's and ends released, nothing charged, with the refund's
+ * transaction; the receipt goes back to the payer and nothing is forwarded
+ * (docs/decisions.md#D-308). A refused refund changes nothing.
+ */
+export async function refundSession(
+  db: Db,
+  rail: PaymentRail & { sessions: SessionRail },
+  request: {
+    attempt: Attempt;
+    input: ClaimInput;
+    payload: Extract<SessionPayload, { type: 'refund' }>;
+    config: ChannelConfig;
+    channelId: Hex;
+    channel: MirroredChannel;
+    refuse: (code: string) => ApiError;
+  },
+): Promise<ClaimedPayment> {
+  const { attempt, payload, config, channelId, channel, refuse } = request;
+  const sql = sqlOf(db);
+  const sessions = rail.sessions;
+  const [onChain, nonce] = await Promise.all([sessions.channel(channelId), sessions.refundNonce(channelId)]).catch(unreadable);
+  // hub claims only what it charged, so the chain's claimed total is never past it.
+  if (onChain.totalClaimed > channel.charged) throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch');
+  const refundable = onChain.balance - channel.charged;
+  if (refundable <= 0n) throw refuse('invalid_batch_settlement_evm_refund_no_balance');
+  const amount = requestedAmount(payload.amount, refundable);
+  if (amount === undefined) throw refuse('invalid_batch_settlement_evm_refund_amount_invalid');
+
+  const payer = getAddress(config.payer).toLowerCase();
+  const claimed = await sql.transaction((tx) =>
+    claimAttempt(tx, attempt, payer, {
+      protocol: 'x402',
+      paymentMethod: 'x402_session',
+      paymentPayloadJson: JSON.stringify(request.input.payload),
+      channelId,
+    }),
+  );
+  const release = () =>
+    sql.transaction((tx) => moveAttempt(tx, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n } }));
+  const id = await waitForNetworkSlot(sql, rail.network, 'refund', SLOT_WAIT_MS);
+  if (!id) {
+    await release();
+    throw new ApiError('service_unavailable', 'Another transaction of this network is under way. Send the refund again shortly.');
+  }
+  const item: RefundItem = {
+    channelId,
+    maxClaimableAmount: channel.charged.toString(),
+    totalClaimed: channel.charged.toString(),
+    refundNonce: nonce.toString(),
+    amount: amount.toString(),
+    balance: (onChain.balance - amount).toString(),
+  };
+  await describeSessionTransaction(sql, id, item, amount);
+  // What was charged and not claimed yet is claimed first, with the payer's voucher at that total.
+  const claim =
+    channel.charged > onChain.totalClaimed
+      ? { config, maxClaimableAmount: channel.charged, signature: payload.voucher.signature as Hex, totalClaimed: channel.charged }
+      : undefined;
+  let sent: Awaited<ReturnType<SessionRail['refund']>>;
+  try {
+    sent = await sendRecorded(
+      sql,
+      id,
+      () => sessions.refund({ config, amount, nonce, claim }),
+      (tx) => applyRefund(tx, item),
+    );
+  } catch (err) {
+    if (err instanceof FacilitatorUnavailableError) await release();
+    unreadable(err);
+  }
+  if (sent.status === 'refused' || sent.status === 'reverted') {
+    await release();
+    throw refuse('invalid_batch_settlement_evm_refund_transaction_failed');
+  }
+  if (sent.status === 'unknown') {
+    // The record stays open with its hash, and the next round of the sessions worker follows it.
+    throw new ApiError('service_unavailable', 'The refund was sent but the chain has not confirmed it yet.');
+  }
+  await sql.transaction((tx) =>
+    moveAttempt(tx, attempt.id, {
+      to: 'released',
+      from: ['in_flight'],
+      set: { chargedMicros: 0n, refundTxHash: sent.transaction, settlementReason: 'session_refund' },
+    }),
+  );
+  await releaseChannel(sql, channelId, attempt.id);
+  return {
+    ...claimed,
+    refund: {
+      success: true,
+      transaction: sent.transaction,
+      network: rail.network as `${string}:${string}`,
+      payer,
+      amount: amount.toString(),
+      extra: {
+        channelState: channelState(channelId, {
+          balance: onChain.balance - amount,
+          totalClaimed: channel.charged,
+          charged: channel.charged,
+          refundNonce: Number(nonce) + 1,
+        }),
+      },
+    },
+  };
+}
+
+/** The amount asked for: all that is refundable when absent; undefined when not a positive whole number within it. */
+function requestedAmount(asked: unknown, refundable: bigint): bigint | undefined {
+  if (asked === undefined) return refundable;
+  if (typeof asked !== 'string' || !/^\d{1,39}$/.test(asked)) return undefined;
+  const amount = BigInt(asked);
+  return amount > 0n && amount <= refundable ? amount : undefined;
+}
+
+/** A mined refund, in the mirror: the channel's claimed total raised to what was charged, its balance and refund nonce moved on. */
+export async function applyRefund(tx: Sql, item: RefundItem): Promise<void> {
+  const totalClaimed = BigInt(item.totalClaimed);
+  await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "balance" = ${BigInt(item.balance)},
+      "totalClaimed" = CASE WHEN "totalClaimed" < ${totalClaimed} THEN ${totalClaimed} ELSE "totalClaimed" END,
+      "refundNonce" = ${Number(item.refundNonce) + 1}, "updatedAt" = ${new Date()}
+    WHERE "id" = ${item.channelId} AND "refundNonce" <= ${Number(item.refundNonce)}`);
+}
+
+/** True when the chain counts the channel's refund nonce past the refund's: it landed. */
+export async function refundLanded(sessions: SessionRail, item: RefundItem): Promise<boolean> {
+  return (await sessions.refundNonce(item.channelId as Hex)) > BigInt(item.refundNonce);
+}

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "SessionChannel" ADD COLUMN     "refundNonce" INTEGER NOT NULL DEFAULT 0;
