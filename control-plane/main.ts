@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
@@ -13,7 +14,8 @@ import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
-import { resolvePaymentRail } from './payments/rail.js';
+import { type PaymentRail, resolvePaymentRails } from './payments/rail.js';
+import { type PaymentRails, railsIn } from './payments/rails.js';
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
@@ -27,8 +29,8 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const masterKey = resolveMasterKey(config);
   const internalToken = resolveInternalToken(config, masterKey);
 
-  const payments = await resolvePaymentRail(config, env);
-  if (!payments && config.env === 'production') {
+  const rails = await resolvePaymentRails(config, env);
+  if (!rails.live && config.env === 'production') {
     throw new ConfigError(
       'no payment rail in production: set HUB_FACILITATOR_URL (with HUB_PAYMENT_NETWORK and HUB_PAYMENT_TOKEN_ADDRESS), or HUB_CHAIN_FILE for a chain of your own',
     );
@@ -44,26 +46,14 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     throw err;
   }
 
-  // One line at start-up says whether hub takes payments, and if not, why; /readyz says it after.
-  const readiness = await readinessOf(payments)();
-  if (!payments) {
-    logger.warn(
-      'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
-    );
-  } else if (readiness.payments === 'available') {
-    logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
-  } else {
-    logger.warn(
-      { rail: payments.name, reason: readiness.reason },
-      `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
-    );
-  }
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending.intervalMs, config.cardPayments);
-  const stopClaimLoop = startVoucherClaimLoop(db, payments, logger, config.sessions.claimIntervalMs);
+  await reportRails(rails, logger);
+  const stopPendingLoop = startPendingSettlementLoop(db, rails, logger, config.pending.intervalMs, config.cardPayments);
+  // Each rail's channels are claimed on that rail.
+  const stopClaimLoops = railsIn(rails).map((rail) => startVoucherClaimLoop(db, rail, logger, config.sessions.claimIntervalMs));
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
-  const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
+  const accountWrites = new AccountWriteWorker(db, masterKey, rails, logger, {
     schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
     addresses: upstreamAddressesOf(config),
     ...(config.cardPayments ? { cards: config.cardPayments } : {}),
@@ -79,7 +69,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     logger,
     masterKey,
     internalToken,
-    payments,
+    rails,
     mail,
     accountWrites,
     pageViews,
@@ -90,7 +80,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const stop = async () => {
     stopPendingLoop();
-    stopClaimLoop();
+    for (const stopClaimLoop of stopClaimLoops) stopClaimLoop();
     await closeServer(server);
     await settlementsAfterResponse();
     await mail.stop();
@@ -100,4 +90,34 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await close();
   };
   return { server, port, stop, db, logger, pageViews, masterKey };
+}
+
+/**
+ * One line at start-up for each rail says whether hub takes payments on it, and if not, why
+ * (/readyz says it after); a live rail without a test rail beside it says what sandbox sellers get.
+ */
+async function reportRails({ live, test }: PaymentRails, logger: Logger): Promise<void> {
+  if (!live) {
+    logger.warn(
+      'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
+    );
+    return;
+  }
+  const report = async (rail: PaymentRail, what: string, whose: string) => {
+    const readiness = await readinessOf(rail)();
+    if (readiness.payments === 'available') {
+      logger.info({ rail: rail.name, network: rail.network, token: rail.token.address }, `taking ${what}`);
+    } else {
+      logger.warn(
+        { rail: rail.name, reason: readiness.reason },
+        `cannot take ${what}: ${readiness.reason}; ${whose} answer 503 until it can`,
+      );
+    }
+  };
+  await report(live, 'payments', 'priced challenges');
+  if (test) await report(test, 'sandbox payments', 'sandbox sellers’ priced challenges');
+  else if (!live.test)
+    logger.info(
+      'no test rail for sandbox payments: sandbox sellers’ priced challenges answer 503 (set HUB_TEST_FACILITATOR_URL, or HUB_CHAIN_FILE for a local chain)',
+    );
 }

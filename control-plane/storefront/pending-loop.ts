@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CardPaymentsConfig } from '../../shared/config.js';
 import { requestCardRefunds } from '../card-payments/card-refunds.js';
 import type { Db } from '../db/client.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railsIn } from '../payments/rails.js';
 import { finishPendingPayments } from './pending-payments.js';
 
 /**
@@ -12,16 +12,17 @@ import { finishPendingPayments } from './pending-payments.js';
  */
 export function startPendingSettlementLoop(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   logger: Logger,
   intervalMs = 15_000,
   cards?: CardPaymentsConfig,
 ): () => void {
-  if (!rail && !cards) return () => {};
+  const onChain = railsIn(rails).length > 0;
+  if (!onChain && !cards) return () => {};
   let running = false;
   const settlements = async () => {
-    if (!rail) return;
-    const { settled, opened, released } = await finishPendingPayments(db, rail);
+    if (!onChain) return;
+    const { settled, opened, released } = await finishPendingPayments(db, rails);
     if (settled) logger.info({ settled }, 'finished pending settlements');
     if (opened) logger.info({ opened }, 'finished purchases their buyers stopped waiting for');
     if (released) logger.info({ released }, 'released paid calls that never settled');

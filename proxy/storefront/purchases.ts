@@ -85,7 +85,7 @@ export async function handleStorefront(
   if (payment && payment.kind !== 'none') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body.plain, body.contentType);
-    const retry = { paymentId: payment.paymentId, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
+    const retry = { paymentId: payment.paymentId, sellerId: seller.id, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
     // By card (MPP's `stripe` charge), the control-plane charges the token; else it claims and settles the signed payment.
     const outcome =
       payment.kind === 'card'
