@@ -33,7 +33,7 @@ export function openAttempt(
 ): { attempt: Attempt & { payTo: string }; rail: PaymentRail; failed: (settlementReason: string) => ApiError } {
   const failed = (settlementReason: string, identity = false) =>
     new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
-  if (!attempt || !attempt.payTo) throw failed('unknown_payment');
+  if (!attempt?.payTo) throw failed('unknown_payment');
   traceAttempt(attempt, rail);
   const identity = attempt.kind === 'identity';
 

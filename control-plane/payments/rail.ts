@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { Hex } from 'viem';
 import { whyChainDoesNotAnswer } from '../../chain/answers.js';
-import { readDeploymentFile } from '../../chain/deployment.js';
+import type { ChainDeployment } from '../../chain/deployment.js';
 import { oneLine } from '../../runtime/process.js';
-import { ConfigError, type HubConfig } from '../../shared/config.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { ChainWitness } from '../facilitator/chain-witness.js';
 import type { EscrowPayout } from '../facilitator/escrow.js';
@@ -13,7 +11,6 @@ import { LocalFacilitator } from '../facilitator/local-facilitator.js';
 import type { SettleResult } from '../facilitator/results.js';
 import { localSessionRail, type SessionRail } from '../sessions/session-rail.js';
 import { localFaucet } from './faucet.js';
-import { type PaymentRails, paymentRails } from './rails.js';
 
 /**
  * The payment rail a deployment takes payments on: one network, one token, one facilitator.
@@ -65,47 +62,9 @@ export type PaymentRail = {
 
 export const CHALLENGE_LIFETIME_SECONDS = 300;
 
-/**
- * Finds the rails (docs/decisions.md#D-313). The live rail: a remote facilitator when
- * HUB_FACILITATOR_URL is set (production; with HUB_PAYMENT_RPC_URL, hub reads the chain for what
- * its answers leave open), otherwise the local chain described by `hub chain up` in
- * `HUB_CHAIN_FILE` (development), with hub's in-process facilitator settling from the chain's
- * settler key. Beside a remote live rail, a test rail for sandbox sellers: a remote facilitator on
- * a test network (HUB_TEST_FACILITATOR_URL, its settings the live ones' `HUB_TEST_` twins), or the
- * local chain of a `HUB_CHAIN_FILE` set explicitly. No rail: priced challenges answer 503 until one
- * is configured; identity challenges still work.
- */
-export async function resolvePaymentRails(config: HubConfig, env: Env = process.env): Promise<PaymentRails> {
-  if (!env.HUB_FACILITATOR_URL) {
-    if (env.HUB_TEST_FACILITATOR_URL)
-      throw new ConfigError(
-        'HUB_TEST_FACILITATOR_URL is the test rail beside a live one: set HUB_FACILITATOR_URL too (a deployment on a test network alone sets HUB_FACILITATOR_URL with HUB_PAYMENT_TEST_RAIL=1)',
-      );
-    if (!existsSync(config.chainFile)) return {};
-    return { live: localRail(await readDeploymentFile(config.chainFile)) };
-  }
-  const live = remoteRail(env, liveSettings(env));
-  // A chain file only at the default place (a data directory that once ran `hub chain up`) is no test rail.
-  const chainFile = env.HUB_CHAIN_FILE !== undefined && existsSync(config.chainFile) ? config.chainFile : undefined;
-  if (env.HUB_TEST_FACILITATOR_URL && chainFile)
-    throw new ConfigError(
-      `both HUB_TEST_FACILITATOR_URL and the local chain of HUB_CHAIN_FILE (${chainFile}) would be the test rail: keep one`,
-    );
-  const test = env.HUB_TEST_FACILITATOR_URL
-    ? remoteRail(env, TEST_SETTINGS)
-    : chainFile
-      ? localRail(await readDeploymentFile(chainFile))
-      : undefined;
-  try {
-    return paymentRails(live, test);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
-}
-
 /** The names a remote rail's settings go by (the live rail's, and their `HUB_TEST_` twins), its name and whether it is a test rail. */
 type RailSettings = { facilitatorUrl: string; payment: string; name: (symbol: string) => string; test: boolean };
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 const liveSettings = (env: Env): RailSettings => ({
   facilitatorUrl: 'HUB_FACILITATOR_URL',
   payment: 'HUB_PAYMENT',
@@ -119,8 +78,12 @@ const TEST_SETTINGS: RailSettings = {
   test: true,
 };
 
-/** A rail settled by a remote x402 facilitator, as `settings` names its configuration. */
-function remoteRail(env: Env, settings: RailSettings): PaymentRail {
+/**
+ * A rail settled by a remote x402 facilitator, as `HUB_FACILITATOR_URL` and the `HUB_PAYMENT_`
+ * settings configure the live one and their `HUB_TEST_` twins the test one (rails.ts).
+ */
+export function remoteRail(env: Env, which: 'live' | 'test'): PaymentRail {
+  const settings = which === 'live' ? liveSettings(env) : TEST_SETTINGS;
   const url = env[settings.facilitatorUrl]!;
   const setting = (name: string) => env[`${settings.payment}_${name}`];
   const required = (name: string) => {
@@ -160,7 +123,7 @@ function remoteRail(env: Env, settings: RailSettings): PaymentRail {
 }
 
 /** A rail on a local EVM chain (anvil in development and tests), settled in process. */
-export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>): PaymentRail {
+export function localRail(chain: ChainDeployment): PaymentRail {
   const facilitator = new LocalFacilitator({
     rpcUrl: chain.rpcUrl,
     chainId: chain.chainId,

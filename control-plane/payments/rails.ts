@@ -1,4 +1,7 @@
-import type { PaymentRail } from './rail.js';
+import { existsSync } from 'node:fs';
+import { readDeploymentFile } from '../../chain/deployment.js';
+import { ConfigError, type HubConfig } from '../../shared/config.js';
+import { type Env, localRail, type PaymentRail, remoteRail } from './rail.js';
 
 /**
  * The rails of a deployment (docs/decisions.md#D-313): the one live sellers are paid on, and
@@ -25,6 +28,44 @@ export function paymentRails(live: PaymentRail | undefined, test?: PaymentRail):
     );
   if (live.network === test.network) throw new Error(`the live and test rails are both on ${live.network}: give each a network of its own`);
   return { live, test };
+}
+
+/**
+ * Finds the rails (docs/decisions.md#D-313). The live rail: a remote facilitator when
+ * HUB_FACILITATOR_URL is set (production; with HUB_PAYMENT_RPC_URL, hub reads the chain for what
+ * its answers leave open), otherwise the local chain described by `hub chain up` in
+ * `HUB_CHAIN_FILE` (development), with hub's in-process facilitator settling from the chain's
+ * settler key. Beside a remote live rail, a test rail for sandbox sellers: a remote facilitator on
+ * a test network (HUB_TEST_FACILITATOR_URL, its settings the live ones' `HUB_TEST_` twins), or the
+ * local chain of a `HUB_CHAIN_FILE` set explicitly. No rail: priced challenges answer 503 until one
+ * is configured; identity challenges still work.
+ */
+export async function resolvePaymentRails(config: HubConfig, env: Env = process.env): Promise<PaymentRails> {
+  if (!env.HUB_FACILITATOR_URL) {
+    if (env.HUB_TEST_FACILITATOR_URL)
+      throw new ConfigError(
+        'HUB_TEST_FACILITATOR_URL is the test rail beside a live one: set HUB_FACILITATOR_URL too (a deployment on a test network alone sets HUB_FACILITATOR_URL with HUB_PAYMENT_TEST_RAIL=1)',
+      );
+    if (!existsSync(config.chainFile)) return {};
+    return { live: localRail(await readDeploymentFile(config.chainFile)) };
+  }
+  const live = remoteRail(env, 'live');
+  // A chain file only at the default place (a data directory that once ran `hub chain up`) is no test rail.
+  const chainFile = env.HUB_CHAIN_FILE !== undefined && existsSync(config.chainFile) ? config.chainFile : undefined;
+  if (env.HUB_TEST_FACILITATOR_URL && chainFile)
+    throw new ConfigError(
+      `both HUB_TEST_FACILITATOR_URL and the local chain of HUB_CHAIN_FILE (${chainFile}) would be the test rail: keep one`,
+    );
+  const test = env.HUB_TEST_FACILITATOR_URL
+    ? remoteRail(env, 'test')
+    : chainFile
+      ? localRail(await readDeploymentFile(chainFile))
+      : undefined;
+  try {
+    return paymentRails(live, test);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** Every configured rail, the live one first. */
