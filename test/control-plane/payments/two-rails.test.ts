@@ -13,8 +13,8 @@ import { paymentRequiredBody } from '../../../sdk/payment-required.js';
 import type { HubConfig } from '../../../shared/config.js';
 import { decodeHeaderJson, encodeHeaderJson, X402_HEADERS } from '../../../shared/payments/x402-headers.js';
 import type { PaymentPayload, PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { seedPricedService } from '../../helpers/catalog-seed.js';
+import { startTestChain, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startX402FacilitatorServer } from '../../helpers/facilitator-server.js';
 import { startTestHub } from '../../helpers/hub.js';
@@ -194,7 +194,9 @@ for (const provider of testProviders()) {
       const analytics = (await api.get(`/v1/analytics/sellers/${live.id}?days=7&timeZone=UTC`, key)).body.analytics;
       t.match(analytics, { transactions: 1, revenueUsd: '0.010000' }, 'its one paid call');
       t.same(
-        analytics.recentTransactions.filter((tx: { status: string }) => tx.status === 'settled').map((tx: { amountUsd: string }) => tx.amountUsd),
+        analytics.recentTransactions
+          .filter((tx: { status: string }) => tx.status === 'settled')
+          .map((tx: { amountUsd: string }) => tx.amountUsd),
         ['0.010000'],
       );
       t.same((await api.get(`/v1/accounts?sellerId=${live.id}`, key)).body.accounts, [], 'no live account');
