@@ -2,6 +2,7 @@ import type { Hex } from 'viem';
 import { whyChainDoesNotAnswer } from '../../chain/answers.js';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import { oneLine } from '../../runtime/process.js';
+import { ConfigError } from '../../shared/config.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { ChainWitness } from '../facilitator/chain-witness.js';
 import type { EscrowPayout } from '../facilitator/escrow.js';
@@ -88,15 +89,15 @@ export function remoteRail(env: Env, which: 'live' | 'test'): PaymentRail {
   const setting = (name: string) => env[`${settings.payment}_${name}`];
   const required = (name: string) => {
     const value = setting(name);
-    if (!value) throw new Error(`${settings.payment}_${name} is required when ${settings.facilitatorUrl} is set`);
+    if (!value) throw new ConfigError(`${settings.payment}_${name} is required when ${settings.facilitatorUrl} is set`);
     return value;
   };
   const network = required('NETWORK') as `${string}:${string}`;
   const rpcUrl = setting('RPC_URL');
   const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
-  if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new Error(`${settings.payment}_RPC_URL must be an http(s) URL`);
+  if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new ConfigError(`${settings.payment}_RPC_URL must be an http(s) URL`);
   if (rpcUrl && !Number.isSafeInteger(chainId))
-    throw new Error(`${settings.payment}_RPC_URL needs an EVM ${settings.payment}_NETWORK (eip155:<chain id>)`);
+    throw new ConfigError(`${settings.payment}_RPC_URL needs an EVM ${settings.payment}_NETWORK (eip155:<chain id>)`);
   const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
   const facilitator = new HttpFacilitator({ url, ...(witness ? { witness } : {}) });
   const symbol = setting('TOKEN_SYMBOL') ?? 'USDC';

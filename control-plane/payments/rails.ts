@@ -17,16 +17,17 @@ export type PaymentRails = {
   test?: PaymentRail | undefined;
 };
 
-/** The rails, checked: a test rail is one, beside a live rail that is not, on a network of its own. */
-export function paymentRails(live: PaymentRail | undefined, test?: PaymentRail): PaymentRails {
+/** The rails, checked (a ConfigError otherwise): a test rail is one, beside a live rail that is not, on a network of its own. */
+function paymentRails(live: PaymentRail | undefined, test?: PaymentRail): PaymentRails {
   if (!test) return { live };
-  if (!live) throw new Error('a test rail is only ever beside a live one');
-  if (!test.test) throw new Error(`the test rail ${test.name} is not a test rail`);
+  if (!live) throw new ConfigError('a test rail is only ever beside a live one');
+  if (!test.test) throw new ConfigError(`the test rail ${test.name} is not a test rail`);
   if (live.test)
-    throw new Error(
+    throw new ConfigError(
       `the live rail ${live.name} is a test rail (HUB_PAYMENT_TEST_RAIL=1), which serves sandbox sellers already: no second test rail beside it`,
     );
-  if (live.network === test.network) throw new Error(`the live and test rails are both on ${live.network}: give each a network of its own`);
+  if (live.network === test.network)
+    throw new ConfigError(`the live and test rails are both on ${live.network}: give each a network of its own`);
   return { live, test };
 }
 
@@ -61,11 +62,7 @@ export async function resolvePaymentRails(config: HubConfig, env: Env = process.
     : chainFile
       ? localRail(await readDeploymentFile(chainFile))
       : undefined;
-  try {
-    return paymentRails(live, test);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  return paymentRails(live, test);
 }
 
 /** Every configured rail, the live one first. */
