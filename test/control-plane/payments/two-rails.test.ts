@@ -5,6 +5,7 @@ import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { writeDeploymentFile } from '../../../chain/deployment.js';
 import type { LocalChain } from '../../../chain/local-chain.js';
+import { discoveryCatalog } from '../../../control-plane/discovery/catalog.js';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { type PaymentRails, resolvePaymentRails } from '../../../control-plane/payments/rails.js';
 import { closeServer, listen } from '../../../runtime/http-server.js';
@@ -165,6 +166,9 @@ for (const provider of testProviders()) {
       t.match(bought, { status: 201, paid: { network: testChain.network, amount: '1000000' } });
       t.match(await attempt(bought.paid.paymentId), { kind: 'purchase', status: 'settled', network: testChain.network });
       t.same(await balances(wallet), { live: 0n, test: 2_000_000n - 10_000n - 1_000_000n }, 'both paid on the test chain');
+      // What the discovery documents offer agents: each seller's own rail.
+      const offered = async (sellerId: string) => (await discoveryCatalog(hub.cp.db, hub.cp.rails, sellerId))?.payment?.network;
+      t.same([await offered(live.id), await offered(sandbox.id)], [liveChain.network, testChain.network], 'each documents its own rail');
     });
 
     await t.test('a sandbox payment replayed at the live seller is refused and unlocks nothing', async (t) => {
