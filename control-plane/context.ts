@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Tracing } from '../runtime/tracing.js';
 import type { HubConfig } from '../shared/config.js';
 import type { Agentify } from './agentify/agentify.js';
 import type { Db, Provider } from './db/client.js';
@@ -28,6 +29,8 @@ export type ControlPlaneServices = {
   pageViews: PageViewIntake;
   /** Pages of sellers' sites as markdown: the fetch policy, the converter pool, the budget. */
   agentify: Agentify;
+  /** The process's tracing (runtime/trace-export.ts), started with the services; absent when off. */
+  tracing?: Tracing | undefined;
 };
 
 /** Per request: the services plus the raw HTTP exchange (credentials are read from it lazily). */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
+import { startTracing } from '../runtime/trace-export.js';
 import { upstreamAddressesOf } from '../runtime/upstream-addresses.js';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { Agentify } from './agentify/agentify.js';
@@ -19,7 +20,7 @@ import { type PaymentRails, railsIn, resolvePaymentRails } from './payments/rail
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
-import { startVoucherClaimLoop } from './sessions/claim-vouchers.js';
+import { startSessionLoops } from './sessions/session-loops.js';
 import { startPendingSettlementLoop } from './storefront/pending-loop.js';
 
 /** Starts the control-plane: migrate, open the database, serve, and stop cleanly on SIGTERM. */
@@ -47,9 +48,10 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   }
 
   await reportRails(rails, logger);
-  const stopPendingLoop = startPendingSettlementLoop(db, rails, logger, config.pending.intervalMs, config.cardPayments);
-  // Each rail's channels are claimed on that rail.
-  const stopClaimLoops = railsIn(rails).map((rail) => startVoucherClaimLoop(db, rail, logger, config.sessions.claimIntervalMs));
+  const tracing = startTracing('hub-control-plane', config.otlpEndpoint);
+  const stopPendingLoop = startPendingSettlementLoop(db, rails, logger, config.pending, config.cardPayments, tracing);
+  // Each rail's channels are claimed and settled on that rail.
+  const stopSessionLoops = railsIn(rails).map((rail) => startSessionLoops(db, rail, logger, config.sessions));
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
@@ -74,19 +76,23 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     accountWrites,
     pageViews,
     agentify,
+    tracing,
   });
   const port = await listen(server, config.controlPlane.port, config.host);
   logger.info({ port, host: config.host, database: describeDatabase(config.database) }, 'control-plane listening');
 
   const stop = async () => {
     stopPendingLoop();
-    for (const stopClaimLoop of stopClaimLoops) stopClaimLoop();
+    const sessionsStopped = Promise.all(stopSessionLoops.map((stop) => stop()));
     await closeServer(server);
     await settlementsAfterResponse();
+    await sessionsStopped;
     await mail.stop();
     await accountWrites.stop();
     await pageViews.sink.drain();
     await agentify.close();
+    // What is still buffered goes out once nothing more is traced.
+    await tracing?.stop();
     await close();
   };
   return { server, port, stop, db, logger, pageViews, masterKey };

@@ -3,8 +3,9 @@ import type { TRPCError } from '@trpc/server';
 import { loggablePath } from '../runtime/containment.js';
 import { createHttpServer } from '../runtime/http-server.js';
 import { sendError, sendJson } from '../runtime/respond.js';
-import { startTracing } from '../runtime/trace-export.js';
+import { inServerSpan } from '../runtime/tracing.js';
 import { ApiError } from '../shared/errors.js';
+import { traceAttributes } from '../shared/trace-attributes.js';
 import { handleProviderWebhook, PROVIDER_WEBHOOK_PATH } from './card-payments/webhook.js';
 import type { ControlPlaneServices } from './context.js';
 import { createDashboardHandler, DASHBOARD_PREFIX } from './dashboard/serve.js';
@@ -26,7 +27,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   const logFailure = ({ error, path: procedure }: { error: TRPCError; path: string | undefined }) => {
     if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error, procedure }, 'procedure failed');
   };
-  const tracing = startTracing('hub-control-plane', services.config.otlpEndpoint);
+  const { tracing } = services;
   const handleInternal = createInternalEndpoint(services, logFailure, tracing);
   const serveDashboard = createDashboardHandler();
 
@@ -42,7 +43,14 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
       return handleInternal(req, res, path.slice(TRPC_PREFIX.length), (req.url ?? '').slice(path.length));
     }
     // The usage and page-view routes sellers call on every request skip the generic REST machinery.
-    if (hot.serves(req.method, path)) return hot.handle(req, res, path);
+    if (hot.serves(req.method, path)) {
+      // Traced under the seller's own span when its request names one (`traceparent`).
+      return inServerSpan(tracing, `${req.method} ${path}`, req.headers, (span) =>
+        hot
+          .handle(req, res, path)
+          .finally(() => span?.setAttributes(traceAttributes({ method: req.method, route: path, httpStatus: res.statusCode }))),
+      );
+    }
     if (path.startsWith(REST_PREFIX)) return handleRest(req, res, path);
     if (path === PROVIDER_WEBHOOK_PATH) return handleProviderWebhook(services, req, res);
     // The dashboard, on the API's own origin: its session cookie and the API go together.
@@ -69,8 +77,6 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     logger,
     { accessLog: services.config.accessLog },
   );
-  // What is still buffered goes out as the server stops.
-  if (tracing) server.once('close', () => void tracing.stop());
   return server;
 }
 

@@ -59,6 +59,10 @@ function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: numb
   const socket = req.socket;
   const onIdle = () => {
     if (req.complete) return void socket.setTimeout(0);
+    // Hub has not begun to read the body (it is still deciding, say looking up the seller):
+    // the client is stalled by hub's own full buffers, not idle. The whole-request limit still
+    // bounds the wait.
+    if (req.readableFlowing === null) return void socket.setTimeout(idleMs);
     if (res.headersSent) return void socket.destroy();
     const { status, body } = errorResponse(new ApiError('request_timeout'));
     res.once('finish', () => socket.destroy());

@@ -29,7 +29,8 @@ export function markTracingStarted(): void {
   tracingStarted = true;
 }
 
-export type SpanOptions = { kind?: SpanKind; attributes?: Attributes };
+/** `root`: a trace of its own, for work no request started (a loop's pass). */
+export type SpanOptions = { kind?: SpanKind; attributes?: Attributes; root?: boolean };
 
 /** Runs `work` in a span `name`, a child of the active one; off, runs `work(undefined)`. */
 export function inSpan<T>(

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type OrganizationPlanOffer, parseOrganizationPlans } from './card-payments/organization-plans.js';
+import { parseUsd, usdToMicros } from './money.js';
 
 /**
  * hub's configuration, read from the environment and validated in one place. Each process picks
@@ -119,7 +120,16 @@ const envSchema = z.object({
   HUB_REQUEST_IDLE_TIMEOUT_MS: positiveInt(10_000),
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
   HUB_SESSIONS_CLAIM_INTERVAL_S: positiveInt(60),
+  HUB_SESSIONS_SETTLE_INTERVAL_S: positiveInt(3_600),
+  HUB_SESSIONS_CLAIM_AT_USD: z
+    .string()
+    .trim()
+    .refine((value) => parseUsd(value).ok, 'must be a USD amount such as 1.00, with at most six decimals')
+    .transform(usdToMicros)
+    .pipe(z.bigint().min(1n, 'must be more than 0'))
+    .default(1_000_000n),
   HUB_PENDING_INTERVAL_MS: positiveInt(15_000),
+  HUB_STRANDED_CALL_MS: positiveInt(15 * 60_000),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
   // The card provider (Stripe): all three keys, or none (card routes then answer 503).
@@ -229,10 +239,17 @@ export type HubConfig = {
    * lets go of it after this.
    */
   delivery: { leaseMs: number };
-  /** How often the control-plane claims on chain what sessions charged (docs/decisions.md#D-290). */
-  sessions: { claimIntervalMs: number };
-  /** How often the control-plane finishes payments left pending (storefront/pending-loop.ts). */
-  pending: { intervalMs: number };
+  /**
+   * Sessions' claims and settlements (docs/decisions.md#D-290, #D-303, #D-305): how often what was
+   * charged is claimed, how often what was claimed is sent to sellers, and the unclaimed amount on
+   * one channel that is claimed at once.
+   */
+  sessions: { claimIntervalMs: number; settleIntervalMs: number; claimAtMicros: bigint };
+  /**
+   * How often the control-plane finishes payments left pending (storefront/pending-loop.ts), and
+   * how long a paid call stays in flight before it is taken for stranded and released.
+   */
+  pending: { intervalMs: number; strandedCallMs: number };
   /** Page views one organization may report a minute; beyond it, 429. */
   pageViews: { perMinute: number };
   /**
@@ -285,6 +302,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (mode === 'production' && !e.HUB_SMTP_URL) {
     throw new ConfigError('HUB_SMTP_URL is required in production (smtp:// or smtps://, with credentials): hub mails buyers');
   }
+  // Released while the seller may still answer, a call could be served and then find nothing to
+  // settle: the seller's time comes first (docs/decisions.md#D-329).
+  const sellerMayTakeMs = e.HUB_UPSTREAM_HEADERS_TIMEOUT_MS + e.HUB_UPSTREAM_BODY_TIMEOUT_MS;
+  if (e.HUB_STRANDED_CALL_MS <= sellerMayTakeMs) {
+    throw new ConfigError(
+      `HUB_STRANDED_CALL_MS must be longer than a seller may take to answer (HUB_UPSTREAM_HEADERS_TIMEOUT_MS + HUB_UPSTREAM_BODY_TIMEOUT_MS = ${sellerMayTakeMs} ms)`,
+    );
+  }
   if (e.HUB_CONTROL_PLANE_URL && !/^https?:\/\//.test(e.HUB_CONTROL_PLANE_URL)) {
     throw new ConfigError('HUB_CONTROL_PLANE_URL must be an http(s) URL');
   }
@@ -334,8 +359,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLog: e.HUB_ACCESS_LOG === 'on',
     mail: { smtpUrl: e.HUB_SMTP_URL, from: e.HUB_MAIL_FROM ?? `hub <no-reply@${e.HUB_PAY_DOMAIN}>` },
     delivery: { leaseMs: e.HUB_DELIVERY_LEASE_MS },
-    sessions: { claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000 },
-    pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS },
+    sessions: {
+      claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000,
+      settleIntervalMs: e.HUB_SESSIONS_SETTLE_INTERVAL_S * 1000,
+      claimAtMicros: e.HUB_SESSIONS_CLAIM_AT_USD,
+    },
+    pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS, strandedCallMs: e.HUB_STRANDED_CALL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },
     restart: { healthyAfterMs: e.HUB_RESTART_HEALTHY_AFTER_MS },
     cardPayments: cardPaymentsOf(e),

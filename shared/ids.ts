@@ -33,6 +33,7 @@ export const idPrefixes = {
   encryptionKey: 'hjwk',
   invitation: 'inv',
   passwordAttempt: 'pwa',
+  sessionTransaction: 'stx',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -18,6 +18,10 @@ export const TRACE_ATTRIBUTES = {
   requestId: 'hub.request.id',
   httpStatus: 'http.response.status_code',
   method: 'http.request.method',
+  route: 'http.route',
+  settled: 'hub.pending.settled',
+  opened: 'hub.pending.opened',
+  released: 'hub.pending.released',
 } as const;
 
 export type TraceFields = Partial<Record<keyof typeof TRACE_ATTRIBUTES, string | number | null | undefined>>;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { formatUsd } from '../../shared/money.js';
 import type { sellerAnalytics, transaction } from '../../shared/schemas/analytics.js';
 import type { Db } from '../db/client.js';
+import { sessionRevenueFor } from '../sessions/session-revenue.js';
 import { QUARTERS_IN, quarterOf } from './time-buckets.js';
 
 const DAY_MS = 86_400_000;
@@ -25,13 +26,14 @@ export async function sellerAnalyticsFor(
 ): Promise<SellerAnalytics> {
   // Quarter-hours up to the first whole UTC day of the window, then days: at most 96 + 365 rows.
   const firstDay = Math.ceil(+window.start / DAY_MS);
-  const [totals, recent] = await Promise.all([
+  const [totals, recent, sessionRevenue] = await Promise.all([
     db.$queryRaw<{ calls: unknown; attempts: unknown; transactions: unknown; revenue: unknown; wallets: unknown }[]>`
       SELECT SUM("calls") AS calls, SUM("attempts") AS attempts, SUM("transactions") AS transactions,
         CAST(SUM("revenueMicros") AS TEXT) AS revenue, SUM("newWallets") AS wallets
       FROM "SellerStat" WHERE "sellerId" = ${seller.id} AND (("grain" = 'quarter' AND "bucket" >= ${quarterOf(window.start)} AND "bucket" < ${firstDay * QUARTERS_IN.day})
         OR ("grain" = 'day' AND "bucket" >= ${firstDay}))`,
     recentTransactions(db, seller, window.start),
+    sessionRevenueFor(db, seller.id, window.start),
   ]);
   const row = totals[0];
   const attempts = Number(row?.attempts ?? 0);
@@ -45,6 +47,7 @@ export async function sellerAnalyticsFor(
     attempts,
     successRate: attempts === 0 ? 0 : Math.round((transactions / attempts) * 10_000) / 10_000,
     recentTransactions: recent,
+    sessionRevenue,
   };
 }
 

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import type { Tracing } from '../../runtime/tracing.js';
+import { inServerSpan, type Tracing } from '../../runtime/tracing.js';
 import { ApiError } from '../../shared/errors.js';
+import { traceAttributes } from '../../shared/trace-attributes.js';
 import type { ControlPlaneServices, RequestContext } from '../context.js';
 import { createDirectCalls } from './direct-calls.js';
 import { MAX_INTERNAL_BODY_BYTES, requireInternalToken } from './internal-token.js';
@@ -28,16 +29,19 @@ export function createInternalEndpoint(services: ControlPlaneServices, onError: 
       throw new ApiError('not_found', 'No such internal procedure; the management API is under /v1.');
     }
     if (direct?.serves(req, procedure, search)) return direct.handle(req, res, procedure);
-    return nodeHTTPRequestHandler({
-      req,
-      res,
-      path: procedure,
-      router: internalApiRouter,
-      createContext: (): RequestContext => ({ ...services, req, res }),
-      onError,
-      maxBodySize: MAX_INTERNAL_BODY_BYTES,
-      // The proxy sends one call at a time; a batch would only multiply what one request costs.
-      maxBatchSize: 1,
-    });
+    // Under the caller's span, as the direct lane serves its procedures (direct-calls.ts).
+    return inServerSpan(tracing, procedure, req.headers, (span) =>
+      nodeHTTPRequestHandler({
+        req,
+        res,
+        path: procedure,
+        router: internalApiRouter,
+        createContext: (): RequestContext => ({ ...services, req, res }),
+        onError,
+        maxBodySize: MAX_INTERNAL_BODY_BYTES,
+        // The proxy sends one call at a time; a batch would only multiply what one request costs.
+        maxBatchSize: 1,
+      }).finally(() => span?.setAttributes(traceAttributes({ httpStatus: res.statusCode }))),
+    );
   };
 }

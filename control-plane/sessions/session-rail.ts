@@ -19,6 +19,10 @@ export type SessionRail = {
   deposit(config: ChannelConfig, amount: bigint, authorization: Erc3009Deposit): Promise<CallOutcome>;
   /** Claims channels' vouchers in one `claimWithSignature`, the batch signed as their receiver authorizer. */
   claim(claims: VoucherClaim[]): Promise<CallOutcome>;
+  /** What the chain counts for a receiver in a token: claimed for it in all, and sent to it in all. */
+  receiverTotals(receiver: Address, token: Address): Promise<{ totalClaimed: bigint; totalSettled: bigint }>;
+  /** Sends a receiver everything claimed for it in `token` and not sent yet (the contract's `settle`). */
+  settle(receiver: Address, token: Address): Promise<CallOutcome>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
@@ -34,6 +38,8 @@ export const batchSettlementAbi = parseAbi([
   'struct Voucher { ChannelConfig channel; uint128 maxClaimableAmount; }',
   'struct VoucherClaim { Voucher voucher; bytes signature; uint128 totalClaimed; }',
   'function claimWithSignature(VoucherClaim[] voucherClaims, bytes authorizerSignature)',
+  'function receivers(address receiver, address token) view returns (uint128 totalClaimed, uint128 totalSettled)',
+  'function settle(address receiver, address token)',
 ]);
 
 /** The claim batch the receiver authorizer signs: the scheme's `ClaimBatch` type. */
@@ -97,6 +103,16 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
         functionName: 'claimWithSignature',
         args: [voucherClaims, authorizerSignature],
       });
+      return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
+    async receiverTotals(receiver, token) {
+      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'receivers', args: [receiver, token] });
+      const answer = await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+      const [totalClaimed, totalSettled] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'receivers', data: answer });
+      return { totalClaimed, totalSettled };
+    },
+    settle(receiver, token) {
+      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'settle', args: [receiver, token] });
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
     },
   };

@@ -13,7 +13,9 @@ import { billingSummary } from '../payments/settlement/billing.js';
 import { planPrices, settledCharge } from '../payments/settlement/charge.js';
 import { releaseInFlight } from '../payments/settlement/credit-call.js';
 import { commitVoucher, readChannel, releaseChannel } from './channel-mirror.js';
+import { noteUnclaimed } from './session-loops.js';
 import { channelState } from './session-refusal.js';
+import { recordSessionCharge } from './session-revenue.js';
 
 /**
  * Finishes a call paid by a session's voucher once the seller answered, with no transaction: a
@@ -63,10 +65,16 @@ export async function settleSessionCall(
         await noteAttempt(tx, attempt.id, { while: 'settled', set: { chargedMicros: 0n, settlementReason: 'channel_hold_lapsed' } });
         return { ...charge, charged: 0n, channel: await readChannel(tx, channelId) };
       }
-      if (charge.charged > 0n) await countTransaction(tx, { ...attempt, chargedMicros: charge.charged });
+      const channel = await readChannel(tx, channelId);
+      if (charge.charged > 0n) {
+        await countTransaction(tx, { ...attempt, chargedMicros: charge.charged });
+        if (channel) await recordSessionCharge(tx, attempt, charge.charged, channel.charged);
+      }
+      return { ...charge, channel };
     }
     return { ...charge, channel: await readChannel(tx, channelId) };
   });
+  if (channel) noteUnclaimed(rail, channel.charged - channel.totalClaimed);
   const deposit = payload.type === 'deposit' ? payload.deposit.amount : undefined;
   const transaction = attempt.settleTxHash ?? null;
   return {

@@ -1,28 +1,40 @@
 import type { Logger } from 'pino';
+import { inSpan, type Tracing } from '../../runtime/tracing.js';
 import type { CardPaymentsConfig } from '../../shared/config.js';
+import { traceAttributes } from '../../shared/trace-attributes.js';
 import { requestCardRefunds } from '../card-payments/card-refunds.js';
 import type { Db } from '../db/client.js';
 import { type PaymentRails, railsIn } from '../payments/rails.js';
 import { finishPendingPayments } from './pending-payments.js';
 
 /**
- * Every `intervalMs`, finishes what was left pending (pending-payments.ts), and asks the card
+ * Every `pending.intervalMs`, finishes what was left pending (pending-payments.ts), and asks the card
  * provider again for the refunds it has not accepted yet (card-payments/card-refunds.ts), one
- * round at a time.
+ * round at a time. Traced, each pass is a trace of its own (`pending payments`), with what it finished.
  */
 export function startPendingSettlementLoop(
   db: Db,
   rails: PaymentRails,
   logger: Logger,
-  intervalMs = 15_000,
+  pending: { intervalMs: number; strandedCallMs?: number } = { intervalMs: 15_000 },
   cards?: CardPaymentsConfig,
+  tracing?: Tracing,
 ): () => void {
   const onChain = railsIn(rails).length > 0;
   if (!onChain && !cards) return () => {};
   let running = false;
   const settlements = async () => {
     if (!onChain) return;
-    const { settled, opened, released } = await finishPendingPayments(db, rails);
+    const { settled, opened, released } = await inSpan(
+      tracing,
+      'pending payments',
+      async (span) => {
+        const finished = await finishPendingPayments(db, rails, pending.strandedCallMs);
+        span?.setAttributes(traceAttributes(finished));
+        return finished;
+      },
+      { root: true },
+    );
     if (settled) logger.info({ settled }, 'finished pending settlements');
     if (opened) logger.info({ opened }, 'finished purchases their buyers stopped waiting for');
     if (released) logger.info({ released }, 'released paid calls that never settled');
@@ -38,7 +50,7 @@ export function startPendingSettlementLoop(
       settlements().catch((err) => logger.warn({ err }, 'finishing pending settlements failed')),
       refunds().catch((err) => logger.warn({ err }, 'asking for card refunds failed')),
     ]).finally(() => (running = false));
-  }, intervalMs);
+  }, pending.intervalMs);
   timer.unref();
   return () => clearInterval(timer);
 }

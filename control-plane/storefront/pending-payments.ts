@@ -15,9 +15,9 @@ export const suspendUnpaidCapture: WhenCaptureFails = (db, accessId) => db.$tran
  * get their accounts, and paid calls stranded in flight are released (a credit-paid call gets its
  * draw back). Each on the rail it was made on.
  */
-export async function finishPendingPayments(db: Db, rails: PaymentRails) {
+export async function finishPendingPayments(db: Db, rails: PaymentRails, strandedCallMs?: number) {
   const settled = (await finishPendingSettlements(db, rails, undefined, suspendUnpaidCapture)) + (await finishPendingHolds(db, rails));
   const opened = await finishPurchases(db);
-  const released = await releaseStrandedCalls(db);
+  const released = await releaseStrandedCalls(db, strandedCallMs);
   return { settled, opened, released };
 }

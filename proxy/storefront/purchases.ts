@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { parseJsonBody } from '../../runtime/json-body.js';
 import { readBody } from '../../runtime/read-body.js';
 import { sendJson } from '../../runtime/respond.js';
+import { activeSpan, inSpan, SpanKind } from '../../runtime/tracing.js';
 import { AGENT_PATHS } from '../../shared/agent-paths.js';
 import type { AccountView, PaySeller, PurchaseOutcome } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { PAYMENT_RECEIPT_HEADER, STRIPE_METHOD } from '../../shared/payments/mpp/index.js';
 import { idSchema } from '../../shared/schemas/fields.js';
 import { sha256Hex } from '../../shared/signature.js';
+import { traceAttributes } from '../../shared/trace-attributes.js';
 import { describeIssues } from '../../shared/validation-message.js';
 import { authRecipe } from '../agents/agent-auth.js';
 import type { AgentCaller } from '../agents/agent-directory.js';
@@ -52,7 +54,23 @@ export function isStorefrontPath(path: string): boolean {
   return STOREFRONT_PATHS.has(path);
 }
 
-export async function handleStorefront(
+/**
+ * The storefront's paths at the pay URL. Traced, each request is a span of its own
+ * (`storefront <path>`), and the control-plane's work for it (pricing, the claim, the account) its
+ * children, across processes as for a paid call.
+ */
+export function handleStorefront(path: string, req: IncomingMessage, res: ServerResponse, seller: PaySeller, services: ProxyServices) {
+  if (!services.tracing) return serveStorefront(path, req, res, seller, services);
+  return inSpan(
+    services.tracing,
+    `storefront ${path}`,
+    (span) =>
+      serveStorefront(path, req, res, seller, services).finally(() => span?.setAttributes(traceAttributes({ httpStatus: res.statusCode }))),
+    { kind: SpanKind.SERVER, attributes: traceAttributes({ sellerId: seller.id, method: req.method, route: path }) },
+  );
+}
+
+async function serveStorefront(
   path: string,
   req: IncomingMessage,
   res: ServerResponse,
@@ -86,6 +104,9 @@ export async function handleStorefront(
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body.plain, body.contentType);
     const retry = { paymentId: payment.paymentId, sellerId: seller.id, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
+    activeSpan()?.setAttributes(
+      traceAttributes({ paymentId: payment.paymentId, protocol: payment.kind === 'card' ? 'mpp' : payment.protocol }),
+    );
     // By card (MPP's `stripe` charge), the control-plane charges the token; else it claims and settles the signed payment.
     const outcome =
       payment.kind === 'card'

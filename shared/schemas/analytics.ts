@@ -45,6 +45,16 @@ export const sellerAnalytics = z.object({
   attempts: z.int().meta({ description: 'Priced payment challenges issued in the period' }),
   successRate: z.number().meta({ description: 'transactions / attempts, 0 to 1 in four decimals; 0 without attempts' }),
   recentTransactions: z.array(transaction).meta({ description: 'The 20 newest payment attempts of the period, newest first' }),
+  sessionRevenue: z
+    .object({
+      chargedUsd: usd.meta({ description: 'What calls paid with a session’s vouchers charged in the period (part of revenueUsd)' }),
+      unclaimedUsd: usd.meta({ description: 'Of it, not claimed on chain yet: held by the payer’s voucher only' }),
+      claimedUsd: usd.meta({ description: 'Claimed on chain (the seller’s in the channel contract), not sent to the seller’s wallet yet' }),
+      settledUsd: usd.meta({ description: 'Sent to the seller’s wallet' }),
+    })
+    .meta({
+      description: 'Voucher charges (x402 batch-settlement) split by how far their money has moved: the three parts add up to chargedUsd',
+    }),
 });
 
 /** Payers' credit with a seller (hub's own route beside the spec's record). */

@@ -33,6 +33,7 @@ const NAMES: Record<IdKind, string> = {
   encryptionKey: 'encryption key',
   invitation: 'invitation',
   passwordAttempt: 'password attempt',
+  sessionTransaction: 'session transaction',
 };
 
 /**

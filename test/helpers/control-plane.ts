@@ -15,6 +15,7 @@ import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import type { PaymentRails } from '../../control-plane/payments/rails.js';
 import { createControlPlaneServer } from '../../control-plane/server.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
+import { startTracing } from '../../runtime/trace-export.js';
 import { upstreamAddressesOf } from '../../runtime/upstream-addresses.js';
 import { type HubConfig, loadConfig } from '../../shared/config.js';
 import { createTestDatabase } from './database.js';
@@ -70,11 +71,15 @@ export async function startTestControlPlane(
     mail,
     pageViews: new PageViewIntake(db, logger, config.pageViews.perMinute),
     agentify: new Agentify({ ...agentifyOptions, limits: { addresses: upstreamAddressesOf(config), ...agentifyOptions?.limits } }),
+    tracing: startTracing('hub-control-plane', config.otlpEndpoint),
   };
   t.teardown(() => services.agentify.close());
   const server = createControlPlaneServer(services);
   const port = await listen(server, 0, '127.0.0.1');
-  t.teardown(() => closeServer(server, 1_000));
+  t.teardown(async () => {
+    await closeServer(server, 1_000);
+    await services.tracing?.stop();
+  });
   let n = 0;
   return {
     ...services,

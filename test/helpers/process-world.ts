@@ -100,6 +100,8 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
     payer: payer.address,
     payerKey: payer.privateKey as Hex,
     served: seller.served,
+    /** The seller's signing secrets by id, for a test's account endpoint to verify hub's writes. */
+    sellerSecrets: seller.secrets,
     catalog,
     payUrl: (path: string) => `http://acme.pay.localhost:${proxyPort}${path}`,
     /** A request to the pay URL of `slug`, as `TestHub.pay` sends it (agent registration takes this). */

@@ -87,6 +87,31 @@ t.test('slow clients are cut off on both ports; a slow seller is not the client�
   });
 });
 
+t.test('a body hub has not begun to read is not timed as the client’s pause', async (t) => {
+  // The handler decides for longer than the idle limit before it reads (as the proxy does while
+  // it looks up a seller); a body larger than the sockets' buffers stalls the client meanwhile.
+  const body = Buffer.alloc(4 * 1024 * 1024, 0x61);
+  const server = createHttpServer(
+    async (req, res) => {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      let length = 0;
+      for await (const chunk of req) length += (chunk as Buffer).length;
+      res.end(String(length));
+    },
+    { timeoutMs: 5_000, idleTimeoutMs: 200 },
+    pino({ level: 'silent' }),
+    { accessLog: false },
+  );
+  const port = await listen(server, 0, '127.0.0.1');
+  t.teardown(() => closeServer(server, 100));
+  const answer = await rawExchange(port, [
+    `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    body,
+  ]);
+  t.equal(answer.status, 200, 'answered, not 408: the wait was hub’s');
+  t.equal(answer.body, String(body.length), 'the whole body was read');
+});
+
 t.test('what the HTTP parser refuses is never handled and is logged at debug', async (t) => {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({

@@ -126,3 +126,14 @@ t.test('card provider keys: all three or none, in the provider formats; organiza
   );
   t.throws(() => loadConfig({ HUB_ORGANIZATION_PLANS: 'nope' }), /HUB_ORGANIZATION_PLANS must be a JSON array/);
 });
+
+t.test('a paid call is taken for stranded only once no seller may still answer it', async (t) => {
+  t.equal(loadConfig({}).pending.strandedCallMs, 15 * 60_000, '15 minutes by default');
+  const quick = { HUB_UPSTREAM_HEADERS_TIMEOUT_MS: '1000', HUB_UPSTREAM_BODY_TIMEOUT_MS: '1000' };
+  t.equal(loadConfig({ ...quick, HUB_STRANDED_CALL_MS: '2001' }).pending.strandedCallMs, 2001);
+  t.throws(
+    () => loadConfig({ ...quick, HUB_STRANDED_CALL_MS: '2000' }),
+    /^HUB_STRANDED_CALL_MS must be longer than a seller may take to answer \(.* = 2000 ms\)$/,
+  );
+  t.throws(() => loadConfig({ HUB_STRANDED_CALL_MS: '60000' }), ConfigError, 'shorter than the default upstream timeouts');
+});

@@ -39,6 +39,7 @@ for (const provider of testProviders()) {
         attempts: 0,
         successRate: 0,
         recentTransactions: [],
+        sessionRevenue: { chargedUsd: '0.000000', unclaimedUsd: '0.000000', claimedUsd: '0.000000', settledUsd: '0.000000' },
       },
     });
 
@@ -87,6 +88,7 @@ for (const provider of testProviders()) {
         'newWallets',
         'recentTransactions',
         'revenueUsd',
+        'sessionRevenue',
         'successRate',
         'transactions',
       ]);

@@ -140,6 +140,36 @@ t.test('a paid call and its usage survive a killed process', async (t) => {
         const moved = await eventually(async () => (await tokenBalance(chain, w.payTo)) !== before.payee + 10_000n, 1_000);
         t.notOk(moved, 'and nothing more moves after it');
       });
+
+      await t.test(
+        'the control-plane killed and back while its settlement is still in the pool: settling until mined, then paid once',
+        async (t) => {
+          const before = await balances();
+          await controls.automine(false);
+          const call = pay(w.payUrl('/search?point=pool-at-restart')).then(
+            async (res) => ({ status: res.status, billing: res.headers.get('hub-billing') }),
+            () => 'cut' as const,
+          );
+          t.ok(await eventually(async () => (await controls.pending()) > 0, 60_000), 'the settlement’s transaction is in the pool');
+          await w.restartControlPlane();
+          t.match(await call, { status: 200, billing: /settling/ }, 'the agent has its answer, marked settling');
+          // The restarted control-plane settles again what is 10 s in `settling` (pending.ts), on
+          // every pass (200 ms here): past that age, it has looked at the payment several times while
+          // its transaction still waited in the pool.
+          const { verifiedAt } = (await attemptOf('/search?point=pool-at-restart'))!;
+          const lookedAt = verifiedAt!.getTime() + 10_000 + 2_000;
+          t.ok(await eventually(() => Date.now() > lookedAt, 60_000));
+          t.equal(await controls.pending(), 1, 'the one transaction is still in the pool, none sent beside it');
+          t.equal((await attemptOf('/search?point=pool-at-restart'))?.status, 'settling', 'not recorded failed: still settling');
+          await controls.mine();
+          await controls.automine(true);
+          t.ok(
+            await eventually(async () => (await attemptOf('/search?point=pool-at-restart'))?.status === 'settled', 60_000),
+            'recorded settled once mined',
+          );
+          t.same(await balances(), { payee: before.payee + 10_000n, payer: before.payer - 10_000n }, 'one cent moved, once');
+        },
+      );
     });
   }
 });

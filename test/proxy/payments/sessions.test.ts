@@ -2,23 +2,33 @@ import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
+import pino from 'pino';
 import t from 'tap';
-import { type Address, parseAbi } from 'viem';
+import { type Address, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
+import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
+import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { formatUsd } from '../../../shared/money.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
+import { until } from '../../helpers/row-locks.js';
 
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
 const billingOf = (res: Response) => JSON.parse(res.headers.get('hub-billing') ?? '{}');
+const HOUR_MS = 3_600_000;
 const channelsAbi = parseAbi(['function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)']);
 
 for (const provider of testProviders()) {
   t.test(`x402 batch-settlement sessions on ${provider}`, async (t) => {
-    const world = await startPaidWorld(t, provider);
+    // Claims every second and on 0.02 unclaimed on a channel, settles every second: the worker runs only where a test starts it.
+    const world = await startPaidWorld(t, provider, {
+      env: { HUB_SESSIONS_CLAIM_INTERVAL_S: '1', HUB_SESSIONS_SETTLE_INTERVAL_S: '1', HUB_SESSIONS_CLAIM_AT_USD: '0.02' },
+    });
     const { api, chain, hub, payerKey, sellerId, served, url } = world;
     const reader = chainReader(world.chain);
     const payer = privateKeyToAccount(payerKey);
@@ -277,6 +287,160 @@ for (const provider of testProviders()) {
       const res = await sendPaid('/search?q=off', header, requirements, payment.payload);
       t.equal(res.status, 402);
       t.match(await res.json(), { error: 'payment_required', settlementReason: 'invalid_batch_settlement_evm_scheme' });
+    });
+
+    // Claims and settlements through the control-plane's worker and its timers, on a second
+    // payer's channel (its own deposit covers the five calls below, so the settler sends no other
+    // transaction meanwhile). The first channel's charges are claimed first: the baseline.
+    t.equal((await patchSchemes(['exact', 'batch-settlement'])).status, 200);
+    await claimVouchers(world.db, world.rail);
+    const { db, payTo } = world;
+    const rail = world.rail as PaymentRail & { sessions: SessionRail };
+    const logger = pino({ level: 'silent' });
+    const configured = hub.cp.config.sessions;
+    const client = new x402Client();
+    client.register(
+      chain.network,
+      new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(chain.accounts[5]!.privateKey as Hex), reader)),
+    );
+    client.setSpendControls({ allowedAssets: true });
+    const paySecond = wrapFetchWithPayment(fetch, client);
+    let second = '' as Hex;
+    let calls = 0;
+    const call = async () => {
+      const res = await paySecond(url(`/search?q=second-${++calls}`));
+      if (res.status !== 200) throw new Error(`call ${calls}: ${res.status} ${await res.text()}`);
+      second = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+    };
+    const mirror = () => db.sessionChannel.findUniqueOrThrow({ where: { id: second } });
+    const records = (kind: string) => db.sessionTransaction.findMany({ where: { kind }, orderBy: { createdAt: 'asc' } });
+    const claimsBefore = (await records('claim')).length;
+    const settlerNonce = () => reader.getTransactionCount({ address: chain.settler.address as Address });
+    const baseline = BigInt(Math.round(Number((await revenueSplit()).chargedUsd) * 1e6));
+    /** The seller's voucher revenue, as the management API reports it. */
+    async function revenueSplit() {
+      const reply = await api.get(`/v1/analytics/sellers/${sellerId}?days=1`, hub.apiKey);
+      t.equal(reply.status, 200);
+      t.equal(
+        reply.body.analytics.revenueUsd,
+        reply.body.analytics.sessionRevenue.chargedUsd,
+        'every charge of this seller is a voucher’s',
+      );
+      return reply.body.analytics.sessionRevenue as Record<'chargedUsd' | 'unclaimedUsd' | 'claimedUsd' | 'settledUsd', string>;
+    }
+    /** The split expected: the baseline claimed and unsettled until settled, plus these amounts of the second channel. */
+    const split = (parts: { unclaimed?: bigint; claimed?: bigint; settled?: bigint }, baselineSettled = false) => ({
+      chargedUsd: formatUsd(baseline + (parts.unclaimed ?? 0n) + (parts.claimed ?? 0n) + (parts.settled ?? 0n)),
+      unclaimedUsd: formatUsd(parts.unclaimed ?? 0n),
+      claimedUsd: formatUsd((baselineSettled ? 0n : baseline) + (parts.claimed ?? 0n)),
+      settledUsd: formatUsd((baselineSettled ? baseline : 0n) + (parts.settled ?? 0n)),
+    });
+    t.same(await revenueSplit(), split({}), 'the first channel: all charged, all claimed');
+    let stop: (() => Promise<void>) | undefined;
+    const run = (schedule: SessionSchedule) => {
+      stop = startSessionLoops(db, rail, logger, schedule);
+    };
+    t.teardown(() => stop?.());
+    t.same(
+      [configured.claimIntervalMs, configured.settleIntervalMs, configured.claimAtMicros],
+      [1000, 1000, 20_000n],
+      'the schedule as configured',
+    );
+
+    await t.test('a claim whose sender stopped after sending is followed from the chain, not sent again', async (t) => {
+      // Claims on size only here: the intervals are an hour.
+      run({ ...configured, claimIntervalMs: HOUR_MS, settleIntervalMs: HOUR_MS });
+      await call(); // the deposit, and 0.01 charged: under the 0.02 threshold
+      t.equal((await records('claim')).length, claimsBefore, 'below the threshold nothing is claimed');
+      t.same(await revenueSplit(), split({ unclaimed: 10_000n }));
+
+      // A control-plane sends a claim and stops before it learns the outcome: its record stays `sending`, no hash.
+      const stopping = {
+        ...rail,
+        sessions: {
+          ...rail.sessions,
+          claim: (c: Parameters<SessionRail['claim']>[0]) => rail.sessions.claim(c).then(() => new Promise(() => {})),
+        },
+      };
+      const nonce = await settlerNonce();
+      void claimVouchers(db, stopping as PaymentRail);
+      await until(async () => (await rail.sessions.channel(second)).totalClaimed === 10_000n, 'the claim landing');
+      const left = (await records('claim')).at(-1);
+      t.match(left, { status: 'sending', transaction: null, openKey: chain.network, amount: 10_000n });
+      t.match(JSON.parse(left!.itemsJson), [{ channelId: second, totalClaimed: '10000', maxClaimableAmount: '10000' }]);
+      t.equal((await mirror()).totalClaimed, 0n, 'the mirror follows a claim only once it is known mined');
+
+      // The next call takes the channel to the threshold: a claim round follows the open claim, then claims the rest.
+      await call();
+      await until(async () => (await mirror()).totalClaimed === 20_000n, 'the claim on size');
+      const claims = (await records('claim')).slice(claimsBefore);
+      t.same(
+        claims.map((c) => [c.status, c.amount, c.openKey]),
+        [
+          ['mined', 10_000n, null],
+          ['mined', 10_000n, null],
+        ],
+      );
+      t.equal(await settlerNonce(), nonce + 2, 'two claim transactions: the first was not sent again');
+      t.same(await revenueSplit(), split({ claimed: 20_000n }));
+      await stop!();
+    });
+
+    await t.test('a claim whose receipt was lost is followed by its hash’s effect; the interval claims the rest', async (t) => {
+      await call();
+      const lost = {
+        ...rail,
+        sessions: {
+          ...rail.sessions,
+          claim: async (c: Parameters<SessionRail['claim']>[0]) => {
+            const sent = await rail.sessions.claim(c);
+            return { status: 'unknown' as const, transaction: 'transaction' in sent ? sent.transaction : ('0x' as Hex), message: 'lost' };
+          },
+        },
+      };
+      await t.rejects(claimVouchers(db, lost as PaymentRail), /did not go through: unknown/);
+      const sent = (await records('claim')).at(-1)!;
+      t.equal(sent.status, 'sent');
+      t.match(sent.transaction, /^0x[0-9a-f]{64}$/);
+      t.equal((await mirror()).totalClaimed, 20_000n);
+      const nonce = await settlerNonce();
+
+      // Another charge, under the threshold; then the worker on the configured schedule (claims every
+      // second), settling kept out of the way: its first round follows the lost claim, then claims the rest.
+      await call();
+      run({ ...configured, settleIntervalMs: HOUR_MS });
+      await until(async () => (await mirror()).totalClaimed === 40_000n, 'the lost claim followed, the rest claimed on the interval');
+      t.match(await db.sessionTransaction.findUniqueOrThrow({ where: { id: sent.id } }), {
+        status: 'mined',
+        transaction: sent.transaction,
+      });
+      t.equal(await settlerNonce(), nonce + 1, 'the lost claim was not sent again: one claim transaction, for the new charge');
+      t.same(await revenueSplit(), split({ claimed: 40_000n }));
+      await stop!();
+    });
+
+    await t.test('settle sends the seller’s wallet exactly what was claimed for it, on its schedule', async (t) => {
+      await call(); // 0.01 more: charged, not claimed (the claim interval runs again below, so it may be by the time settle runs)
+      t.same(await revenueSplit(), split({ unclaimed: 10_000n, claimed: 40_000n }));
+      const before = await tokenBalance(chain, payTo as Address);
+      const all = baseline + 50_000n; // micro-USD and token units alike: six decimals
+      run(configured);
+      await until(async () => (await mirror()).totalSettled === 50_000n, 'all claimed and settled');
+      const settles = (await records('settle')).filter((s) => s.status === 'mined');
+      t.ok(settles.length >= 1);
+      t.equal(
+        settles.reduce((sum, s) => sum + s.amount, 0n),
+        all,
+        'the settles sent everything claimed for the seller',
+      );
+      t.equal(await tokenBalance(chain, payTo as Address), before + all, 'the seller’s wallet rose by exactly what was claimed for it');
+      t.match(JSON.parse(settles[0]!.itemsJson), { receiver: payTo.toLowerCase(), totalSettled: String(settles[0]!.amount) });
+      t.same(await rail.sessions.receiverTotals(payTo as Address, chain.token.address as Address), {
+        totalClaimed: all,
+        totalSettled: all,
+      });
+      t.same(await revenueSplit(), split({ settled: 50_000n }, true));
+      t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
     });
   });
 }

@@ -1,0 +1,73 @@
+import type { Logger } from 'pino';
+import { microsToTokenUnits } from '../../shared/money.js';
+import type { Db } from '../db/client.js';
+import type { PaymentRail } from '../payments/rail.js';
+import { claimVouchers } from './claim-vouchers.js';
+import { followOpenTransaction } from './follow-transactions.js';
+import type { SessionRail } from './session-rail.js';
+import { settleClaimed } from './settle-claimed.js';
+
+/** The settings of sessions' claims and settlements (`HUB_SESSIONS_*`, docs/decisions.md#D-303). */
+export type SessionSchedule = {
+  /** How often what was charged is claimed. */
+  claimIntervalMs: number;
+  /** How often what was claimed is sent to sellers. */
+  settleIntervalMs: number;
+  /** A channel with this much charged and not claimed is claimed at once, not at the next interval. */
+  claimAtMicros: bigint;
+};
+
+/** The size trigger of each rail's running loops: a channel's unclaimed amount, in token units, that calls a claim round. */
+const sizeTriggers = new WeakMap<SessionRail, { atUnits: bigint; claimNow: () => void }>();
+
+/** Told after a voucher call is committed: a channel whose unclaimed amount reached the threshold is claimed now. */
+export function noteUnclaimed(rail: PaymentRail | undefined, unclaimed: bigint): void {
+  const trigger = rail?.sessions && sizeTriggers.get(rail.sessions);
+  if (trigger && unclaimed >= trigger.atUnits) trigger.claimNow();
+}
+
+/**
+ * The control-plane's sessions worker: a claim round every `claimIntervalMs` and when a channel
+ * crosses `claimAtMicros`, a settle round every `settleIntervalMs`, one round at a time (a round
+ * asked for while one runs waits for it; one of each kind waits at most). Every round first
+ * follows the transaction a stopped round left open. Stopping waits for the round running.
+ */
+export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger: Logger, schedule: SessionSchedule): () => Promise<void> {
+  const sessions = rail?.sessions;
+  if (!rail || !sessions) return async () => {};
+  let stopped = false;
+  let queue: Promise<void> = Promise.resolve();
+  const waiting = new Set<'claim' | 'settle'>();
+  const round = (kind: 'claim' | 'settle') => {
+    if (stopped || waiting.has(kind)) return;
+    waiting.add(kind);
+    queue = queue.then(async () => {
+      waiting.delete(kind);
+      if (stopped) return;
+      try {
+        if (!(await followOpenTransaction(db, rail))) return;
+        if (kind === 'claim') {
+          const { channels, transaction } = await claimVouchers(db, rail);
+          if (channels) logger.info({ channels, transaction }, 'claimed session vouchers');
+        } else {
+          const { receivers, amount } = await settleClaimed(db, rail);
+          if (receivers) logger.info({ receivers, amount: amount.toString() }, 'settled claimed session funds');
+        }
+      } catch (err) {
+        logger.warn({ err }, `session ${kind} round failed`);
+      }
+    });
+  };
+  const timers = [
+    setInterval(() => round('claim'), schedule.claimIntervalMs),
+    setInterval(() => round('settle'), schedule.settleIntervalMs),
+  ];
+  for (const timer of timers) timer.unref();
+  sizeTriggers.set(sessions, { atUnits: microsToTokenUnits(schedule.claimAtMicros, rail.token.decimals), claimNow: () => round('claim') });
+  return async () => {
+    stopped = true;
+    for (const timer of timers) clearInterval(timer);
+    sizeTriggers.delete(sessions);
+    await queue;
+  };
+}
