@@ -112,7 +112,7 @@ async function measure(database: string, url: string, receiver: string, kid: str
     const referencePerSecond = await plainClient(`${receiver}/zeroclick/access`, kid, secret, world.snapshot);
     console.log(`${database}: plain client ${referencePerSecond.toFixed(0)} writes/s`);
 
-    const worker = new AccountWriteWorker(db, masterKey, undefined, pino({ level: 'silent' }), { batch: CONCURRENCY });
+    const worker = new AccountWriteWorker(db, masterKey, {}, pino({ level: 'silent' }), { batch: CONCURRENCY });
     const heap: { drained: number; mb: number }[] = [];
     let drained = 0;
     // The live heap (after a full collection), four times a second: garbage not yet collected is not growth.

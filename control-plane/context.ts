@@ -6,7 +6,7 @@ import type { Agentify } from './agentify/agentify.js';
 import type { Db, Provider } from './db/client.js';
 import type { MailWorker } from './mail/outbox.js';
 import type { PageViewIntake } from './page-views/ingest.js';
-import type { PaymentRail } from './payments/rail.js';
+import type { PaymentRails } from './payments/rails.js';
 
 /** What every part of the control-plane is handed: built once at start-up. */
 export type ControlPlaneServices = {
@@ -16,8 +16,11 @@ export type ControlPlaneServices = {
   logger: Logger;
   masterKey: Buffer;
   internalToken: string;
-  /** The rail payments are taken on; absent until one is configured (see payments/rail.ts). */
-  payments?: PaymentRail | undefined;
+  /**
+   * The rails payments are taken on: the live one and, beside it, a test rail for sandbox sellers;
+   * none until one is configured (payments/rails.ts).
+   */
+  rails: PaymentRails;
   /** Sends queued mail; `wake` after committing a mail to send it now rather than at the next poll. */
   mail: Pick<MailWorker, 'wake'>;
   /** Delivers account writes; `wake` after committing one. Absent where nothing delivers them (most tests). */

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { closeServer, listen } from '../runtime/http-server.js';
 import { createLogger } from '../runtime/logger.js';
 import { resolveInternalToken, resolveMasterKey } from '../runtime/secrets.js';
@@ -14,7 +15,8 @@ import { MailWorker } from './mail/outbox.js';
 import { createMailTransport } from './mail/transport.js';
 import { assertMasterKeyOpensSecrets } from './master-key.js';
 import { PageViewIntake } from './page-views/ingest.js';
-import { resolvePaymentRail } from './payments/rail.js';
+import type { PaymentRail } from './payments/rail.js';
+import { type PaymentRails, railsIn, resolvePaymentRails } from './payments/rails.js';
 import { readinessOf } from './payments/readiness.js';
 import { settlementsAfterResponse } from './payments/settlement/under-way.js';
 import { createControlPlaneServer } from './server.js';
@@ -28,8 +30,8 @@ export async function startControlPlane(env: Record<string, string | undefined> 
   const masterKey = resolveMasterKey(config);
   const internalToken = resolveInternalToken(config, masterKey);
 
-  const payments = await resolvePaymentRail(config, env);
-  if (!payments && config.env === 'production') {
+  const rails = await resolvePaymentRails(config, env);
+  if (!rails.live && config.env === 'production') {
     throw new ConfigError(
       'no payment rail in production: set HUB_FACILITATOR_URL (with HUB_PAYMENT_NETWORK and HUB_PAYMENT_TOKEN_ADDRESS), or HUB_CHAIN_FILE for a chain of your own',
     );
@@ -45,27 +47,15 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     throw err;
   }
 
-  // One line at start-up says whether hub takes payments, and if not, why; /readyz says it after.
-  const readiness = await readinessOf(payments)();
-  if (!payments) {
-    logger.warn(
-      'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
-    );
-  } else if (readiness.payments === 'available') {
-    logger.info({ rail: payments.name, network: payments.network, token: payments.token.address }, 'taking payments');
-  } else {
-    logger.warn(
-      { rail: payments.name, reason: readiness.reason },
-      `cannot take payments: ${readiness.reason}; priced challenges answer 503 until it can`,
-    );
-  }
+  await reportRails(rails, logger);
   const tracing = startTracing('hub-control-plane', config.otlpEndpoint);
-  const stopPendingLoop = startPendingSettlementLoop(db, payments, logger, config.pending, config.cardPayments, tracing);
-  const stopSessionLoops = startSessionLoops(db, payments, logger, config.sessions);
+  const stopPendingLoop = startPendingSettlementLoop(db, rails, logger, config.pending, config.cardPayments, tracing);
+  // Each rail's channels are claimed and settled on that rail.
+  const stopSessionLoops = railsIn(rails).map((rail) => startSessionLoops(db, rail, logger, config.sessions));
 
   const mail = new MailWorker(db, createMailTransport(config, logger), logger);
   mail.start();
-  const accountWrites = new AccountWriteWorker(db, masterKey, payments, logger, {
+  const accountWrites = new AccountWriteWorker(db, masterKey, rails, logger, {
     schedule: { ...DELIVERY_SCHEDULE, leaseMs: config.delivery.leaseMs },
     addresses: upstreamAddressesOf(config),
     ...(config.cardPayments ? { cards: config.cardPayments } : {}),
@@ -81,7 +71,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     logger,
     masterKey,
     internalToken,
-    payments,
+    rails,
     mail,
     accountWrites,
     pageViews,
@@ -93,7 +83,7 @@ export async function startControlPlane(env: Record<string, string | undefined> 
 
   const stop = async () => {
     stopPendingLoop();
-    const sessionsStopped = stopSessionLoops();
+    const sessionsStopped = Promise.all(stopSessionLoops.map((stop) => stop()));
     await closeServer(server);
     await settlementsAfterResponse();
     await sessionsStopped;
@@ -106,4 +96,34 @@ export async function startControlPlane(env: Record<string, string | undefined> 
     await close();
   };
   return { server, port, stop, db, logger, pageViews, masterKey };
+}
+
+/**
+ * One line at start-up for each rail says whether hub takes payments on it, and if not, why
+ * (/readyz says it after); a live rail without a test rail beside it says what sandbox sellers get.
+ */
+async function reportRails({ live, test }: PaymentRails, logger: Logger): Promise<void> {
+  if (!live) {
+    logger.warn(
+      'no payment rail configured: priced challenges answer 503 (set HUB_FACILITATOR_URL, or run `hub chain up` for a local one)',
+    );
+    return;
+  }
+  const report = async (rail: PaymentRail, what: string, whose: string) => {
+    const readiness = await readinessOf(rail)();
+    if (readiness.payments === 'available') {
+      logger.info({ rail: rail.name, network: rail.network, token: rail.token.address }, `taking ${what}`);
+    } else {
+      logger.warn(
+        { rail: rail.name, reason: readiness.reason },
+        `cannot take ${what}: ${readiness.reason}; ${whose} answer 503 until it can`,
+      );
+    }
+  };
+  await report(live, 'payments', 'priced challenges');
+  if (test) await report(test, 'sandbox payments', 'sandbox sellers’ priced challenges');
+  else if (!live.test)
+    logger.info(
+      'no test rail for sandbox payments: sandbox sellers’ priced challenges answer 503 (set HUB_TEST_FACILITATOR_URL, or HUB_CHAIN_FILE for a local chain)',
+    );
 }

@@ -12,7 +12,7 @@ import { createDashboardHandler, DASHBOARD_PREFIX } from './dashboard/serve.js';
 import { databaseIsReachable } from './db/client.js';
 import { unavailableDatabase } from './db/unavailable.js';
 import { createInternalEndpoint } from './internal/trpc-endpoint.js';
-import { readinessOf } from './payments/readiness.js';
+import { railsReadiness } from './payments/readiness.js';
 import { createRestHandler } from './rest/handler.js';
 import { createHotRoutes } from './rest/hot-routes.js';
 
@@ -29,7 +29,6 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
   };
   const { tracing } = services;
   const handleInternal = createInternalEndpoint(services, logFailure, tracing);
-  const payments = readinessOf(services.payments);
   const serveDashboard = createDashboardHandler();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -38,7 +37,7 @@ export function createControlPlaneServer(services: ControlPlaneServices): Server
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       if (!(await databaseIsReachable(services.db))) return sendJson(res, 503, { status: 'database_unreachable' });
-      return sendJson(res, 200, { status: 'ready', ...(await payments()) });
+      return sendJson(res, 200, { status: 'ready', ...(await railsReadiness(services.rails)) });
     }
     if (path.startsWith(TRPC_PREFIX)) {
       return handleInternal(req, res, path.slice(TRPC_PREFIX.length), (req.url ?? '').slice(path.length));

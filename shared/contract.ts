@@ -365,8 +365,12 @@ export type CapturedUsage = z.infer<typeof capturedUsageSchema>;
 
 // ─── Payments ───────────────────────────────────────────────────────────────────────────────────
 
-/** The request a payment is bound to: a paid retry must repeat it byte for byte. */
+/**
+ * The request a payment is bound to: a paid retry must repeat it byte for byte, at the seller
+ * (the pay URL) that challenged it.
+ */
 const boundRequest = {
+  sellerId: anyId,
   method: z.string().max(16),
   pathAndQuery: z.string().max(MAX_PAYMENT_TARGET),
   bodyDigest: sha256Hex,
@@ -374,7 +378,6 @@ const boundRequest = {
 
 /** A seller's 402 (spec: Bodies the seller's API returns), to be priced into a challenge. */
 export const challengeInputSchema = z.object({
-  sellerId: anyId,
   requestId: id('hubreq_'),
   agentId: anyId.nullable(),
   buyerId: anyId.nullable(),
@@ -551,11 +554,17 @@ export const purchaseOutcomeSchema = z.discriminatedUnion('kind', [
 
 const paymentsAvailable = z.strictObject({ payments: z.literal('available') });
 const paymentsUnavailable = z.strictObject({ payments: z.literal('unavailable'), reason: z.string().min(1) });
-/** Whether hub can take payments now, and why not: what both processes' `/readyz` say beside `status`. */
+/** Whether a rail can take payments now, and why not. */
 export const paymentsReadinessSchema = z.discriminatedUnion('payments', [paymentsAvailable, paymentsUnavailable]);
 export type PaymentsReadiness = z.infer<typeof paymentsReadinessSchema>;
 
-const reachable = { ok: z.literal(true), database: z.boolean() };
+/**
+ * What both processes' `/readyz` say beside `status`: the live rail's readiness (the one rail's),
+ * and `testRail`'s when a test rail stands beside it.
+ */
+export type RailsReadiness = PaymentsReadiness & { testRail?: PaymentsReadiness };
+
+const reachable = { ok: z.literal(true), database: z.boolean(), testRail: paymentsReadinessSchema.optional() };
 const pingSchema = z.discriminatedUnion('payments', [paymentsAvailable.extend(reachable), paymentsUnavailable.extend(reachable)]);
 
 // ─── The procedures ─────────────────────────────────────────────────────────────────────────────

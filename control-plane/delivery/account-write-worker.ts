@@ -8,7 +8,7 @@ import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
 import { dateOf, inList, sqlOf } from '../db/sql.js';
 import type { Attempt } from '../payments/attempt-rows.js';
-import type { PaymentRail } from '../payments/rail.js';
+import type { PaymentRails } from '../payments/rails.js';
 import { accountWriteBody, parseSnapshot, type WriteVariant } from '../storefront/account-write.js';
 import { callAccountEndpoint, SecretCache } from './account-call.js';
 import { type HeldMoney, moveHeldMoney, writeFailed, writesApplied } from './outcomes.js';
@@ -101,7 +101,7 @@ export class AccountWriteWorker extends PollingWorker {
   constructor(
     private readonly db: Db,
     private readonly masterKey: Buffer,
-    private readonly rail: PaymentRail | undefined,
+    private readonly rails: PaymentRails,
     logger: Logger,
     options: Partial<WorkerOptions> = {},
   ) {
@@ -215,7 +215,7 @@ export class AccountWriteWorker extends PollingWorker {
       if (outcome.verdict.kind !== 'applied')
         held.giveBack.push(...(await this.settle(outcome, { claimedBy: token, status: 'delivering' }, done, held)));
     }
-    await moveHeldMoney(this.db, this.rail, held, this.logger, this.options.cards);
+    await moveHeldMoney(this.db, this.rails, held, this.logger, this.options.cards);
   }
 
   private async send(row: Taken, secrets: SecretCache): Promise<{ verdict: WriteVerdict; status: number | null; reply: string | null }> {

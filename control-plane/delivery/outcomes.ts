@@ -6,7 +6,7 @@ import type { Db } from '../db/client.js';
 import { inList, sqlOf } from '../db/sql.js';
 import { type Attempt, readAttempts } from '../payments/attempt-rows.js';
 import { moveAttempt, moveAttempts } from '../payments/attempt-status.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railOf } from '../payments/rails.js';
 import { returnAndRecord } from '../payments/settlement/hold.js';
 import { settleAndRecord } from '../payments/settlement/record.js';
 import { suspendUnpaidCapture } from '../storefront/pending-payments.js';
@@ -76,12 +76,13 @@ export async function writesApplied(
 }
 
 /**
- * Moves what a pass's outcomes decided, after they are all recorded: chain transactions take
- * seconds each, and a pass that outlived its lease would find its rows taken by another worker.
+ * Moves what a pass's outcomes decided, after they are all recorded, each payment on the rail it
+ * was made on: chain transactions take seconds each, and a pass that outlived its lease would find
+ * its rows taken by another worker.
  */
 export async function moveHeldMoney(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   held: HeldMoney,
   logger: Logger,
   cards?: CardPaymentsConfig,
@@ -92,7 +93,7 @@ export async function moveHeldMoney(
     const taken = await moveAttempt(db, attempt.id, { to: 'settling', from: ['reserved'], set: { chargedMicros: attempt.amountMicros } });
     if (!taken) continue;
     // A capture that fails suspends the account (as it does when the pending loop settles it).
-    const result = await settleAndRecord(db, rail, attempt, { whenCaptureFails: suspendUnpaidCapture });
+    const result = await settleAndRecord(db, railOf(rails, attempt), attempt, { whenCaptureFails: suspendUnpaidCapture });
     if (result.status === 'failed') {
       logger.warn(
         { accessId, paymentId: attempt.id, reason: result.reason },
@@ -100,7 +101,7 @@ export async function moveHeldMoney(
       );
     }
   }
-  for (const attempt of held.giveBack) await returnAndRecord(db, rail, attempt, logger);
+  for (const attempt of held.giveBack) await returnAndRecord(db, railOf(rails, attempt), attempt, logger);
   if (cards && held.refundCards.length) await requestCardRefunds(db, cards, logger, held.refundCards);
 }
 

@@ -5,14 +5,14 @@ import { routesOf } from '../catalog/routes.js';
 import type { Db } from '../db/client.js';
 import { paymentSeller } from '../payments/payment-seller.js';
 import { priceUsage } from '../payments/price.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railFor } from '../payments/rails.js';
 
 /**
  * What the discovery documents are made from: each declared route priced by the same code that
  * prices the seller's 402 (payments/price.ts), so a document never quotes another price than the
  * challenge an agent then gets, and every price with its note. Null when there is no such seller.
  */
-export async function discoveryCatalog(db: Db, rail: PaymentRail | undefined, sellerId: string): Promise<DiscoveryCatalog | null> {
+export async function discoveryCatalog(db: Db, rails: PaymentRails, sellerId: string): Promise<DiscoveryCatalog | null> {
   const [seller, payer] = await Promise.all([
     db.seller.findUnique({
       where: { id: sellerId },
@@ -31,6 +31,8 @@ export async function discoveryCatalog(db: Db, rail: PaymentRail | undefined, se
     paymentSeller(db, sellerId),
   ]);
   if (!seller || !payer) return null;
+  // The rail its challenges are made on (a sandbox seller's test rail, D-313).
+  const rail = railFor(rails, seller);
   const routes: DiscoveryCatalog['routes'] = [];
   for (const service of seller.services) {
     for (const route of routesOf(service)) {

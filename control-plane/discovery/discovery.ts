@@ -52,7 +52,7 @@ export const sellerDiscoveryRoute = catalogReadProcedure
   .output(z.object({ discovery }))
   .query(async ({ ctx, input }) => {
     const seller = await ownedSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
-    const catalog = await discoveryCatalog(ctx.db, ctx.payments, seller.id);
+    const catalog = await discoveryCatalog(ctx.db, ctx.rails, seller.id);
     if (!catalog) throw new Error('A seller just read is gone.');
     const payUrl = payUrlOf(ctx.config, seller.slug);
     const documents = discoveryDocuments(catalog, payUrl);

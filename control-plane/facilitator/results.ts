@@ -39,6 +39,7 @@ export const SAYS_NOTHING_OF_EARLIER: ReadonlySet<string> = new Set([
   'facilitator_unavailable',
   'facilitator_rejected',
   'payment_not_settleable',
+  'rail_not_configured',
 ]);
 
 export type VerifyFailureReason = keyof typeof verifyFailureReasons;

@@ -10,7 +10,7 @@ import { redeemKey } from '../delivery/key-mint.js';
 import { discoveryCatalog } from '../discovery/catalog.js';
 import { issuePaymentChallenge } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
-import { readinessOf } from '../payments/readiness.js';
+import { railsReadiness } from '../payments/readiness.js';
 import { settlePaidRequest } from '../payments/settlement/paid-call.js';
 import { planStanding } from '../storefront/plan-standing.js';
 import { completePurchase, purchaseReceipt, startPurchase } from '../storefront/purchase.js';
@@ -24,11 +24,11 @@ type Implementation<Name extends ProcedureName> = (ctx: RequestContext, input: P
 
 /** The control-plane's side of the contract (shared/contract.ts): one implementation a procedure. */
 const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
-  ping: async (ctx) => ({ ok: true, database: await databaseIsReachable(ctx.db), ...(await readinessOf(ctx.payments)()) }),
+  ping: async (ctx) => ({ ok: true, database: await databaseIsReachable(ctx.db), ...(await railsReadiness(ctx.rails)) }),
   sellerByHost: (ctx, input) => sellerByHost(ctx.db, ctx.masterKey, ctx.config.payDomain, input.host),
   sellersChangedSince: (ctx, input) => sellersChangedSince(ctx.db, input.since),
   manifest: (ctx, input) => sellerManifest(ctx.db, input.sellerId),
-  discoveryCatalog: (ctx, input) => discoveryCatalog(ctx.db, ctx.payments, input.sellerId),
+  discoveryCatalog: (ctx, input) => discoveryCatalog(ctx.db, ctx.rails, input.sellerId),
   agentByTokenHash: (ctx, input) => agentByTokenHash(ctx.db, input.tokenHash),
   agentChallenge: (ctx, input) => createRegistrationChallenge(ctx.db, input),
   agentRegister: (ctx, input) => completeRegistration(ctx.db, input),
@@ -37,19 +37,18 @@ const implementations: { [Name in ProcedureName]: Implementation<Name> } = {
   viewClaim: (ctx, input) => viewClaim(ctx.db, input),
   confirmClaim: (ctx, input) => confirmClaim(ctx.db, input.tokenHash).finally(() => ctx.accountWrites?.wake()),
   releaseClaim: (ctx, input) => releaseClaim(ctx.db, input.tokenHash),
-  startPurchase: (ctx, input) =>
-    startPurchase(ctx.db, ctx.payments, input, ctx.config.cardPayments).finally(() => ctx.accountWrites?.wake()),
-  completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.payments, input).finally(() => ctx.accountWrites?.wake()),
+  startPurchase: (ctx, input) => startPurchase(ctx.db, ctx.rails, input, ctx.config.cardPayments).finally(() => ctx.accountWrites?.wake()),
+  completePurchase: (ctx, input) => completePurchase(ctx.db, ctx.rails, input).finally(() => ctx.accountWrites?.wake()),
   payPurchaseByCard: (ctx, input) => payPurchaseByCard(ctx, input).finally(() => ctx.accountWrites?.wake()),
   purchaseReceipt: (ctx, input) => purchaseReceipt(ctx.db, input),
   redeemKey: (ctx, input) => redeemKey(ctx.db, ctx.masterKey, input, upstreamAddressesOf(ctx.config)),
   recordRequests: (ctx, input) => recordRequests(ctx.db, input),
   captureUsage: (ctx, input) => captureUsage(ctx.db, input),
-  issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.payments, input, planStanding),
-  claimPaidRequest: (ctx, input) => claimPaidRequest(ctx.db, ctx.payments, input),
+  issuePaymentChallenge: (ctx, input) => issuePaymentChallenge(ctx.db, ctx.rails, input, planStanding),
+  claimPaidRequest: (ctx, input) => claimPaidRequest(ctx.db, ctx.rails, input),
   settlePaidRequest: async (ctx, input) => {
     const usageError = input.usage && (await captureUsageError(ctx.db, ctx.logger, input.usage));
-    const outcome = await settlePaidRequest(ctx.db, ctx.payments, input);
+    const outcome = await settlePaidRequest(ctx.db, ctx.rails, input);
     return usageError ? { ...outcome, usageError } : outcome;
   },
 };

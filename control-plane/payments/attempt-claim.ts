@@ -22,17 +22,18 @@ export const PURCHASE_KINDS = new Set(['purchase', 'renewal', 'topup']);
 
 /**
  * The attempt a paid retry names, if it may be paid now: the challenged request byte for byte,
- * still waiting for its payment, not expired. Refusals throw; `failed` makes the payment-failure
- * refusal of this attempt (identity challenges say `identity_invalid`).
+ * still waiting for its payment, not expired, made on a rail this hub has (`rail`, the attempt's
+ * own). Refusals throw; `failed` makes the payment-failure refusal of this attempt (identity
+ * challenges say `identity_invalid`).
  */
 export function openAttempt(
   attempt: Attempt | undefined,
   rail: PaymentRail | undefined,
   input: ClaimInput & { amountUsd?: string | undefined },
-): { attempt: Attempt & { payTo: string }; failed: (settlementReason: string) => ApiError } {
+): { attempt: Attempt & { payTo: string }; rail: PaymentRail; failed: (settlementReason: string) => ApiError } {
   const failed = (settlementReason: string, identity = false) =>
     new ApiError('payment_required', identity ? 'identity_invalid' : 'settlement_failed', { settlementReason });
-  if (!attempt || !rail || !attempt.payTo) throw failed('unknown_payment');
+  if (!attempt?.payTo) throw failed('unknown_payment');
   traceAttempt(attempt, rail);
   const identity = attempt.kind === 'identity';
 
@@ -41,17 +42,23 @@ export function openAttempt(
   if (COMPLETED.has(attempt.status)) throw new ApiError('payment_request_already_completed');
   if (attempt.status !== 'challenge_created') throw failed(attempt.settlementReason ?? 'payment_closed', identity);
   if (attempt.expiresAt && attempt.expiresAt.getTime() < Date.now()) throw failed('challenge_expired', identity);
-  return { attempt: attempt as Attempt & { payTo: string }, failed: (reason) => failed(reason, identity) };
+  // Made on a rail this hub no longer has: paid on no other (rails.ts › railOf); a fresh challenge
+  // is made on one it has.
+  if (!rail) throw failed('rail_not_configured', identity);
+  return { attempt: attempt as Attempt & { payTo: string }, rail, failed: (reason) => failed(reason, identity) };
 }
 
 /**
- * A paid retry must repeat the challenged request byte for byte (409 `payment_request_mismatch`);
- * a purchase retried with another amount than the one paid for says so.
+ * A paid retry must repeat the challenged request byte for byte, at the pay URL that challenged it
+ * (409 `payment_request_mismatch`): a payment made at one seller, a sandbox one say, unlocks
+ * nothing at another. A purchase retried with another amount than the one paid for says so.
  */
 export function refuseUnbound(
-  attempt: Pick<Attempt, 'method' | 'pathAndQuery' | 'bodyDigest' | 'kind' | 'purchaseJson'>,
-  input: Pick<ClaimInput, 'method' | 'pathAndQuery' | 'bodyDigest'> & { amountUsd?: string | undefined },
+  attempt: Pick<Attempt, 'sellerId' | 'method' | 'pathAndQuery' | 'bodyDigest' | 'kind' | 'purchaseJson'>,
+  input: Pick<ClaimInput, 'sellerId' | 'method' | 'pathAndQuery' | 'bodyDigest'> & { amountUsd?: string | undefined },
 ): void {
+  if (attempt.sellerId !== input.sellerId)
+    throw new ApiError('payment_request_mismatch', 'This payment was challenged at another pay URL: retry it where it was challenged.');
   if (attempt.method === input.method && attempt.pathAndQuery === input.pathAndQuery && attempt.bodyDigest === input.bodyDigest) return;
   if (PURCHASE_KINDS.has(attempt.kind) && boughtCredit(attempt.purchaseJson) !== retriedCredit(input.amountUsd)) {
     throw new ApiError(

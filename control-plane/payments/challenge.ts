@@ -11,7 +11,7 @@ import type { AttemptStatus } from './attempt-status.js';
 import { creditBalance, drawCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
 import { priceUsage } from './price.js';
-import type { PaymentRail } from './rail.js';
+import { type PaymentRails, railFor } from './rails.js';
 import { attemptRequirements } from './requirements.js';
 import { refuseLiveRailForSandbox } from './test-rail.js';
 
@@ -28,7 +28,7 @@ export type StandingOf = (db: Db, seller: PaymentSeller, input: ChallengeInput) 
  */
 export async function issuePaymentChallenge(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   input: ChallengeInput,
   planStanding: StandingOf,
 ): Promise<ChallengeOutcome> {
@@ -67,14 +67,14 @@ export async function issuePaymentChallenge(
     ceiling: priced.ceiling,
   };
   if (input.agentId && usage.length && priced.amountMicros > 0n && input.useCredit !== false) {
-    const paid = await payFromCredit(db, rail, seller, input, fields);
+    const paid = await payFromCredit(db, rails, seller, input, fields);
     if (paid) return paid;
   }
-  const attempt = await newAttempt(db, rail, fields, seller);
+  const attempt = await newAttempt(db, rails, fields, seller);
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements([challengedRecord(input, priced.service.id, attempt.id)])));
   const challenge = attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan });
   // A session pays a call into the payer's channel with the seller's wallet as receiver.
-  const sessions = sessionsOn(rail);
+  const sessions = sessionsOn(attempt.rail);
   const session =
     sessions && seller.x402Schemes.includes('batch-settlement') && fields.kind === 'call' && seller.payToAddress
       ? {
@@ -96,7 +96,7 @@ export async function issuePaymentChallenge(
  */
 async function payFromCredit(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   seller: PaymentSeller,
   input: ChallengeInput,
   fields: AttemptFields,
@@ -106,7 +106,7 @@ async function payFromCredit(
   if (!agent || (await creditBalance(sql, input.sellerId, agent.walletAddress)) < fields.amountMicros) return undefined;
   const attempt = await newAttempt(
     db,
-    rail,
+    rails,
     { ...fields, status: 'in_flight', protocol: 'credit', paymentMethod: 'credit', payer: agent.walletAddress, verifiedAt: new Date() },
     seller,
   );
@@ -182,27 +182,30 @@ type AttemptFields = {
 };
 
 /**
- * A payment attempt on the deployment's rail, paid to the seller's wallet (or, priced at a
- * ceiling, to the rail's escrow, which pays the seller's wallet what was used), open for the
- * rail's timeout: the statements that record and count it (for the caller's transaction) and the
- * challenge that shows it to the agent. 503 when the hub takes no payments, the seller has no
- * wallet (unless credit pays), or a ceiling or a held purchase must be paid on a rail without an
- * escrow (`capped_pricing_unavailable`, `held_payment_unavailable`).
+ * A payment attempt on the seller's rail (a sandbox seller's is the test rail: rails.ts ›
+ * `railFor`), which it records (`network`, `asset`) for every later step to go to, paid to the
+ * seller's wallet (or, priced at a ceiling, to the rail's escrow, which pays the seller's wallet
+ * what was used), open for the rail's timeout: the statements that record and count it (for the
+ * caller's transaction) and the challenge that shows it to the agent. 503 when the hub takes no
+ * payments (or, for a sandbox seller, none on a test rail), the seller has no wallet (unless
+ * credit pays), or a ceiling or a held purchase must be paid on a rail without an escrow
+ * (`capped_pricing_unavailable`, `held_payment_unavailable`).
  * `seller` is the attempt's, when the caller read it already.
  */
 export async function newAttempt(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   { ceiling, held, ...fields }: AttemptFields,
   read?: Pick<PaymentSeller, 'organizationId' | 'payToAddress' | 'sandbox'>,
 ) {
-  if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   const seller =
     read ??
     (await db.seller.findUniqueOrThrow({
       where: { id: fields.sellerId },
       select: { organizationId: true, payToAddress: true, sandbox: true },
     }));
+  const rail = railFor(rails, seller);
+  if (!rail) throw new ApiError('service_unavailable', 'Payments are not configured on this hub.');
   refuseLiveRailForSandbox(rail, seller);
   // Credit moves nothing on chain (the seller was paid when it was credited): it needs no wallet.
   const fromCredit = fields.protocol === 'credit';
@@ -238,6 +241,8 @@ export async function newAttempt(
   const priced = fields.kind !== 'identity' && fields.amountMicros > 0n;
   return {
     id,
+    /** The rail it is made on. */
+    rail,
     /**
      * The statements that record and count it, for one transaction, with `alongside` between the
      * two: the count comes last, as in every transaction that counts (analytics/traffic-rollup.ts

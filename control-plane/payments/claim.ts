@@ -8,7 +8,7 @@ import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import { claimSessionPayment } from '../sessions/claim-session.js';
 import { claimAttempt, openAttempt } from './attempt-claim.js';
 import { readAttempt } from './attempt-rows.js';
-import type { PaymentRail } from './rail.js';
+import { type PaymentRails, railOf } from './rails.js';
 import { attemptRequirements } from './requirements.js';
 
 /**
@@ -20,28 +20,35 @@ import { attemptRequirements } from './requirements.js';
  */
 export async function claimPaidRequest(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   input: ClaimInput & { amountUsd?: string | undefined },
 ): Promise<ClaimedPayment> {
-  // A session's voucher (or deposit) is verified against its channel, in hub (sessions/claim-session.ts).
-  if (input.payload.accepted.scheme === BATCH_SETTLEMENT_SCHEME) return claimSessionPayment(db, rail, input);
+  const sql = sqlOf(db);
+  // A session's voucher (or deposit) is verified against its channel, in hub (sessions/claim-session.ts),
+  // on the rail its attempt was made on.
+  if (input.payload.accepted.scheme === BATCH_SETTLEMENT_SCHEME) {
+    const made = await sql.get<{ network: string | null; asset: string | null }>(
+      Prisma.sql`SELECT "network", "asset" FROM "PaymentAttempt" WHERE "id" = ${input.paymentId}`,
+    );
+    return claimSessionPayment(db, made && railOf(rails, made), input);
+  }
   // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
   // Only strings: String() of an object whose toString is not a function throws.
   const nonce = textOf(authorization?.nonce).toLowerCase();
   const claimedPayer = textOf(authorization?.from).toLowerCase();
-  const sql = sqlOf(db);
   const [read, spent] = await Promise.all([
     readAttempt(sql, input.paymentId),
     sql.get<{ paymentAttemptId: string }>(
       Prisma.sql`SELECT "paymentAttemptId" FROM "PaymentReplay" WHERE "payer" = ${claimedPayer} AND "nonce" = ${nonce}`,
     ),
   ]);
-  const { attempt, failed } = openAttempt(read, rail, input);
+  // Verified and claimed on the rail the attempt was made on, whichever a new challenge would use.
+  const { attempt, rail, failed } = openAttempt(read, read && railOf(rails, read), input);
   if (spent && spent.paymentAttemptId !== attempt.id) throw new ApiError('payment_request_already_completed');
 
-  const requirements = attemptRequirements(rail!, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo! });
-  const verification = await rail!.facilitator.verify(input.payload, requirements).catch((err: unknown) => {
+  const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
+  const verification = await rail.facilitator.verify(input.payload, requirements).catch((err: unknown) => {
     // The chain or the facilitator did not answer: not the payer's fault, and the payment is untouched.
     if (err instanceof FacilitatorUnavailableError) {
       throw new ApiError(

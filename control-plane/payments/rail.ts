@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { Hex } from 'viem';
 import { whyChainDoesNotAnswer } from '../../chain/answers.js';
-import { readDeploymentFile } from '../../chain/deployment.js';
+import type { ChainDeployment } from '../../chain/deployment.js';
 import { oneLine } from '../../runtime/process.js';
-import type { HubConfig } from '../../shared/config.js';
+import { ConfigError } from '../../shared/config.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { ChainWitness } from '../facilitator/chain-witness.js';
 import type { EscrowPayout } from '../facilitator/escrow.js';
@@ -64,54 +63,68 @@ export type PaymentRail = {
 
 export const CHALLENGE_LIFETIME_SECONDS = 300;
 
+/** The names a remote rail's settings go by (the live rail's, and their `HUB_TEST_` twins), its name and whether it is a test rail. */
+type RailSettings = { facilitatorUrl: string; payment: string; name: (symbol: string) => string; test: boolean };
+export type Env = Record<string, string | undefined>;
+const liveSettings = (env: Env): RailSettings => ({
+  facilitatorUrl: 'HUB_FACILITATOR_URL',
+  payment: 'HUB_PAYMENT',
+  name: () => env.HUB_PAYMENT_RAIL ?? 'usdc',
+  test: env.HUB_PAYMENT_TEST_RAIL === '1',
+});
+const TEST_SETTINGS: RailSettings = {
+  facilitatorUrl: 'HUB_TEST_FACILITATOR_URL',
+  payment: 'HUB_TEST_PAYMENT',
+  name: (symbol) => `test_${symbol.toLowerCase()}`,
+  test: true,
+};
+
 /**
- * Finds the rail: a remote facilitator when HUB_FACILITATOR_URL is set (production; with
- * HUB_PAYMENT_RPC_URL, hub reads the chain for what its answers leave open), otherwise
- * the local chain described by `hub chain up` in `HUB_CHAIN_FILE` (development), with
- * hub's in-process facilitator settling from the chain's settler key. No rail: priced challenges
- * answer 503 until one is configured; identity challenges still work.
+ * A rail settled by a remote x402 facilitator, as `HUB_FACILITATOR_URL` and the `HUB_PAYMENT_`
+ * settings configure the live one and their `HUB_TEST_` twins the test one (rails.ts).
  */
-export async function resolvePaymentRail(
-  config: HubConfig,
-  env: Record<string, string | undefined> = process.env,
-): Promise<PaymentRail | undefined> {
-  if (env.HUB_FACILITATOR_URL) {
-    const network = required(env, 'HUB_PAYMENT_NETWORK') as `${string}:${string}`;
-    const rpcUrl = env.HUB_PAYMENT_RPC_URL;
-    const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
-    if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new Error('HUB_PAYMENT_RPC_URL must be an http(s) URL');
-    if (rpcUrl && !Number.isSafeInteger(chainId))
-      throw new Error('HUB_PAYMENT_RPC_URL needs an EVM HUB_PAYMENT_NETWORK (eip155:<chain id>)');
-    const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
-    const facilitator = new HttpFacilitator({ url: env.HUB_FACILITATOR_URL, ...(witness ? { witness } : {}) });
-    return {
-      name: env.HUB_PAYMENT_RAIL ?? 'usdc',
-      network,
-      token: {
-        address: required(env, 'HUB_PAYMENT_TOKEN_ADDRESS') as Hex,
-        name: env.HUB_PAYMENT_TOKEN_NAME ?? 'USD Coin',
-        version: env.HUB_PAYMENT_TOKEN_VERSION ?? '2',
-        decimals: Number(env.HUB_PAYMENT_TOKEN_DECIMALS ?? 6),
-        symbol: env.HUB_PAYMENT_TOKEN_SYMBOL ?? 'USDC',
-      },
-      facilitator,
-      test: env.HUB_PAYMENT_TEST_RAIL === '1',
-      maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
-      readsChain: witness !== undefined,
-      whyUnavailable: () =>
-        facilitator.supported().then(
-          ({ kinds }) => (kinds.some((kind) => kind.network === network) ? undefined : `the facilitator does not settle on ${network}`),
-          (err: unknown) => `the facilitator does not answer (${oneLine(err)})`,
-        ),
-    };
-  }
-  if (!existsSync(config.chainFile)) return undefined;
-  const chain = await readDeploymentFile(config.chainFile);
-  return localRail(chain);
+export function remoteRail(env: Env, which: 'live' | 'test'): PaymentRail {
+  const settings = which === 'live' ? liveSettings(env) : TEST_SETTINGS;
+  const url = env[settings.facilitatorUrl]!;
+  const setting = (name: string) => env[`${settings.payment}_${name}`];
+  const required = (name: string) => {
+    const value = setting(name);
+    if (!value) throw new ConfigError(`${settings.payment}_${name} is required when ${settings.facilitatorUrl} is set`);
+    return value;
+  };
+  const network = required('NETWORK') as `${string}:${string}`;
+  const rpcUrl = setting('RPC_URL');
+  const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
+  if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new ConfigError(`${settings.payment}_RPC_URL must be an http(s) URL`);
+  if (rpcUrl && !Number.isSafeInteger(chainId))
+    throw new ConfigError(`${settings.payment}_RPC_URL needs an EVM ${settings.payment}_NETWORK (eip155:<chain id>)`);
+  const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
+  const facilitator = new HttpFacilitator({ url, ...(witness ? { witness } : {}) });
+  const symbol = setting('TOKEN_SYMBOL') ?? 'USDC';
+  return {
+    name: settings.name(symbol),
+    network,
+    token: {
+      address: required('TOKEN_ADDRESS') as Hex,
+      name: setting('TOKEN_NAME') ?? 'USD Coin',
+      version: setting('TOKEN_VERSION') ?? '2',
+      decimals: Number(setting('TOKEN_DECIMALS') ?? 6),
+      symbol,
+    },
+    facilitator,
+    test: settings.test,
+    maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
+    readsChain: witness !== undefined,
+    whyUnavailable: () =>
+      facilitator.supported().then(
+        ({ kinds }) => (kinds.some((kind) => kind.network === network) ? undefined : `the facilitator does not settle on ${network}`),
+        (err: unknown) => `the facilitator does not answer (${oneLine(err)})`,
+      ),
+  };
 }
 
 /** A rail on a local EVM chain (anvil in development and tests), settled in process. */
-export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>): PaymentRail {
+export function localRail(chain: ChainDeployment): PaymentRail {
   const facilitator = new LocalFacilitator({
     rpcUrl: chain.rpcUrl,
     chainId: chain.chainId,
@@ -142,10 +155,4 @@ export function localRail(chain: Awaited<ReturnType<typeof readDeploymentFile>>)
     readsChain: true,
     whyUnavailable: () => whyChainDoesNotAnswer(chain),
   };
-}
-
-function required(env: Record<string, string | undefined>, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`${name} is required when HUB_FACILITATOR_URL is set`);
-  return value;
 }

@@ -1,7 +1,8 @@
-import type { PaymentsReadiness } from '../../shared/contract.js';
+import type { PaymentsReadiness, RailsReadiness } from '../../shared/contract.js';
 import type { PaymentRail } from './rail.js';
+import type { PaymentRails } from './rails.js';
 
-export type { PaymentsReadiness };
+export type { PaymentsReadiness, RailsReadiness };
 
 const NO_RAIL = 'no payment rail configured';
 
@@ -32,6 +33,16 @@ export function readinessOf(rail: PaymentRail | undefined): () => Promise<Paymen
   const readiness = paymentsReadiness(rail);
   byRail.set(rail, readiness);
   return readiness;
+}
+
+/**
+ * Whether the deployment can take payments: its live rail's answer (the one rail's, of a
+ * deployment with one), and beside it `testRail`, the test rail's, when there is one
+ * (docs/decisions.md#D-313).
+ */
+export async function railsReadiness(rails: PaymentRails): Promise<RailsReadiness> {
+  const [live, test] = await Promise.all([readinessOf(rails.live)(), rails.test && readinessOf(rails.test)()]);
+  return test ? { ...live, testRail: test } : live;
 }
 
 async function ask(rail: PaymentRail | undefined): Promise<PaymentsReadiness> {

@@ -47,7 +47,7 @@ export const createTestAgentRoute = catalogWriteProcedure
   .mutation(async ({ ctx, input }) => {
     await ownedSandboxSeller(ctx.db, ctx.actor.organizationId, input.sellerId);
     const fund = input.fundUsd ?? DEFAULT_FUND_MICROS;
-    const made = await createTestAgent(ctx.db, ctx.masterKey, ctx.payments, input.sellerId, fund);
+    const made = await createTestAgent(ctx.db, ctx.masterKey, ctx.rails, input.sellerId, fund);
     return {
       testAgent: {
         agentId: made.agentId,

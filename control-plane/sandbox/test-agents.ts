@@ -6,7 +6,7 @@ import { newId } from '../../shared/ids.js';
 import { openSecret, sealSecret } from '../../shared/secret-box.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
 import type { Db } from '../db/client.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railFor } from '../payments/rails.js';
 import { refuseLive } from './sandbox-seller.js';
 
 /**
@@ -16,11 +16,13 @@ import { refuseLive } from './sandbox-seller.js';
  */
 export type TestAgent = { agentId: string; sellerId: string; slug: string; walletAddress: Hex; privateKey: Hex; token: string };
 
-export async function createTestAgent(db: Db, masterKey: Buffer, rail: PaymentRail | undefined, sellerId: string, fundMicros: bigint) {
+export async function createTestAgent(db: Db, masterKey: Buffer, rails: PaymentRails, sellerId: string, fundMicros: bigint) {
+  // The rail its sandbox seller's challenges are made on, where its wallet pays.
+  const rail = railFor(rails, { sandbox: true });
   if (!rail?.test || !rail.faucet)
     throw new ApiError(
       'service_unavailable',
-      'Test agents are funded from the test rail’s faucet, and this hub has none: run it with a local chain (hub chain up).',
+      'Test agents are funded from the test rail’s faucet, and this hub has none: only a local chain has one (hub chain up; beside a live rail, name it with HUB_CHAIN_FILE).',
     );
   const privateKey = toHex(randomBytes(32));
   const walletAddress = privateKeyToAccount(privateKey).address;

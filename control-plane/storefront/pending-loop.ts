@@ -4,7 +4,7 @@ import type { CardPaymentsConfig } from '../../shared/config.js';
 import { traceAttributes } from '../../shared/trace-attributes.js';
 import { requestCardRefunds } from '../card-payments/card-refunds.js';
 import type { Db } from '../db/client.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railsIn } from '../payments/rails.js';
 import { finishPendingPayments } from './pending-payments.js';
 
 /**
@@ -14,21 +14,22 @@ import { finishPendingPayments } from './pending-payments.js';
  */
 export function startPendingSettlementLoop(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   logger: Logger,
   pending: { intervalMs: number; strandedCallMs?: number } = { intervalMs: 15_000 },
   cards?: CardPaymentsConfig,
   tracing?: Tracing,
 ): () => void {
-  if (!rail && !cards) return () => {};
+  const onChain = railsIn(rails).length > 0;
+  if (!onChain && !cards) return () => {};
   let running = false;
   const settlements = async () => {
-    if (!rail) return;
+    if (!onChain) return;
     const { settled, opened, released } = await inSpan(
       tracing,
       'pending payments',
       async (span) => {
-        const finished = await finishPendingPayments(db, rail, pending.strandedCallMs);
+        const finished = await finishPendingPayments(db, rails, pending.strandedCallMs);
         span?.setAttributes(traceAttributes(finished));
         return finished;
       },

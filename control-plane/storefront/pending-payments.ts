@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import type { PaymentRail } from '../payments/rail.js';
+import type { PaymentRails } from '../payments/rails.js';
 import { finishPendingHolds } from '../payments/settlement/hold.js';
 import { finishPendingSettlements, releaseStrandedCalls } from '../payments/settlement/pending.js';
 import type { WhenCaptureFails } from '../payments/settlement/record.js';
@@ -13,10 +13,10 @@ export const suspendUnpaidCapture: WhenCaptureFails = (db, accessId) => db.$tran
  * What a crash, a timeout or a stopped buyer left unfinished: settlements still `settling` are
  * settled again, holds and returns of held purchases submitted again, purchases paid or held late
  * get their accounts, and paid calls stranded in flight are released (a credit-paid call gets its
- * draw back).
+ * draw back). Each on the rail it was made on.
  */
-export async function finishPendingPayments(db: Db, rail: PaymentRail | undefined, strandedCallMs?: number) {
-  const settled = (await finishPendingSettlements(db, rail, undefined, suspendUnpaidCapture)) + (await finishPendingHolds(db, rail));
+export async function finishPendingPayments(db: Db, rails: PaymentRails, strandedCallMs?: number) {
+  const settled = (await finishPendingSettlements(db, rails, undefined, suspendUnpaidCapture)) + (await finishPendingHolds(db, rails));
   const opened = await finishPurchases(db);
   const released = await releaseStrandedCalls(db, strandedCallMs);
   return { settled, opened, released };

@@ -11,7 +11,7 @@ import { moveAttempt } from '../payments/attempt-status.js';
 import { newAttempt } from '../payments/challenge.js';
 import { claimPaidRequest } from '../payments/claim.js';
 import { creditBalance } from '../payments/credit.js';
-import type { PaymentRail } from '../payments/rail.js';
+import { type PaymentRails, railOf } from '../payments/rails.js';
 import { billingSummary } from '../payments/settlement/billing.js';
 import { holdInTime } from '../payments/settlement/hold.js';
 import { settleInTime } from '../payments/settlement/record.js';
@@ -42,7 +42,7 @@ type Bought = { kind: PurchaseKind; planId: string; creditMicros: string; access
 
 export async function startPurchase(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   input: StartPurchase,
   cards?: CardPaymentsConfig,
 ): Promise<PurchaseOutcome> {
@@ -58,7 +58,7 @@ export async function startPurchase(
   const requestId = newId('request');
   const attempt = await newAttempt(
     db,
-    rail,
+    rails,
     {
       sellerId: input.sellerId,
       serviceId: terms.plan.serviceId,
@@ -97,17 +97,19 @@ async function openFree(db: Db, input: StartPurchase, terms: PurchaseTerms): Pro
 
 export async function completePurchase(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   input: ClaimInput & { amountUsd?: string | undefined },
 ): Promise<PurchaseOutcome> {
   const found = await db.paymentAttempt.findUnique({ where: { id: input.paymentId }, select: { kind: true } });
   // A per-call payment presented here pays for another request.
   if (found && !PURCHASE_KINDS.has(found.kind)) throw new ApiError('payment_request_mismatch');
-  await claimPaidRequest(db, rail, input);
+  await claimPaidRequest(db, rails, input);
   const attempt = await db.paymentAttempt.findUniqueOrThrow({
     where: { id: input.paymentId },
     include: { seller: { select: { stateful: true } } },
   });
+  // Held or settled on the rail it was claimed on: the one it was made on.
+  const rail = railOf(rails, attempt);
 
   // Challenged to the escrow at a stateful seller: held there until the seller has the account
   // (settlement/hold.ts). A seller that became stateful after the challenge is paid at once, as any

@@ -37,6 +37,7 @@ export class Payment {
         // The payload (signature and authorization) goes to the control-plane, never on the span.
         const claimed = await services.controlPlane.call('claimPaidRequest', {
           paymentId: proof.paymentId,
+          sellerId: request.seller.id,
           method: request.method,
           pathAndQuery: request.target,
           bodyDigest: request.bodyDigest,

@@ -103,7 +103,7 @@ async function serveStorefront(
   if (payment && payment.kind !== 'none') {
     // A retry's amount is compared with the paid one even when the body is otherwise off.
     const amountUsd = amountOf(body.plain, body.contentType);
-    const retry = { paymentId: payment.paymentId, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
+    const retry = { paymentId: payment.paymentId, sellerId: seller.id, ...bound, ...(amountUsd === undefined ? {} : { amountUsd }) };
     activeSpan()?.setAttributes(
       traceAttributes({ paymentId: payment.paymentId, protocol: payment.kind === 'card' ? 'mpp' : payment.protocol }),
     );

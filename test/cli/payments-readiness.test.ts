@@ -72,8 +72,9 @@ for (const provider of testProviders()) {
   t.test(`${provider}: a facilitator that does not answer is said at start-up and in /readyz`, async (t) => {
     const { readyz, said } = await controlPlane(t, provider, facilitatorRail(`http://127.0.0.1:${await freePort()}`));
     t.match(readyz, { status: 'ready', payments: 'unavailable', reason: /^the facilitator does not answer \(/ });
-    t.equal(said.length, 1, 'one line at start-up');
+    t.equal(said.length, 2, 'one line at start-up for the rail, one for sandbox sellers');
     t.match(said[0], /^cannot take payments: the facilitator does not answer \(.*\); priced challenges answer 503 until it can$/);
+    t.match(said[1], /^no test rail for sandbox payments: sandbox sellers’ priced challenges answer 503/);
   });
 
   t.test(`${provider}: a facilitator that settles on the network makes payments available`, async (t) => {
@@ -84,7 +85,37 @@ for (const provider of testProviders()) {
     );
     const { readyz, said } = await controlPlane(t, provider, facilitatorRail(url));
     t.same(readyz, { status: 'ready', payments: 'available' });
-    t.same(said, ['taking payments']);
+    t.match(said, ['taking payments', /^no test rail for sandbox payments/]);
+  });
+
+  t.test(`${provider}: a test rail beside the live one is said too, at start-up and in /readyz`, async (t) => {
+    const url = await startFacilitatorServer(t, (route) =>
+      route === 'supported'
+        ? { status: 200, body: { kinds: [{ x402Version: 2, scheme: 'exact', network: NETWORK }], extensions: [], signers: {} } }
+        : { status: 404, body: {} },
+    );
+    const { readyz, said } = await controlPlane(
+      t,
+      provider,
+      {
+        ...facilitatorRail(url),
+        HUB_TEST_FACILITATOR_URL: `http://127.0.0.1:${await freePort()}`,
+        HUB_TEST_PAYMENT_NETWORK: 'eip155:11155111',
+        HUB_TEST_PAYMENT_TOKEN_ADDRESS: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238',
+      },
+      { proxy: true },
+    );
+    t.match(readyz, {
+      status: 'ready',
+      payments: 'available',
+      testRail: { payments: 'unavailable', reason: /^the facilitator does not answer \(/ },
+    });
+    t.equal(said.length, 2, 'one line a rail');
+    t.equal(said[0], 'taking payments');
+    t.match(
+      said[1],
+      /^cannot take sandbox payments: the facilitator does not answer \(.*\); sandbox sellers’ priced challenges answer 503 until it can$/,
+    );
   });
 }
 

@@ -12,6 +12,7 @@ import { MailWorker } from '../../control-plane/mail/outbox.js';
 import { createMailTransport } from '../../control-plane/mail/transport.js';
 import { PageViewIntake } from '../../control-plane/page-views/ingest.js';
 import type { PaymentRail } from '../../control-plane/payments/rail.js';
+import type { PaymentRails } from '../../control-plane/payments/rails.js';
 import { createControlPlaneServer } from '../../control-plane/server.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import { startTracing } from '../../runtime/trace-export.js';
@@ -28,12 +29,19 @@ export type TestControlPlane = ControlPlaneServices & {
   bootstrap: (email?: string) => Promise<BootstrapResult>;
 };
 
+/** One rail is the deployment's only (live) rail; two are given as `{ live, test }`. */
+export type TestRails = PaymentRail | PaymentRails | undefined;
+
+export function railsOf(rails: TestRails): PaymentRails {
+  return rails && 'facilitator' in rails ? { live: rails } : (rails ?? {});
+}
+
 /** A real control-plane on a loopback port, over its own fresh database. */
 export async function startTestControlPlane(
   t: Tap,
   provider: Provider,
   env: Record<string, string> = {},
-  payments?: PaymentRail,
+  rails?: TestRails,
   agentifyOptions?: AgentifyOptions,
 ): Promise<TestControlPlane> {
   const { db, database } = await createTestDatabase(t, provider);
@@ -59,7 +67,7 @@ export async function startTestControlPlane(
     logger,
     masterKey,
     internalToken: randomBytes(24).toString('base64url'),
-    payments,
+    rails: railsOf(rails),
     mail,
     pageViews: new PageViewIntake(db, logger, config.pageViews.perMinute),
     agentify: new Agentify({ ...agentifyOptions, limits: { addresses: upstreamAddressesOf(config), ...agentifyOptions?.limits } }),

@@ -5,13 +5,12 @@ import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { touchSeller } from '../../control-plane/catalog/guards.js';
 import type { Provider } from '../../control-plane/db/client.js';
-import type { PaymentRail } from '../../control-plane/payments/rail.js';
 import { createProxy } from '../../proxy/create.js';
 import { listen } from '../../runtime/http-server.js';
 import { newId } from '../../shared/ids.js';
 import { sealSecret } from '../../shared/secret-box.js';
 import { hashToken, newToken } from '../../shared/tokens.js';
-import { startTestControlPlane, type TestControlPlane } from './control-plane.js';
+import { startTestControlPlane, type TestControlPlane, type TestRails } from './control-plane.js';
 
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -41,8 +40,8 @@ export type TestHub = {
 };
 
 /** A control-plane and a proxy on loopback ports, over a fresh database of `provider`. */
-export async function startTestHub(t: Tap, provider: Provider, env: Record<string, string> = {}, payments?: PaymentRail): Promise<TestHub> {
-  const cp = await startTestControlPlane(t, provider, env, payments);
+export async function startTestHub(t: Tap, provider: Provider, env: Record<string, string> = {}, rails?: TestRails): Promise<TestHub> {
+  const cp = await startTestControlPlane(t, provider, env, rails);
   const boot = await cp.bootstrap();
   const config = {
     ...cp.config,

@@ -83,16 +83,21 @@ export async function admitPaidRetry(
   chain: LocalChain,
   payerKey: Hex,
   requirements: PaymentRequirements,
-  request: { method: string; pathAndQuery: string; body: string },
+  request: { sellerId: string; method: string; pathAndQuery: string; body: string },
 ): Promise<string> {
   const paymentId = requirements.extra.paymentId as string;
-  await claimPaidRequest(db, rail, {
-    paymentId,
-    method: request.method,
-    pathAndQuery: request.pathAndQuery,
-    bodyDigest: sha256Hex(Buffer.from(request.body)),
-    protocol: 'x402',
-    payload: await signPayment(chain, payerKey, requirements),
-  });
+  await claimPaidRequest(
+    db,
+    { live: rail },
+    {
+      paymentId,
+      sellerId: request.sellerId,
+      method: request.method,
+      pathAndQuery: request.pathAndQuery,
+      bodyDigest: sha256Hex(Buffer.from(request.body)),
+      protocol: 'x402',
+      payload: await signPayment(chain, payerKey, requirements),
+    },
+  );
   return paymentId;
 }

@@ -32,6 +32,7 @@ t.test('refusals cross the contract as the ApiError the control-plane threw', as
   const paid = await refusal(
     client.call('claimPaidRequest', {
       paymentId: newId('paymentAttempt'),
+      sellerId: newId('seller'),
       method: 'GET',
       pathAndQuery: '/',
       bodyDigest: '0'.repeat(64),

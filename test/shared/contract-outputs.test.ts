@@ -160,10 +160,9 @@ for (const provider of testProviders()) {
     };
 
     const wallet = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
-    const bound = { method: 'GET', pathAndQuery: '/search?q=1', bodyDigest: '0'.repeat(64) };
+    const bound = { sellerId, method: 'GET', pathAndQuery: '/search?q=1', bodyDigest: '0'.repeat(64) };
     const challenge = async (usage: { meterSlug: string; quantity: number }[], agentId: string | null = null) =>
       call('issuePaymentChallenge', {
-        sellerId,
         requestId: newId('request'),
         agentId,
         buyerId: null,

@@ -5,8 +5,10 @@ import { sqlOf } from '../../db/sql.js';
 import type { SettleResult } from '../../facilitator/results.js';
 import { moveAttempt, noteAttempt } from '../attempt-status.js';
 import type { PaymentRail } from '../rail.js';
+import { networksOf, type PaymentRails, railOf } from '../rails.js';
 import { attemptRequirements } from '../requirements.js';
 import { attemptsInTurn } from './in-turn.js';
+import { type Unsettleable, unsettleable } from './record.js';
 import { answeredWithin, submittingOn, whileSubmitting } from './under-way.js';
 
 /**
@@ -91,15 +93,21 @@ export async function returnAndRecord(db: Db, rail: PaymentRail | undefined, att
 }
 
 /**
- * Finishes holds and returns left unfinished (a timeout, a crash): both are safe to submit again.
- * Not one this process is still submitting. A page a pass, in turn (in-turn.ts).
+ * Finishes holds and returns left unfinished (a timeout, a crash), each on the rail it was made on:
+ * both are safe to submit again. Not one this process is still submitting, nor one made on a rail
+ * this hub no longer has (it waits for that rail). A page a pass, in turn (in-turn.ts).
  */
-export async function finishPendingHolds(db: Db, rail: PaymentRail | undefined, olderThanMs = 10_000, logger?: Logger): Promise<number> {
+export async function finishPendingHolds(db: Db, rails: PaymentRails, olderThanMs = 10_000, logger?: Logger): Promise<number> {
   const before = new Date(Date.now() - olderThanMs);
-  const pending = await attemptsInTurn(db, 'holds', { status: { in: ['holding', 'releasing'] }, verifiedAt: { lt: before } });
+  const pending = await attemptsInTurn(db, 'holds', {
+    status: { in: ['holding', 'releasing'] },
+    network: { in: networksOf(rails) },
+    verifiedAt: { lt: before },
+  });
   let finished = 0;
   for (const attempt of pending) {
-    if (submittingOn(rail).has(attempt.id)) continue;
+    const rail = railOf(rails, attempt);
+    if (!rail || submittingOn(rail).has(attempt.id)) continue;
     // One that throws does not hold up the rest.
     const result = await (attempt.status === 'holding'
       ? holdAndRecord(db, rail, attempt, { again: true })
@@ -114,13 +122,6 @@ type Outcome = SettleResult | Unsettleable;
 /** `reserved`: this call recorded the payment held. */
 type HoldOutcome = Outcome & { reserved?: boolean };
 
-/** An attempt that names no escrow or payment to submit (or a rail without an escrow now). */
-type Unsettleable = { status: 'failed'; reason: 'payment_not_settleable'; network: string; transaction?: undefined };
-
-function unsettleable(attempt: Holdable): Unsettleable {
-  return { status: 'failed', reason: 'payment_not_settleable', network: attempt.network ?? '' };
-}
-
 /** What a held payment is submitted with: the payer's payment and its terms, the escrow its `payTo`. */
 function heldPayment(rail: PaymentRail | undefined, attempt: Holdable) {
   if (!rail?.escrow || !attempt.payTo || !attempt.payoutTo || !attempt.paymentPayloadJson) return undefined;
@@ -131,12 +132,12 @@ function heldPayment(rail: PaymentRail | undefined, attempt: Holdable) {
 /** The authorization to the escrow, submitted as any payment is. */
 async function submitHold(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
   const held = heldPayment(rail, attempt);
-  return held ? held.rail.facilitator.settle(held.payload, held.requirements) : unsettleable(attempt);
+  return held ? held.rail.facilitator.settle(held.payload, held.requirements) : unsettleable(rail, attempt);
 }
 
 /** The deposit paid out to no one: the escrow returns all of it to the payer. */
 async function submitReturn(rail: PaymentRail | undefined, attempt: Holdable): Promise<Outcome> {
   const held = heldPayment(rail, attempt);
-  if (!held) return unsettleable(attempt);
+  if (!held) return unsettleable(rail, attempt);
   return held.escrow.settle(held.payload, held.requirements, { payee: attempt.payoutTo as `0x${string}`, charged: 0n, deposited: true });
 }

@@ -8,7 +8,7 @@ import { readAttempt } from '../attempt-rows.js';
 import { moveAttempt } from '../attempt-status.js';
 import { traceAttempt } from '../attempt-trace.js';
 import { paymentSeller } from '../payment-seller.js';
-import type { PaymentRail } from '../rail.js';
+import { type PaymentRails, railOf } from '../rails.js';
 import { billingSummary } from './billing.js';
 import { planPrices, settledCharge } from './charge.js';
 import { settleFromCredit } from './credit-call.js';
@@ -26,12 +26,15 @@ import { follow } from './under-way.js';
  * of zero submits nothing and lets the authorization expire. A settlement whose outcome is
  * unknown stays `settling` and is finished later by the pending loop; it is never
  * submitted as a new payment. A seller that settles after the answer gets `settling` at once, and
- * the settlement follows.
+ * the settlement follows. Every step is taken on the rail the attempt was made on.
  */
-export async function settlePaidRequest(db: Db, rail: PaymentRail | undefined, input: SettleInput): Promise<SettleOutcome> {
+export async function settlePaidRequest(db: Db, rails: PaymentRails, input: SettleInput): Promise<SettleOutcome> {
   const sql = sqlOf(db);
   const attempt = await readAttempt(sql, input.paymentId);
   if (!attempt) throw new Error(`No payment ${input.paymentId} to settle.`);
+  // Settled on the rail it was made and claimed on; none when that rail is gone, and the
+  // settlement then fails (`rail_not_configured`) rather than go to another.
+  const rail = railOf(rails, attempt);
   traceAttempt(attempt, rail);
   const delivered = input.upstreamStatus >= 200 && input.upstreamStatus <= 299;
   if (attempt.protocol === 'credit') return settleFromCredit(db, attempt, delivered, input.upstreamStatus);

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { sqlOf } from '../../db/sql.js';
-import type { PaymentRail } from '../rail.js';
+import { networksOf, type PaymentRails, railOf } from '../rails.js';
 import { releaseCreditCall, releaseInFlight } from './credit-call.js';
 import { attemptsInTurn } from './in-turn.js';
 import { settleAndRecord, type WhenCaptureFails } from './record.js';
@@ -32,15 +32,16 @@ export async function releaseStrandedCalls(db: Db, olderThanMs = 15 * 60_000): P
 const PARKED_LOOKED_AT_MS = 24 * 60 * 60_000;
 
 /**
- * Settles again every attempt left `settling` (a timeout, a crash); settling twice is safe. Not
- * one this process is still settling (a slow chain, a seller settled after its answer), nor one
- * parked because no facilitator answer could tell its outcome (`settlementReason` set), unless the
- * rail reads the chain, which can (for a day: a settlement the chain could not tell of by then is
- * left to whoever operates the deployment). A page a pass, in turn (in-turn.ts).
+ * Settles again every attempt left `settling` (a timeout, a crash), each on the rail it was made
+ * on; settling twice is safe. Not one this process is still settling (a slow chain, a seller
+ * settled after its answer), nor one parked because no facilitator answer could tell its outcome
+ * (`settlementReason` set), unless its rail reads the chain, which can (for a day: a settlement
+ * the chain could not tell of by then is left to whoever operates the deployment), nor one made
+ * on a rail this hub no longer has: it waits for that rail. A page a pass, in turn (in-turn.ts).
  */
 export async function finishPendingSettlements(
   db: Db,
-  rail: PaymentRail | undefined,
+  rails: PaymentRails,
   olderThanMs = 10_000,
   whenCaptureFails?: WhenCaptureFails,
 ): Promise<number> {
@@ -48,21 +49,25 @@ export async function finishPendingSettlements(
   const pending = await attemptsInTurn(db, 'settlements', {
     status: 'settling',
     settlementReason: null,
+    network: { in: networksOf(rails) },
     verifiedAt: { lt: new Date(now - olderThanMs) },
   });
   // Asked apart, so parked ones the chain cannot tell of yet never crowd out the rest.
-  if (rail?.readsChain) {
+  const reading = networksOf(rails, (rail) => rail.readsChain);
+  if (reading.length) {
     pending.push(
       ...(await attemptsInTurn(db, 'parked settlements', {
         status: 'settling',
         settlementReason: 'outcome_unknown',
+        network: { in: reading },
         verifiedAt: { lt: new Date(now - olderThanMs), gt: new Date(now - PARKED_LOOKED_AT_MS) },
       })),
     );
   }
   let finished = 0;
   for (const attempt of pending) {
-    if (submittingOn(rail).has(attempt.id)) continue;
+    const rail = railOf(rails, attempt);
+    if (!rail || submittingOn(rail).has(attempt.id)) continue;
     // One that throws (a row that no longer parses, a database hiccup) does not hold up the rest.
     const result = await settleAndRecord(db, rail, attempt, { again: true, whenCaptureFails }).catch(() => undefined);
     if (result?.status === 'settled') finished++;

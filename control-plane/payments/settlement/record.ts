@@ -103,11 +103,24 @@ export function settleInTime(db: Db, rail: PaymentRail | undefined, attempt: Set
   return answeredWithin(settleAndRecord(db, rail, attempt));
 }
 
+/**
+ * An attempt that cannot be submitted: made on a rail this hub no longer has (`rail_not_configured`,
+ * rails.ts › railOf), or naming no payment to submit, or no escrow on its rail to pay it out.
+ */
+export type Unsettleable = {
+  status: 'failed';
+  reason: 'payment_not_settleable' | 'rail_not_configured';
+  network: string;
+  transaction?: undefined;
+};
+
+export function unsettleable(rail: PaymentRail | undefined, attempt: { network: string | null }): Unsettleable {
+  return { status: 'failed', reason: rail ? 'payment_not_settleable' : 'rail_not_configured', network: attempt.network ?? '' };
+}
+
 async function submitSettlement(rail: PaymentRail | undefined, attempt: Settleable) {
   // An escrowed payment needs a rail with the escrow to pay it out.
-  if (!rail || !attempt.payTo || !attempt.paymentPayloadJson || (attempt.payoutTo && !rail.escrow)) {
-    return { status: 'failed' as const, reason: 'payment_not_settleable', network: attempt.network ?? '' };
-  }
+  if (!rail || !attempt.payTo || !attempt.paymentPayloadJson || (attempt.payoutTo && !rail.escrow)) return unsettleable(rail, attempt);
   const payload = paymentPayloadSchema.parse(JSON.parse(attempt.paymentPayloadJson));
   const requirements = attemptRequirements(rail, { id: attempt.id, amountMicros: attempt.amountMicros, payTo: attempt.payTo });
   if (attempt.payoutTo && rail.escrow) {

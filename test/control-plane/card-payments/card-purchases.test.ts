@@ -58,7 +58,7 @@ for (const provider of testProviders()) {
     const agent = await registerAgent(hub, 'acme');
     const bearer = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
     const worker = () =>
-      new AccountWriteWorker(db, hub.cp.masterKey, world.rail, silent, {
+      new AccountWriteWorker(db, hub.cp.masterKey, { live: world.rail }, silent, {
         schedule: FAST_DELIVERY,
         pollMs: 60_000,
         cards: hub.cp.config.cardPayments!,

@@ -36,7 +36,10 @@ for (const provider of testProviders()) {
     await becomeStateful(receiver.url);
     const plan = { id: await offerPlan({ name: 'Credits', slug: 'credits', billingMode: 'credit', minimumPurchaseUsd: '1.00' }) };
     const agent = await registerAgent(hub, 'acme');
-    const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { schedule: FAST, pollMs: 60_000 });
+    const worker = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, pino({ level: 'silent' }), {
+      schedule: FAST,
+      pollMs: 60_000,
+    });
 
     /** Buys $1 of credit (or tops up `accessId`) and returns the account. */
     const buy = async (accessId?: string, token = agent.token) => {
@@ -309,7 +312,7 @@ for (const provider of testProviders()) {
         new UpstreamAddresses({}, async (host) => (host === 'rebind.test' ? [{ address, family: 4 }] : resolveWithSystem(host)));
       const { account } = await buy();
       const seen = receiver.requests.length;
-      const guarded = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), {
+      const guarded = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, pino({ level: 'silent' }), {
         schedule: FAST,
         pollMs: 60_000,
         addresses: resolvingTo('169.254.169.254'),
@@ -319,7 +322,7 @@ for (const provider of testProviders()) {
       t.match(refused, { status: 'pending', attempts: 1, lastError: /rebind\.test resolves to 169\.254\.169\.254; .*link-local/ });
       t.equal(receiver.requests.length, seen, 'nothing reached any address');
 
-      const allowed = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), {
+      const allowed = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, pino({ level: 'silent' }), {
         schedule: FAST,
         pollMs: 60_000,
         addresses: resolvingTo('127.0.0.1'),

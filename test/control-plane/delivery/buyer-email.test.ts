@@ -26,7 +26,7 @@ for (const provider of testProviders()) {
       env: { HUB_SMTP_URL: smtp.url },
     });
     const seller = await startAccountReceiver(t, secretOf);
-    const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { pollMs: 60_000 });
+    const worker = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, pino({ level: 'silent' }), { pollMs: 60_000 });
     await setStatefulFlags(db, sellerId, { servicing: true });
 
     const buy = async (token: string, planId: string) => {

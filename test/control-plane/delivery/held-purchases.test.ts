@@ -81,7 +81,7 @@ for (const provider of testProviders()) {
         },
       };
     };
-    const worker = () => new AccountWriteWorker(db, hub.cp.masterKey, rail, silent, { schedule: FAST_DELIVERY, pollMs: 60_000 });
+    const worker = () => new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, silent, { schedule: FAST_DELIVERY, pollMs: 60_000 });
     const writeOf = (accessId: string) => db.accountWrite.findFirstOrThrow({ where: { accessId }, orderBy: { stateVersion: 'desc' } });
     /** Waits until the write is due (the seller's hint is capped to 300 ms here); a timer may fire a millisecond early. */
     const untilDue = async (accessId: string) => {
@@ -147,7 +147,7 @@ for (const provider of testProviders()) {
       holdAnswer = 'real';
       // As if the loop's next round came: what was verified before now is old enough.
       await db.paymentAttempt.update({ where: { id: bought.paymentId }, data: { verifiedAt: new Date(Date.now() - 60_000) } });
-      await finishPendingPayments(db, rail);
+      await finishPendingPayments(db, { live: rail });
       t.match(await attemptOf(bought.paymentId), { status: 'reserved', holdTxHash: /^0x[0-9a-f]{64}$/, accessId: /^hubacc_/ });
       await worker().runOnce();
       t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'and is paid out once the seller has it');
@@ -171,7 +171,7 @@ for (const provider of testProviders()) {
         'and the account is not suspended',
       );
       await db.paymentAttempt.update({ where: { id: bought.paymentId }, data: { verifiedAt: new Date(Date.now() - 60_000) } });
-      await finishPendingPayments(db, rail);
+      await finishPendingPayments(db, { live: rail });
       t.match(await attemptOf(bought.paymentId), { status: 'settled' }, 'the pending loop pays it out');
     });
 

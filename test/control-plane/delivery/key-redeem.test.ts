@@ -32,7 +32,7 @@ for (const provider of testProviders()) {
     const port = await listen(app, 0, '127.0.0.1');
     t.teardown(() => closeServer(app, 100));
     const sellerApi = `http://127.0.0.1:${port}`;
-    const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, pino({ level: 'silent' }), { pollMs: 60_000 });
+    const worker = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, pino({ level: 'silent' }), { pollMs: 60_000 });
     const agent = await registerAgent(hub, 'acme');
     const headers = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
     const redeem = async (query = '', body?: unknown) => {

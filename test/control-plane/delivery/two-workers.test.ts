@@ -36,8 +36,8 @@ for (const provider of testProviders()) {
       const accessIds = await Promise.all(Array.from({ length: 24 }, open));
       const second = await openDatabase(hub.cp.config.database, { poolSize: 5 });
       t.teardown(() => second.close());
-      const a = new AccountWriteWorker(db, hub.cp.masterKey, rail, logger, { batch: 8 });
-      const b = new AccountWriteWorker(second.db, hub.cp.masterKey, rail, logger, { batch: 8 });
+      const a = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, logger, { batch: 8 });
+      const b = new AccountWriteWorker(second.db, hub.cp.masterKey, { live: rail }, logger, { batch: 8 });
       for (let round = 0; round < 6; round++) await Promise.all([a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]);
       const writes = await db.accountWrite.findMany({ where: { accessId: { in: accessIds } } });
       t.same(new Set(writes.map((w) => w.status)), new Set(['applied']));
@@ -53,7 +53,7 @@ for (const provider of testProviders()) {
 
     await t.test('a write left mid-delivery by a dead worker: taken again once its lease lapses', async (t) => {
       const accessId = await open();
-      const worker = new AccountWriteWorker(db, hub.cp.masterKey, rail, logger);
+      const worker = new AccountWriteWorker(db, hub.cp.masterKey, { live: rail }, logger);
       const key = { accessId_kind_stateVersion: { accessId, kind: 'write', stateVersion: 1 } };
       // As a control-plane killed while its request was out leaves the row.
       await db.accountWrite.update({

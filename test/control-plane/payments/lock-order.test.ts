@@ -67,7 +67,7 @@ t.test(
           VALUES (${requestId}, ${sellerId}, 'GET', '/search', false, 'forwarded', 'paid', ${new Date()}) ON CONFLICT ("id") DO NOTHING`);
         challenge = issuePaymentChallenge(
           db,
-          rail,
+          { live: rail },
           {
             sellerId,
             requestId,

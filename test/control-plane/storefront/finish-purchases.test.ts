@@ -27,7 +27,7 @@ for (const provider of testProviders()) {
         body,
       });
       const requirements = ((await res.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
-      return admitPaidRetry(db, rail, chain, payerKey, requirements, { method: 'POST', pathAndQuery: '/extend', body });
+      return admitPaidRetry(db, rail, chain, payerKey, requirements, { sellerId, method: 'POST', pathAndQuery: '/extend', body });
     };
 
     await t.test('a seller that is not stateful: settled by the loop, then the account opened', async (t) => {
@@ -35,7 +35,7 @@ for (const provider of testProviders()) {
       const before = await tokenBalance(chain, payTo);
       t.equal(await finishPurchases(db), 0, 'nothing is touched while the retry may still be finishing');
       t.equal(await finishPurchases(db, Date.now() + 61_000), 1, 'in flight for a minute: handed to the settlement loop');
-      t.equal(await finishPendingSettlements(db, rail, 0), 1);
+      t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1);
       t.equal(await tokenBalance(chain, payTo), before + 3_000_000n, 'settled once');
       t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'settled: the account opens');
       t.equal(await finishPurchases(db, Date.now() + 11_000), 0, 'and only once');
@@ -65,7 +65,7 @@ for (const provider of testProviders()) {
         // A fault injected where the API would refuse: the plan gone from under a paid purchase.
         await db.plan.delete({ where: { id: gone } });
         t.equal(await finishPurchases(db, Date.now() + 61_000), 2);
-        t.equal(await finishPendingSettlements(db, rail, 0), 2);
+        t.equal(await finishPendingSettlements(db, { live: rail }, 0), 2);
         t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'the other account opens');
         t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: kept } }), { accessId: /^hubacc_/ });
         t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: lost } }), { status: 'settled', accessId: null });
@@ -78,7 +78,7 @@ for (const provider of testProviders()) {
       const escrow = await tokenBalance(chain, chain.escrow!);
       t.equal(await finishPurchases(db, Date.now() + 61_000), 1, 'in flight for a minute: handed to the loop that holds it');
       t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: paymentId } }), { status: 'holding', accessId: null });
-      t.equal(await finishPendingHolds(db, rail, 0), 1);
+      t.equal(await finishPendingHolds(db, { live: rail }, 0), 1);
       t.equal(await tokenBalance(chain, chain.escrow!), escrow + 3_000_000n, 'held once');
       t.equal(await finishPurchases(db, Date.now() + 11_000), 1, 'held: the account opens');
       t.equal(await finishPurchases(db, Date.now() + 11_000), 0, 'and only once');

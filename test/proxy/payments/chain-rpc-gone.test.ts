@@ -47,9 +47,9 @@ t.test('the chain’s RPC gone: nothing forwarded unpaid, nothing paid twice', a
     t.equal(await tokenBalance(chain, payTo), before, 'nothing moved yet');
 
     relay.faults.clear();
-    t.equal(await finishPendingSettlements(db, rail, 0), 1, 'the chain is back: the loop settles it');
+    t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1, 'the chain is back: the loop settles it');
     t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status, 'settled');
-    t.equal(await finishPendingSettlements(db, rail, 0), 0, 'and has nothing more to do');
+    t.equal(await finishPendingSettlements(db, { live: rail }, 0), 0, 'and has nothing more to do');
     t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
   });
 });

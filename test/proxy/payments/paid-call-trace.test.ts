@@ -165,7 +165,7 @@ t.test('a purchase, a seller’s usage report and a pending pass are traced too'
   });
 
   await t.test('each pass of the pending loop is a trace of its own, with what it finished', async (t) => {
-    const stop = startPendingSettlementLoop(db, rail, hub.cp.logger, { intervalMs: 20 }, undefined, hub.cp.tracing);
+    const stop = startPendingSettlementLoop(db, { live: rail }, hub.cp.logger, { intervalMs: 20 }, undefined, hub.cp.tracing);
     const [pass] = await traced('pending payments');
     stop();
     t.match(pass, {

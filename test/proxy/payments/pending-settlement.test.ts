@@ -34,13 +34,13 @@ t.test('a settlement with an unknown outcome answers settling, is finished later
   t.equal(attempt.status, 'settling');
   t.equal(await tokenBalance(chain, payTo), before, 'nothing moved yet');
 
-  t.equal(await finishPendingSettlements(db, rail, 0), 1, 'the pending settlement is finished');
+  t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1, 'the pending settlement is finished');
   const settled = await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } });
   t.equal(settled.status, 'settled');
   t.match(settled.settleTxHash, /^0x[0-9a-f]{64}$/);
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
 
-  t.equal(await finishPendingSettlements(db, rail, 0), 0, 'nothing is left to finish');
+  t.equal(await finishPendingSettlements(db, { live: rail }, 0), 0, 'nothing is left to finish');
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never charged twice');
 });
 
@@ -62,7 +62,7 @@ t.test('a broadcast whose receipt is not seen yet: settling with its hash, and n
   t.match(billing, { status: 'settling', settleTransactionHash: /^0x[0-9a-f]{64}$/ }, 'the transaction the agent can follow');
   t.equal(res.headers.get('payment-response'), null, 'a receipt says settled: none while settling, as with MPP');
 
-  t.equal(await finishPendingSettlements(db, rail, 0), 1);
+  t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1);
   const settled = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=unseen' } });
   t.match(settled, { status: 'settled', settleTxHash: billing.settleTransactionHash });
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
@@ -94,14 +94,14 @@ t.test('a control-plane that dies after broadcasting: its successor finds the tr
   // The successor: a new control-plane's rail, which remembers nothing of the first one's transaction.
   const successor = localRail(chain);
   t.teardown(() => (successor.facilitator as { close?: () => Promise<void> }).close?.());
-  t.equal(await finishPendingSettlements(db, successor, 0), 1, 'found and finished');
+  t.equal(await finishPendingSettlements(db, { live: successor }, 0), 1, 'found and finished');
   const settled = await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } });
   t.equal(settled.status, 'settled');
   t.match(settled.settleTxHash, /^0x[0-9a-f]{64}$/);
   const receipt = await chainReader(chain).getTransactionReceipt({ hash: settled.settleTxHash as `0x${string}` });
   t.equal(receipt.status, 'success', 'the recorded transaction is the one that moved the funds');
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never sent twice');
-  t.equal(await finishPendingSettlements(db, successor, 0), 0, 'nothing is left to finish');
+  t.equal(await finishPendingSettlements(db, { live: successor }, 0), 0, 'nothing is left to finish');
 });
 
 t.test('a settlement slower than the proxy waits: the answer goes out settling, and the settlement is recorded behind it', async (t) => {
@@ -133,7 +133,7 @@ t.test('a settlement slower than the proxy waits: the answer goes out settling, 
   t.equal(slowed, 1);
 
   const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=slow' } });
-  t.equal(await finishPendingSettlements(db, rail, 0), 0, 'the pending loop leaves a settlement this process is still making');
+  t.equal(await finishPendingSettlements(db, { live: rail }, 0), 0, 'the pending loop leaves a settlement this process is still making');
   t.equal(slowed, 1, 'not submitted a second time');
   release();
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
@@ -168,7 +168,7 @@ t.test(
 
     const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=lost' } });
     t.equal(attempt.status, 'settling');
-    t.equal(await finishPendingSettlements(db, rail, 0), 1);
+    t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1);
     t.equal((await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } })).status, 'settled');
     t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
   },
@@ -189,11 +189,11 @@ t.test('tried again after a lost answer, a failure that says nothing of the earl
   // The first try may have gone through: an unreachable or unexplained refusal now proves nothing.
   for (const next of ['unavailable', 'rejected'] as const) {
     answer = next;
-    await finishPendingSettlements(db, rail, 0);
+    await finishPendingSettlements(db, { live: rail }, 0);
     t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'settling', chargedMicros: 10_000n }, next);
   }
   answer = 'real';
-  t.equal(await finishPendingSettlements(db, rail, 0), 1);
+  t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1);
   t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'settled' });
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
 });
@@ -213,7 +213,7 @@ t.test('two settlements of one payment that disagree: a settled recorded after a
 
   // One settlement records a failure first (the charge is zeroed), the other then finds it settled.
   answer = 'failed';
-  await finishPendingSettlements(db, rail, 0);
+  await finishPendingSettlements(db, { live: rail }, 0);
   t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), { status: 'failed', chargedMicros: 0n });
   answer = 'real';
   t.match(await settleAndRecord(db, rail, attempt), { status: 'settled' });
@@ -246,9 +246,9 @@ t.test(
     t.equal(res.headers.get('hub-usage-error'), null, 'not a failure: the payer may well have paid');
     const attempt = await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=parked' } });
     t.match(attempt, { status: 'settling', settlementReason: 'outcome_unknown', chargedMicros: 10_000n });
-    t.equal(await finishPendingSettlements(db, { ...rail, readsChain: false }, 0), 0);
+    t.equal(await finishPendingSettlements(db, { live: { ...rail, readsChain: false } }, 0), 0);
     t.equal(settles, 1, 'not asked again where nothing can tell more');
-    t.equal(await finishPendingSettlements(db, rail, 0), 1, 'a rail that reads the chain finishes it');
+    t.equal(await finishPendingSettlements(db, { live: rail }, 0), 1, 'a rail that reads the chain finishes it');
     t.match(await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } }), {
       status: 'settled',
       settlementReason: null,

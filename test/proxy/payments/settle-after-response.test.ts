@@ -87,7 +87,7 @@ for (const provider of testProviders()) {
         { kind: 'call', status: 'settled', paymentMethod: 'x402_wallet', amountUsd: '0.010000' },
         'the seller sees it settled',
       );
-      t.equal(await finishPendingSettlements(db, world.rail, 0), 0, 'nothing left to finish');
+      t.equal(await finishPendingSettlements(db, { live: world.rail }, 0), 0, 'nothing left to finish');
       t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'never charged twice');
     });
 
@@ -118,11 +118,11 @@ t.test('a control-plane that stops after answering and before settling: its succ
 
   const successor = localRail(chain);
   t.teardown(() => (successor.facilitator as { close?: () => Promise<void> }).close?.());
-  t.equal(await finishPendingSettlements(db, successor, 0), 1, 'found and settled');
+  t.equal(await finishPendingSettlements(db, { live: successor }, 0), 1, 'found and settled');
   const settled = await db.paymentAttempt.findUniqueOrThrow({ where: { id: attempt.id } });
   t.equal(settled.status, 'settled');
   t.equal(await tokenBalance(chain, payTo), before + 10_000n, 'paid once');
-  t.equal(await finishPendingSettlements(db, successor, 0), 0);
+  t.equal(await finishPendingSettlements(db, { live: successor }, 0), 0);
 
   // Were the first settlement only slow, not dead, its late outcome cannot undo the record.
   held.release();

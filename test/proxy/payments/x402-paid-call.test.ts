@@ -423,6 +423,7 @@ for (const provider of testProviders()) {
       const { requirements } = await challenge('/search?q=stranded-wallet');
       // Admitted as the proxy admits the paid retry before forwarding it; then the proxy stops.
       const paymentId = await admitPaidRetry(db, rail, chain, payerKey, requirements, {
+        sellerId,
         method: 'GET',
         pathAndQuery: '/search?q=stranded-wallet',
         body: '',
@@ -635,7 +636,7 @@ for (const provider of testProviders()) {
       // settlement loop gives its credit back, once.
       const stranded = await issuePaymentChallenge(
         db,
-        rail,
+        { live: rail },
         {
           sellerId: drawn.sellerId,
           requestId: newRequestId(true),
