@@ -48,16 +48,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { Receipt as MppxReceipt } from 'mppx';
 import { evm, Mppx } from 'mppx/client';
 import { setGlobalDispatcher } from 'undici';
-import {
-  type Address,
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  formatUnits,
-  type Hex,
-  http,
-  parseEventLogs,
-} from 'viem';
+import { type Address, createPublicClient, createTestClient, createWalletClient, formatUnits, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readDeploymentFile, writeDeploymentFile } from '../chain/deployment.js';
 import { evmChain } from '../chain/evm-chain.js';
@@ -68,8 +59,8 @@ import { turns } from '../runtime/turns.js';
 import { cpuMs, withDescendants } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { benchPostgres } from './lib/scratch-postgres.js';
-import { claimsBy, sessionCharge, sessionClients } from './lib/sessions.js';
 import { seedSeller } from './lib/seed.js';
+import { claimsBy, sessionCharge, sessionClients } from './lib/sessions.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 if (quick) {
@@ -170,7 +161,13 @@ async function main() {
 
     // hub: a control-plane and a proxy, settling on the same chain; over SQLite, and over
     // PostgreSQL when one answers (each its own pair of processes and seller).
-    const startHub = async (databaseUrl: string, dataDir: string, chainFile: string, env: Record<string, string> = {}, x402Schemes?: string[]) => {
+    const startHub = async (
+      databaseUrl: string,
+      dataDir: string,
+      chainFile: string,
+      env: Record<string, string> = {},
+      x402Schemes?: string[],
+    ) => {
       const masterKey = randomBytes(32).toString('hex');
       const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
       const hubEnv = {
@@ -355,7 +352,8 @@ async function main() {
           const result = await runPaidCalls(stack, clients, callsAt[clients]!, () => next++, chain);
           results.push(result);
           // The same monotonic clock a CPU profile's sample times are on, in µs: where to look in it.
-          if (process.env.BENCH_PROFILE) log(`profile window, ${stack.name}, ${clients} client(s): ${from}-${process.hrtime.bigint() / 1000n} µs`);
+          if (process.env.BENCH_PROFILE)
+            log(`profile window, ${stack.name}, ${clients} client(s): ${from}-${process.hrtime.bigint() / 1000n} µs`);
           log(`round ${round}, ${stack.name}, ${clients} client(s): ${(result.calls / result.seconds).toFixed(1)} paid calls/s`);
         }
         const alone = await chainAlone(callsAt[clients]!, clients);
@@ -452,7 +450,12 @@ async function main() {
       console.log(`\nSessions (x402 batch-settlement; ${deposits} deposit(s) among the measured calls, the rest vouchers):`);
       const target = (line: string, ratio: number, met: boolean, goal: string) =>
         console.log(`${line} = ${ratio.toFixed(2)}${goal.endsWith('ms') ? ' ms' : '×'} (target ${goal}: ${met ? 'met' : 'NOT met'})`);
-      target(`${HUB_SESSIONS}, 10 clients: paid calls/s / chain alone with ten in flight`, sessions10.rate / chain10, sessions10.rate >= 5 * chain10, '≥ 5×');
+      target(
+        `${HUB_SESSIONS}, 10 clients: paid calls/s / chain alone with ten in flight`,
+        sessions10.rate / chain10,
+        sessions10.rate >= 5 * chain10,
+        '≥ 5×',
+      );
       if (reference10)
         target(
           `${HUB_SESSIONS}, 10 clients: paid calls/s / x402's batch-settlement stack`,
@@ -461,8 +464,18 @@ async function main() {
           '≥ 2×',
         );
       if (exact1)
-        target(`${HUB_SESSIONS}, 1 client: p50 / hub's own exact p50`, sessions1.p50 / exact1.p50, sessions1.p50 * 4 <= exact1.p50, '≤ 0.25×');
-      target(`${HUB_SESSIONS}, hub's CPU per voucher call at 10 clients (proxy + control-plane: ${sessions10.split})`, sessions10.cpu, sessions10.cpu <= 1, '≤ 1 ms');
+        target(
+          `${HUB_SESSIONS}, 1 client: p50 / hub's own exact p50`,
+          sessions1.p50 / exact1.p50,
+          sessions1.p50 * 4 <= exact1.p50,
+          '≤ 0.25×',
+        );
+      target(
+        `${HUB_SESSIONS}, hub's CPU per voucher call at 10 clients (proxy + control-plane: ${sessions10.split})`,
+        sessions10.cpu,
+        sessions10.cpu <= 1,
+        '≤ 1 ms',
+      );
       if (challengeCpu !== undefined)
         console.log(
           `  of which the 402 answer (proxy + control-plane: ${challengeCpu.split}) ${challengeCpu.total.toFixed(2)} ms, the paid answer about ${(sessions10.cpu - challengeCpu.total).toFixed(2)} ms`,

@@ -57,7 +57,9 @@ export function sessionCharge(res: Response): SessionCharge | undefined {
   return { transaction: settled.transaction ?? '', charged: BigInt(charged), cumulative: BigInt(cumulative) };
 }
 
-const claimedEvent = parseAbi(['event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed)']);
+const claimedEvent = parseAbi([
+  'event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed)',
+]);
 
 /** The claim transactions `sender` had mined on the batch-settlement contract between two blocks, and what they claimed in all. */
 export async function claimsBy(

@@ -26,7 +26,9 @@ export const CHANNEL_HOLD_MS = 120_000;
 const MIRRORED = Prisma.raw(`"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature"`);
 
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
-  return mirrored(await sql.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`SELECT ${MIRRORED} FROM "SessionChannel" WHERE "id" = ${id}`));
+  return mirrored(
+    await sql.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`SELECT ${MIRRORED} FROM "SessionChannel" WHERE "id" = ${id}`),
+  );
 }
 
 function mirrored(row: Record<keyof MirroredChannel, unknown> | undefined): MirroredChannel | undefined {

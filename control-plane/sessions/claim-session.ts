@@ -112,7 +112,8 @@ const channelIds = new Map<string, Hex>();
 const KEPT_CHANNEL_IDS = 10_000;
 
 function knownChannelId(config: ChannelConfig, chainId: number): Hex {
-  const key = `${chainId}:${config.payer}:${config.payerAuthorizer}:${config.receiver}:${config.receiverAuthorizer}:${config.token}:${config.withdrawDelay}:${config.salt}`.toLowerCase();
+  const key =
+    `${chainId}:${config.payer}:${config.payerAuthorizer}:${config.receiver}:${config.receiverAuthorizer}:${config.token}:${config.withdrawDelay}:${config.salt}`.toLowerCase();
   let id = channelIds.get(key);
   if (!id) {
     id = channelIdOf(config, chainId);
