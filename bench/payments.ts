@@ -8,10 +8,19 @@
 //   * mppx's Proxy with its EVM charge method, settling through the same x402 facilitator, in
 //     front of a plain seller API: MPP's reference;
 //   * the chain alone: EIP-3009 transfers submitted straight to the token, awaiting each receipt,
-//     one at a time and ten in flight.
-// Every 200 is checked against its own on-chain transfer (a distinct transaction that moved the
-// price from the payer to the seller). CPU per paid call is read from /proc for each stack's
-// server processes, for the clients and for anvil. A long run of transfers then shows whether the
+//     one at a time and ten in flight;
+//   * sessions (x402's `batch-settlement`), paid with the unmodified x402 fetch client and x402's
+//     batch-settlement client scheme, each of the ten clients with a channel of its own: hub's seller
+//     offering `["exact", "batch-settlement"]`, and x402's Express middleware with x402's
+//     batch-settlement server scheme and x402's facilitator with its batch-settlement facilitator
+//     scheme. A client's first call deposits (in the warm-up), its later calls send vouchers only.
+//     The dev chain's batch-settlement contract at x402's address is hub's (x402's packages do not
+//     ship theirs): x402's stack runs against it (bench/servers/x402-facilitator.ts says how).
+// Every 200 of `exact` and MPP is checked against its own on-chain transfer (a distinct transaction
+// that moved the price from the payer to the seller); every voucher call's receipt must charge the
+// price and raise its channel's charged total by exactly that, and the claim transactions each
+// stack sent are counted on chain. CPU per paid call is read from /proc for each stack's server
+// processes, for the clients and for anvil. A long run of transfers then shows whether the
 // dev chain keeps its rate as it grows. Finally bench/recover.ts compares native and pure-JS
 // signer recovery.
 //
@@ -21,9 +30,12 @@
 // the proxy's calls through tRPC's node adapter (HUB_INTERNAL_CALLS=adapter) instead of the direct
 // lane, to show what the lane saves; BENCH_ADAPTER=off skips it.
 // BENCH_ROUNDS (3), BENCH_CALLS_1 (60) and BENCH_CALLS_10 (200) calls per round, BENCH_LONG_RUN
-// (6000) transfers between the two chain measurements. BENCH_PROFILE=<dir> writes a CPU profile
-// of hub's proxy and control-plane there (open them in Chrome DevTools); BENCH_STACKS=hub skips
-// the reference stacks.
+// (6000) transfers between the two chain measurements. BENCH_QUICK=1 is a smoke run: one round
+// of 20 and 60 calls, no long run, SQLite only (each setting above still wins when given).
+// BENCH_PROFILE=<dir> writes a CPU profile of hub's proxy and control-plane there (open them in
+// Chrome DevTools); BENCH_STACKS=hub skips the reference stacks, BENCH_STACKS=sessions runs only
+// hub's `exact` and the two session stacks (and the chain alone), BENCH_STACKS=hub-sessions only
+// hub's sessions (to profile the voucher call).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -36,7 +48,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { Receipt as MppxReceipt } from 'mppx';
 import { evm, Mppx } from 'mppx/client';
 import { setGlobalDispatcher } from 'undici';
-import { type Address, createPublicClient, createTestClient, createWalletClient, type Hex, http, parseEventLogs } from 'viem';
+import { type Address, createPublicClient, createTestClient, createWalletClient, formatUnits, type Hex, http, parseEventLogs } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readDeploymentFile, writeDeploymentFile } from '../chain/deployment.js';
 import { evmChain } from '../chain/evm-chain.js';
@@ -44,15 +56,28 @@ import { type LocalChain, startLocalChain } from '../chain/local-chain.js';
 import { eip3009Abi, transferWithAuthorizationTypes } from '../control-plane/facilitator/transfer-authorization.js';
 import { localhostDispatcher } from '../runtime/localhost-dispatcher.js';
 import { turns } from '../runtime/turns.js';
-import { cpuMs } from './lib/cpu.js';
+import { cpuMs, withDescendants } from './lib/cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { benchPostgres } from './lib/scratch-postgres.js';
 import { seedSeller } from './lib/seed.js';
+import { claimsBy, sessionCharge, sessionClients } from './lib/sessions.js';
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const callsAt: Record<number, number> = { 1: Number(process.env.BENCH_CALLS_1 ?? 60), 10: Number(process.env.BENCH_CALLS_10 ?? 200) };
-const longRun = Number(process.env.BENCH_LONG_RUN ?? 6000);
+const quick = process.env.BENCH_QUICK === '1';
+if (quick) {
+  process.env.BENCH_POSTGRES ??= 'off';
+  process.env.BENCH_ADAPTER ??= 'off';
+}
+const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
+const callsAt: Record<number, number> = {
+  1: Number(process.env.BENCH_CALLS_1 ?? (quick ? 20 : 60)),
+  10: Number(process.env.BENCH_CALLS_10 ?? (quick ? 60 : 200)),
+};
+const longRun = Number(process.env.BENCH_LONG_RUN ?? (quick ? 0 : 6000));
 const PRICE_UNITS = 10_000n; // $0.01 in the 6-decimal token
+/** What each session client deposits when it opens its channel: 5,000 calls' worth, more than a run makes. */
+const SESSION_DEPOSIT_UNITS = 5_000n * PRICE_UNITS;
+/** How often both stacks claim what vouchers charged: hub's default (HUB_SESSIONS_CLAIM_INTERVAL_S). */
+const CLAIM_INTERVAL_S = 60;
 const here = dirname(fileURLToPath(import.meta.url));
 const tsx = ['--import', 'tsx'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -75,9 +100,12 @@ type Stack = {
   url: (i: number) => string;
   pids: number[];
   payTo: Address;
-  pay: typeof fetch;
-  /** The settlement transaction a paid answer names in its receipt. */
+  /** The client of concurrent client `slot` (a session client holds a channel of its own). */
+  pay: (slot: number) => typeof fetch;
+  /** The settlement transaction a paid answer names in its receipt (`exact`, MPP). */
   transactionOf: (res: Response) => Hex | undefined;
+  /** A session stack: each answer is a voucher (or deposit) on the client's channel, and its settler claims them. */
+  sessions?: { settler: Address; charged: Map<number, bigint> };
 };
 type Round = {
   stack: string;
@@ -90,6 +118,9 @@ type Round = {
   clientCpuMs: number;
   chainCpuMs: number;
   failures: number;
+  /** Session calls paid by a voucher alone, and by a deposit. */
+  vouchers: number;
+  deposits: number;
 };
 
 async function main() {
@@ -124,12 +155,19 @@ async function main() {
       `http://127.0.0.1:${facilitatorPort}`,
       chainFile,
       account(X402_PAY_TO).address,
+      String(CLAIM_INTERVAL_S),
     ]);
     await waitUntilUp(`http://127.0.0.1:${expressPort}/`);
 
     // hub: a control-plane and a proxy, settling on the same chain; over SQLite, and over
     // PostgreSQL when one answers (each its own pair of processes and seller).
-    const startHub = async (databaseUrl: string, dataDir: string, chainFile: string, env: Record<string, string> = {}) => {
+    const startHub = async (
+      databaseUrl: string,
+      dataDir: string,
+      chainFile: string,
+      env: Record<string, string> = {},
+      x402Schemes?: string[],
+    ) => {
       const masterKey = randomBytes(32).toString('hex');
       const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
       const hubEnv = {
@@ -141,11 +179,13 @@ async function main() {
         HUB_CONTROL_PLANE_PORT: String(cpPort),
         HUB_PROXY_PORT: String(proxyPort),
         HUB_LOG_LEVEL: 'warn',
+        HUB_SESSIONS_CLAIM_INTERVAL_S: String(CLAIM_INTERVAL_S),
         ...env,
       };
       const { kid, secret } = await seedSeller(databaseUrl, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
         payToAddress: account(HUB_PAY_TO).address,
         priceMicros: 10_000n,
+        ...(x402Schemes ? { x402Schemes } : {}),
       });
       processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
       await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
@@ -157,7 +197,9 @@ async function main() {
       await waitUntilUp(`http://127.0.0.1:${proxyPort}/readyz`);
       return { proxyPort, pids: [proxy.pid!, controlPlane.pid!] };
     };
-    const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work, chainFile);
+    // The seller on SQLite also takes sessions: its 402 offers `exact` and `batch-settlement`, and
+    // each client pays the way it knows.
+    const onSqlite = await startHub(`file:${join(work, 'hub.db')}`, work, chainFile, {}, ['exact', 'batch-settlement']);
     const scratch = await benchPostgres(log);
     dropScratch = scratch?.drop;
     /** A hub of its own settles from an account of its own (each settler keeps its nonce in memory). */
@@ -198,14 +240,22 @@ async function main() {
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: payer });
     client.setSpendControls({ allowedAssets: true });
-    const payX402 = wrapFetchWithPayment(fetch, client);
-    const payMpp = Mppx.create({
+    const x402Fetch = wrapFetchWithPayment(fetch, client);
+    const payX402 = () => x402Fetch;
+    const mppFetch = Mppx.create({
       methods: [evm({ account: payer, authorization: { name: chain.token.name, version: chain.token.version } })],
       polyfill: false,
     }).fetch as typeof fetch;
+    const payMpp = () => mppFetch;
+    const sessionStack = (stack: Omit<Stack, 'pay' | 'transactionOf' | 'sessions'>, settler: Address): Stack => ({
+      ...stack,
+      pay: sessionClients(chain!, account(PAYER).privateKey as Hex, SESSION_DEPOSIT_UNITS),
+      transactionOf: () => undefined,
+      sessions: { settler, charged: new Map() },
+    });
     const hub = (
       protocol: string,
-      pay: typeof fetch,
+      pay: Stack['pay'],
       transactionOf: Stack['transactionOf'],
       on: { proxyPort: number; pids: number[] } = onSqlite,
       database = '',
@@ -238,8 +288,34 @@ async function main() {
         pay: payMpp,
         transactionOf: mppTransaction,
       },
+      sessionStack(
+        {
+          name: HUB_SESSIONS,
+          url: (i) => `http://bench.pay.localhost:${onSqlite.proxyPort}/search?i=${i}`,
+          pids: onSqlite.pids,
+          payTo: account(HUB_PAY_TO).address,
+        },
+        chain.settler.address as Address,
+      ),
+      sessionStack(
+        {
+          name: X402_SESSIONS,
+          url: (i) => `http://127.0.0.1:${expressPort}/session/search?i=${i}`,
+          pids: [express.pid!, facilitator.pid!],
+          payTo: account(X402_PAY_TO).address,
+        },
+        account(X402_SETTLER).address as Address,
+      ),
     ];
-    const stacks = process.env.BENCH_STACKS === 'hub' ? allStacks.filter((s) => s.name.startsWith('hub')) : allStacks;
+    const only = process.env.BENCH_STACKS;
+    const stacks =
+      only === 'hub'
+        ? allStacks.filter((s) => s.name.startsWith('hub'))
+        : only === 'sessions'
+          ? allStacks.filter((s) => s.sessions || s.name === 'hub (x402)')
+          : only === 'hub-sessions'
+            ? allStacks.filter((s) => s.name === HUB_SESSIONS)
+            : allStacks;
 
     const chainAlone = chainAloneRunner(
       chain,
@@ -249,24 +325,35 @@ async function main() {
     );
 
     // Warm every stack (JIT, connections, caches) before measuring.
+    // A session stack's ten clients each open their channel here (their deposits), so the rounds
+    // measure voucher calls.
     let next = 0;
-    for (const stack of stacks) await runPaidCalls(stack, 1, 10, () => next++, chain);
+    for (const stack of stacks) await runPaidCalls(stack, stack.sessions ? 10 : 1, stack.sessions ? 30 : 10, () => next++, chain);
     await chainAlone(50, 1);
 
     // What each stack burns doing nothing, which every paid call's CPU figure includes.
     for (const stack of stacks) {
-      const before = cpuMs(stack.pids);
+      const before = stack.pids.map(processCpuMs);
+      const from = process.hrtime.bigint() / 1000n;
       await new Promise((r) => setTimeout(r, 2_000));
-      log(`${stack.name} at rest: ${((cpuMs(stack.pids) - before) / 2).toFixed(0)} ms CPU per second`);
+      if (process.env.BENCH_PROFILE) log(`profile window, ${stack.name} at rest: ${from}-${process.hrtime.bigint() / 1000n} µs`);
+      const spent = stack.pids.map((pid, i) => processCpuMs(pid) - before[i]!);
+      log(`${stack.name} at rest: ${(spent.reduce((sum, ms) => sum + ms, 0) / 2).toFixed(0)} ms CPU per second`);
     }
 
     const results: Round[] = [];
     const chainRuns: Record<number, ChainAlone[]> = { 1: [], 10: [] };
+    const reader = createPublicClient({ transport: http(chain.rpcUrl) });
+    const firstBlock = (await reader.getBlockNumber()) + 1n;
     for (let round = 1; round <= rounds; round++) {
       for (const clients of [1, 10]) {
         for (const stack of stacks) {
+          const from = process.hrtime.bigint() / 1000n;
           const result = await runPaidCalls(stack, clients, callsAt[clients]!, () => next++, chain);
           results.push(result);
+          // The same monotonic clock a CPU profile's sample times are on, in µs: where to look in it.
+          if (process.env.BENCH_PROFILE)
+            log(`profile window, ${stack.name}, ${clients} client(s): ${from}-${process.hrtime.bigint() / 1000n} µs`);
           log(`round ${round}, ${stack.name}, ${clients} client(s): ${(result.calls / result.seconds).toFixed(1)} paid calls/s`);
         }
         const alone = await chainAlone(callsAt[clients]!, clients);
@@ -274,6 +361,17 @@ async function main() {
         log(`round ${round}, chain alone, ${clients} in flight: ${alone.rate.toFixed(0)} transfers/s`);
       }
     }
+
+    // What a session stack's claims cost on chain over the rounds (each claims on its own schedule,
+    // hub also on size), and hub's CPU for each of a voucher call's two answers.
+    const lastBlock = await reader.getBlockNumber();
+    const claims = new Map<string, Awaited<ReturnType<typeof claimsBy>> & { calls: number }>();
+    for (const stack of stacks.filter((s) => s.sessions)) {
+      const calls = results.filter((r) => r.stack === stack.name).reduce((sum, r) => sum + r.calls, 0);
+      claims.set(stack.name, { ...(await claimsBy(chain, stack.sessions!.settler, firstBlock, lastBlock)), calls });
+    }
+    const hubSessions = stacks.find((s) => s.name === HUB_SESSIONS);
+    const challengeCpu = hubSessions ? await challengeOnlyCpu(hubSessions, () => next++) : undefined;
 
     const today = new Date().toISOString().slice(0, 10);
     console.log(
@@ -286,7 +384,7 @@ async function main() {
       "| stack | clients | paid calls/s | p50 ms | p99 ms | CPU ms per paid call (front + back) | clients' CPU ms | anvil's CPU ms | failed |",
     );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-    const summary = new Map<string, { rate: number; p50: number; cpu: number }>();
+    const summary = new Map<string, { rate: number; p50: number; cpu: number; split: string }>();
     for (const clients of [1, 10]) {
       for (const stack of stacks) {
         const mine = results.filter((r) => r.stack === stack.name && r.clients === clients);
@@ -294,13 +392,13 @@ async function main() {
         const latencies = mine.flatMap((r) => r.latencies).sort((a, b) => a - b);
         const cpuOf = (r: Round) => r.cpuMs.reduce((sum, ms) => sum + ms, 0) / r.calls;
         const cpu = medianOf(mine.map(cpuOf));
-        const split = stack.pids.map((_, i) => medianOf(mine.map((r) => r.cpuMs[i]! / r.calls)).toFixed(1)).join(' + ');
+        const split = stack.pids.map((_, i) => msOf(medianOf(mine.map((r) => r.cpuMs[i]! / r.calls)))).join(' + ');
         const clientCpu = medianOf(mine.map((r) => r.clientCpuMs / r.calls));
         const chainCpu = medianOf(mine.map((r) => r.chainCpuMs / r.calls));
         const failed = mine.reduce((sum, r) => sum + r.failures, 0);
-        summary.set(`${stack.name}@${clients}`, { rate, p50: percentile(latencies, 50), cpu });
+        summary.set(`${stack.name}@${clients}`, { rate, p50: percentile(latencies, 50), cpu, split });
         console.log(
-          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${cpu.toFixed(1)} (${split}) | ${clientCpu.toFixed(1)} | ${chainCpu.toFixed(1)} | ${failed} |`,
+          `| ${stack.name} | ${clients} | ${rate.toFixed(1)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${msOf(cpu)} (${split}) | ${msOf(clientCpu)} | ${msOf(chainCpu)} | ${failed} |`,
         );
       }
       // The sender's CPU stands where a stack's clients' does: it signs nothing in the timed part
@@ -342,20 +440,67 @@ async function main() {
       }
     }
 
+    const sessions10 = summary.get(`${HUB_SESSIONS}@10`);
+    if (sessions10) {
+      const chain10 = medianOf(chainRuns[10]!.map((a) => a.rate));
+      const sessions1 = summary.get(`${HUB_SESSIONS}@1`)!;
+      const exact1 = summary.get('hub (x402)@1');
+      const reference10 = summary.get(`${X402_SESSIONS}@10`);
+      const deposits = results.filter((r) => r.stack === HUB_SESSIONS).reduce((sum, r) => sum + r.deposits, 0);
+      console.log(`\nSessions (x402 batch-settlement; ${deposits} deposit(s) among the measured calls, the rest vouchers):`);
+      const target = (line: string, ratio: number, met: boolean, goal: string) =>
+        console.log(`${line} = ${ratio.toFixed(2)}${goal.endsWith('ms') ? ' ms' : '×'} (target ${goal}: ${met ? 'met' : 'NOT met'})`);
+      target(
+        `${HUB_SESSIONS}, 10 clients: paid calls/s / chain alone with ten in flight`,
+        sessions10.rate / chain10,
+        sessions10.rate >= 5 * chain10,
+        '≥ 5×',
+      );
+      if (reference10)
+        target(
+          `${HUB_SESSIONS}, 10 clients: paid calls/s / x402's batch-settlement stack`,
+          sessions10.rate / reference10.rate,
+          sessions10.rate >= 2 * reference10.rate,
+          '≥ 2×',
+        );
+      if (exact1)
+        target(
+          `${HUB_SESSIONS}, 1 client: p50 / hub's own exact p50`,
+          sessions1.p50 / exact1.p50,
+          sessions1.p50 * 4 <= exact1.p50,
+          '≤ 0.25×',
+        );
+      target(
+        `${HUB_SESSIONS}, hub's CPU per voucher call at 10 clients (proxy + control-plane: ${sessions10.split})`,
+        sessions10.cpu,
+        sessions10.cpu <= 1,
+        '≤ 1 ms',
+      );
+      if (challengeCpu !== undefined)
+        console.log(
+          `  of which the 402 answer (proxy + control-plane: ${challengeCpu.split}) ${challengeCpu.total.toFixed(2)} ms, the paid answer about ${(sessions10.cpu - challengeCpu.total).toFixed(2)} ms`,
+        );
+      for (const [name, c] of claims)
+        console.log(
+          `${name}: ${((c.transactions * 1000) / c.calls).toFixed(1)} claim transactions per 1,000 calls (${c.transactions} for ${c.calls} calls, ${c.channels} channel rows, $${formatUnits(c.units, 6)} claimed; claims every ${CLAIM_INTERVAL_S} s${name === HUB_SESSIONS ? ', and at once for a channel with $1.00 unclaimed' : ''})`,
+        );
+    }
+
     // A long run: the dev chain must keep its rate as its history grows. Mining an empty block
     // shows the cost that grows with the chain's length alone; the transfer rate also carries
     // the cost of the token's storage, which every EIP-3009 authorization adds a slot to.
-    const reader = createPublicClient({ transport: http(chain.rpcUrl) });
-    const emptyBefore = await emptyBlockMs(chain.rpcUrl);
-    const before = (await chainAlone(300, 10)).rate;
-    log(`long run: ${longRun} transfers…`);
-    for (let done = 0; done < longRun; done += 1000) await chainAlone(Math.min(1000, longRun - done), 10);
-    const after = (await chainAlone(300, 10)).rate;
-    const emptyAfter = await emptyBlockMs(chain.rpcUrl);
-    const blocks = await reader.getBlockNumber();
-    console.log(
-      `\nDev chain over a long run (${blocks} blocks in all): ${before.toFixed(0)} transfers/s before ${longRun} more, ${after.toFixed(0)}/s after (${(after / before).toFixed(2)}×); an empty block mined in ${emptyBefore.toFixed(3)} ms before, ${emptyAfter.toFixed(3)} ms after`,
-    );
+    if (longRun > 0) {
+      const emptyBefore = await emptyBlockMs(chain.rpcUrl);
+      const before = (await chainAlone(300, 10)).rate;
+      log(`long run: ${longRun} transfers…`);
+      for (let done = 0; done < longRun; done += 1000) await chainAlone(Math.min(1000, longRun - done), 10);
+      const after = (await chainAlone(300, 10)).rate;
+      const emptyAfter = await emptyBlockMs(chain.rpcUrl);
+      const blocks = await reader.getBlockNumber();
+      console.log(
+        `\nDev chain over a long run (${blocks} blocks in all): ${before.toFixed(0)} transfers/s before ${longRun} more, ${after.toFixed(0)}/s after (${(after / before).toFixed(2)}×); an empty block mined in ${emptyBefore.toFixed(3)} ms before, ${emptyAfter.toFixed(3)} ms after`,
+      );
+    }
   } finally {
     await processes.stopAll();
     await chain?.stop();
@@ -364,7 +509,8 @@ async function main() {
   }
 
   console.log('\nSignature verification alone (bench/recover.ts):\n');
-  console.log(execFileSync(process.execPath, ['--import', 'tsx', join(here, 'recover.ts'), '--seconds', '2'], { encoding: 'utf8' }));
+  const seconds = quick ? '0.2' : '2';
+  console.log(execFileSync(process.execPath, ['--import', 'tsx', join(here, 'recover.ts'), '--seconds', seconds], { encoding: 'utf8' }));
 }
 
 /**
@@ -374,34 +520,96 @@ async function main() {
 async function runPaidCalls(stack: Stack, clients: number, calls: number, nextIndex: () => number, chain: LocalChain): Promise<Round> {
   const latencies: number[] = [];
   const transactions: Hex[] = [];
+  const deposits: Hex[] = [];
   let failures = 0;
+  let vouchers = 0;
   let started = 0;
-  const cpuBefore = stack.pids.map((pid) => cpuMs([pid]));
+  const cpuBefore = stack.pids.map(processCpuMs);
   const chainCpuBefore = cpuMs([chain.pid]);
   const clientCpuBefore = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: clients }, async () => {
+    Array.from({ length: clients }, async (_, slot) => {
+      const pay = stack.pay(slot);
       while (started < calls) {
         started++;
         const begun = performance.now();
-        const res = await stack.pay(stack.url(nextIndex()));
+        const res = await pay(stack.url(nextIndex()));
         const body = await res.text();
         latencies.push(performance.now() - begun);
-        const transaction = res.status === 200 ? stack.transactionOf(res) : undefined;
-        if (transaction) transactions.push(transaction);
-        else if (failures++ === 0)
+        let paid = false;
+        if (res.status === 200 && stack.sessions) {
+          // A voucher call charges the price and raises the client's channel by exactly that.
+          const charge = sessionCharge(res);
+          const before = stack.sessions.charged.get(slot);
+          paid = !!charge && charge.charged === PRICE_UNITS && (before === undefined || charge.cumulative === before + PRICE_UNITS);
+          if (charge) stack.sessions.charged.set(slot, charge.cumulative);
+          if (charge?.transaction) deposits.push(charge.transaction as Hex);
+          else if (paid) vouchers++;
+        } else {
+          const transaction = res.status === 200 ? stack.transactionOf(res) : undefined;
+          if (transaction) transactions.push(transaction);
+          paid = !!transaction;
+        }
+        if (!paid && failures++ === 0)
           log(`${stack.name}: a paid call answered ${res.status} ${body.slice(0, 300)} ${JSON.stringify(Object.fromEntries(res.headers))}`);
       }
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = stack.pids.map((pid, i) => cpuMs([pid]) - cpuBefore[i]!);
+  const cpu = stack.pids.map((pid, i) => processCpuMs(pid) - cpuBefore[i]!);
   const chainCpu = cpuMs([chain.pid]) - chainCpuBefore;
   const clientCpu = process.cpuUsage(clientCpuBefore);
   failures += await unpaid(chain, transactions, stack.payTo);
+  failures += await unmined(chain, deposits);
   const clientCpuMs = (clientCpu.user + clientCpu.system) / 1000;
-  return { stack: stack.name, clients, calls, seconds, latencies, cpuMs: cpu, clientCpuMs, chainCpuMs: chainCpu, failures };
+  return {
+    stack: stack.name,
+    clients,
+    calls,
+    seconds,
+    latencies,
+    cpuMs: cpu,
+    clientCpuMs,
+    chainCpuMs: chainCpu,
+    failures,
+    vouchers,
+    deposits: deposits.length,
+  };
+}
+
+/** CPU of a stack's process and of the processes it started (hub's proxy serves its port from `HUB_PROXY_WORKERS` workers). */
+function processCpuMs(pid: number): number {
+  return cpuMs(withDescendants(pid));
+}
+
+/** How many of `transactions` did not succeed on chain (a session's deposits). */
+async function unmined(chain: LocalChain, transactions: Hex[]): Promise<number> {
+  const reader = createPublicClient({ transport: http(chain.rpcUrl) });
+  let failed = 0;
+  for (const hash of transactions) if ((await reader.getTransactionReceipt({ hash })).status !== 'success') failed++;
+  return failed;
+}
+
+/**
+ * hub's CPU (proxy, control-plane) per 402 alone, the first of a voucher call's two answers: ten
+ * clients asking without paying, as the x402 client does before each paid retry.
+ */
+async function challengeOnlyCpu(stack: Stack, nextIndex: () => number): Promise<{ total: number; split: string }> {
+  const calls = callsAt[10]!;
+  let started = 0;
+  const before = stack.pids.map(processCpuMs);
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (started++ < calls) {
+        const res = await fetch(stack.url(nextIndex()));
+        await res.arrayBuffer();
+        if (res.status !== 402) throw new Error(`an unpaid call to ${stack.name} answered ${res.status}`);
+      }
+    }),
+  );
+  const each = stack.pids.map((pid, i) => (processCpuMs(pid) - before[i]!) / calls);
+  return { total: each.reduce((sum, ms) => sum + ms, 0), split: each.map((ms) => ms.toFixed(2)).join(' + ') };
 }
 
 /** How many of `transactions` are not each a distinct mined transfer of the price to `payTo`. */
@@ -500,6 +708,9 @@ function chainAloneRunner(chain: LocalChain, payerKey: Hex, senderKey: Hex, rece
 
 type ChainAlone = { rate: number; senderCpuMs: number; chainCpuMs: number };
 
+const HUB_SESSIONS = 'hub (x402 batch-settlement)';
+const X402_SESSIONS = 'x402 Express + x402 facilitator (batch-settlement)';
+
 /** Milliseconds anvil takes to mine one empty block, over 200 of them. */
 async function emptyBlockMs(rpcUrl: string): Promise<number> {
   const t0 = performance.now();
@@ -523,6 +734,11 @@ function mppTransaction(res: Response): Hex | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU milliseconds as the table prints them: to the hundredth below 10 ms (a voucher call's are fractions of one). */
+function msOf(ms: number): string {
+  return ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
 }
 
 function medianOf(values: number[]): number {

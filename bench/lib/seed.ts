@@ -9,7 +9,8 @@ import { seedPricedService } from '../../test/helpers/catalog-seed.js';
 
 /**
  * Seeds a benchmark seller (with an active signing secret) and an agent; with `paid`, the seller
- * takes payments to `payToAddress` for `search` / `calls` at `priceMicros` per call. Returns the
+ * takes payments to `payToAddress` for `search` / `calls` at `priceMicros` per call, with the x402
+ * schemes `x402Schemes` (default `exact` only). Returns the
  * agent's token and the seller's signing key, which its upstream verifies hub's signatures with,
  * and an API key of the seller's organization.
  */
@@ -18,7 +19,7 @@ export async function seedSeller(
   masterKeyHex: string,
   slug: string,
   upstreamBaseUrl: string,
-  paid?: { payToAddress: string; priceMicros: bigint },
+  paid?: { payToAddress: string; priceMicros: bigint; x402Schemes?: string[] },
 ): Promise<{ agentToken: string; kid: string; secret: string; apiKey: string; sellerId: string }> {
   const database = parseDatabaseUrl(databaseUrl);
   await migrateDatabase(database);
@@ -27,7 +28,15 @@ export async function seedSeller(
     const { organizationId, apiKey } = await bootstrap(db, { email: 'bench@example.com', organizationName: 'Benchmark' });
     const sellerId = newId('seller');
     await db.seller.create({
-      data: { id: sellerId, organizationId, name: slug, slug, upstreamBaseUrl, payToAddress: paid?.payToAddress ?? null },
+      data: {
+        id: sellerId,
+        organizationId,
+        name: slug,
+        slug,
+        upstreamBaseUrl,
+        payToAddress: paid?.payToAddress ?? null,
+        ...(paid?.x402Schemes ? { x402SchemesJson: JSON.stringify(paid.x402Schemes) } : {}),
+      },
     });
     const kid = newId('signingSecret');
     const secret = newToken('signingSecret');

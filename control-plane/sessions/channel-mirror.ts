@@ -24,11 +24,16 @@ export type MirroredChannel = {
 /** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
 export const CHANNEL_HOLD_MS = 120_000;
 
+/** The columns a `MirroredChannel` is read from. */
+const MIRRORED = Prisma.raw(`"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce"`);
+
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
-  const row = await sql.get<Record<keyof MirroredChannel, unknown>>(
-    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce" FROM "SessionChannel"
-      WHERE "id" = ${id}`,
+  return mirrored(
+    await sql.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`SELECT ${MIRRORED} FROM "SessionChannel" WHERE "id" = ${id}`),
   );
+}
+
+function mirrored(row: Record<keyof MirroredChannel, unknown> | undefined): MirroredChannel | undefined {
   if (!row) return undefined;
   return {
     id: row.id as string,
@@ -62,13 +67,18 @@ export async function mirrorChannel(
     ON CONFLICT ("id") DO NOTHING`);
 }
 
-/** Takes the channel for `attemptId` unless another request holds it; true when taken. */
-export async function holdChannel(sql: Sql, id: string, attemptId: string): Promise<boolean> {
+/**
+ * Takes the channel for `attemptId` unless another request holds it: the channel as taken, read in
+ * the same statement; undefined when another request holds it or hub has no record of it.
+ */
+export async function holdChannel(sql: Sql, id: string, attemptId: string): Promise<MirroredChannel | undefined> {
   const now = new Date();
-  const held =
-    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = ${attemptId}, "heldUntil" = ${new Date(+now + CHANNEL_HOLD_MS)}
-    WHERE "id" = ${id} AND ("heldBy" IS NULL OR "heldBy" = ${attemptId} OR "heldUntil" < ${now})`);
-  return held === 1;
+  return mirrored(
+    await sql.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`UPDATE "SessionChannel"
+    SET "heldBy" = ${attemptId}, "heldUntil" = ${new Date(+now + CHANNEL_HOLD_MS)}
+    WHERE "id" = ${id} AND ("heldBy" IS NULL OR "heldBy" = ${attemptId} OR "heldUntil" < ${now})
+    RETURNING ${MIRRORED}`),
+  );
 }
 
 /** Lets the channel go, if `attemptId` still holds it. */

@@ -1,4 +1,4 @@
-import { getAddress, type Hex, zeroAddress } from 'viem';
+import { type Hex, zeroAddress } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
@@ -46,7 +46,7 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const config = payload.channelConfig as ChannelConfig;
   const termsRefusal = refusedTerms(config, requirements);
   if (termsRefusal) throw refuse(termsRefusal);
-  const channelId = channelIdOf(config, chainId);
+  const channelId = knownChannelId(config, chainId);
   if (payload.voucher.channelId.toLowerCase() !== channelId) throw refuse('invalid_batch_settlement_evm_channel_id_mismatch');
   const maxClaimable = BigInt(payload.voucher.maxClaimableAmount);
   const signer = await voucherSigner(channelId, maxClaimable, payload.voucher.signature as Hex, chainId);
@@ -81,7 +81,7 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
     }
     if (maxClaimable > balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
     return await sql.transaction((tx) =>
-      claimAttempt(tx, attempt, getAddress(config.payer).toLowerCase(), {
+      claimAttempt(tx, attempt, config.payer.toLowerCase(), {
         protocol: 'x402',
         paymentMethod: 'x402_session',
         paymentPayloadJson: JSON.stringify(input.payload),
@@ -104,6 +104,26 @@ function refusedTerms(config: ChannelConfig, requirements: PaymentRequirements):
     return 'invalid_batch_settlement_evm_receiver_authorizer_mismatch';
   if (config.withdrawDelay !== requirements.extra.withdrawDelay) return 'invalid_batch_settlement_evm_withdraw_delay_mismatch';
   return undefined;
+}
+
+/**
+ * Channel ids by config, for the configs seen lately: a channel's every voucher call names the same
+ * config, and hashing it (two keccak rounds in JS) would be most of what checking a voucher costs
+ * besides the recovery. At most `KEPT_CHANNEL_IDS`, the oldest dropped first.
+ */
+const channelIds = new Map<string, Hex>();
+const KEPT_CHANNEL_IDS = 10_000;
+
+function knownChannelId(config: ChannelConfig, chainId: number): Hex {
+  const key =
+    `${chainId}:${config.payer}:${config.payerAuthorizer}:${config.receiver}:${config.receiverAuthorizer}:${config.token}:${config.withdrawDelay}:${config.salt}`.toLowerCase();
+  let id = channelIds.get(key);
+  if (!id) {
+    id = channelIdOf(config, chainId);
+    if (channelIds.size >= KEPT_CHANNEL_IDS) channelIds.delete(channelIds.keys().next().value!);
+    channelIds.set(key, id);
+  }
+  return id;
 }
 
 let recoverer: Promise<Recoverer> | undefined;
@@ -134,14 +154,15 @@ async function heldChannel(
   network: string,
   refuse: (code: string) => ApiError,
 ): Promise<MirroredChannel> {
-  // Held at once in the usual case, a channel hub mirrors already; read only when it is not.
-  if (!(await holdChannel(sql, channelId, attemptId))) {
-    if (await readChannel(sql, channelId)) throw refuse('invalid_batch_settlement_evm_channel_busy');
-    const onChain = await sessions.sessions.channel(channelId).catch(unreadable);
-    await mirrorChannel(sql, channelId, network, config, onChain);
-    if (!(await holdChannel(sql, channelId, attemptId))) throw refuse('invalid_batch_settlement_evm_channel_busy');
-  }
-  return (await readChannel(sql, channelId))!;
+  // Held and read in one statement in the usual case, a channel hub mirrors already.
+  const held = await holdChannel(sql, channelId, attemptId);
+  if (held) return held;
+  if (await readChannel(sql, channelId)) throw refuse('invalid_batch_settlement_evm_channel_busy');
+  const onChain = await sessions.sessions.channel(channelId).catch(unreadable);
+  await mirrorChannel(sql, channelId, network, config, onChain);
+  const mirrored = await holdChannel(sql, channelId, attemptId);
+  if (!mirrored) throw refuse('invalid_batch_settlement_evm_channel_busy');
+  return mirrored;
 }
 
 /** Submits the deposit and reads the channel's new balance; a deposit the chain refuses is the payer's 402. */

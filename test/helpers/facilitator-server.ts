@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { x402Facilitator } from '@x402/core/facilitator';
-import { toFacilitatorEvmSigner } from '@x402/evm';
+import { type FacilitatorEvmSigner, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, type Hex, http, parseTransaction, publicActions, type Transport } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -75,10 +75,11 @@ function sentInNonceOrder(rpcUrl: string, holdMs = 250): Transport {
 }
 
 /**
- * x402's own exact-EVM facilitator settling on the test chain, built as x402's examples build it:
- * from a viem wallet client with public actions, the chain's settler (or `settlerAccount`) as its account.
+ * The signer x402's facilitator settles with on the test chain, built as x402's examples build it:
+ * a viem wallet client with public actions, the chain's settler (or `settlerAccount`) as its account.
+ * One per account: it keeps the account's nonces.
  */
-export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount: DevAccount = chain.settler): x402Facilitator {
+export function x402FacilitatorSigner(chain: ChainDeployment, settlerAccount: DevAccount = chain.settler): FacilitatorEvmSigner {
   const viemChain = evmChain(chain.chainId, chain.rpcUrl);
   // A nonce manager, as a facilitator settling several payments at once needs (x402 leaves that to the wallet).
   const settler = privateKeyToAccount(settlerAccount.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
@@ -89,7 +90,15 @@ export function x402ReferenceFacilitator(chain: ChainDeployment, settlerAccount:
     transport: sentInNonceOrder(chain.rpcUrl),
     pollingInterval: 25,
   }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  return toFacilitatorEvmSigner({ ...wallet, address: settler.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+}
+
+/** x402's own exact-EVM facilitator settling on the test chain with `x402FacilitatorSigner`'s signer (or `signer`). */
+export function x402ReferenceFacilitator(
+  chain: ChainDeployment,
+  settlerAccount: DevAccount = chain.settler,
+  signer: FacilitatorEvmSigner = x402FacilitatorSigner(chain, settlerAccount),
+): x402Facilitator {
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }
 
