@@ -3,6 +3,7 @@ import { whyChainDoesNotAnswer } from '../../chain/answers.js';
 import type { ChainDeployment } from '../../chain/deployment.js';
 import { oneLine } from '../../runtime/process.js';
 import { ConfigError } from '../../shared/config.js';
+import { chainIdOf } from '../../shared/payments/evm-network.js';
 import type { PaymentPayload, PaymentRequirements } from '../../shared/payments/x402-wire.js';
 import { ChainWitness } from '../facilitator/chain-witness.js';
 import type { EscrowPayout } from '../facilitator/escrow.js';
@@ -94,11 +95,11 @@ export function remoteRail(env: Env, which: 'live' | 'test'): PaymentRail {
   };
   const network = required('NETWORK') as `${string}:${string}`;
   const rpcUrl = setting('RPC_URL');
-  const chainId = Number(/^eip155:(\d+)$/.exec(network)?.[1]);
+  const chainId = chainIdOf(network);
   if (rpcUrl && !/^https?:\/\/[^/]/.test(rpcUrl)) throw new ConfigError(`${settings.payment}_RPC_URL must be an http(s) URL`);
-  if (rpcUrl && !Number.isSafeInteger(chainId))
+  if (rpcUrl && chainId === undefined)
     throw new ConfigError(`${settings.payment}_RPC_URL needs an EVM ${settings.payment}_NETWORK (eip155:<chain id>)`);
-  const witness = rpcUrl ? new ChainWitness({ rpcUrl, chainId }) : undefined;
+  const witness = rpcUrl && chainId !== undefined ? new ChainWitness({ rpcUrl, chainId }) : undefined;
   const facilitator = new HttpFacilitator({ url, ...(witness ? { witness } : {}) });
   const symbol = setting('TOKEN_SYMBOL') ?? 'USDC';
   return {

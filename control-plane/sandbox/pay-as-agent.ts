@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Address, type Hex, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { HubConfig } from '../../shared/config.js';
+import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { encodeHeaderJson, X402_HEADERS } from '../../shared/payments/x402-headers.js';
 import { type PaymentRequirements, paymentRequirementsSchema } from '../../shared/payments/x402-wire.js';
 import { transferWithAuthorizationTypes } from '../facilitator/transfer-authorization.js';
@@ -70,7 +71,7 @@ async function signPayment(privateKey: Hex, requirements: PaymentRequirements) {
     domain: {
       name: extra?.name ?? '',
       version: extra?.version ?? '',
-      chainId: Number(requirements.network.split(':')[1]),
+      chainId: evmChainIdOf(requirements.network),
       verifyingContract: requirements.asset as Address,
     },
     types: transferWithAuthorizationTypes,

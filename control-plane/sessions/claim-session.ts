@@ -1,10 +1,10 @@
 import { type Hex, zeroAddress } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
+import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { sqlOf } from '../db/sql.js';
-import type { Recoverer } from '../facilitator/signer-recovery.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
@@ -42,7 +42,7 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   if (!parsed.success) throw refuse('invalid_batch_settlement_evm_voucher_payload');
   const payload = parsed.data;
 
-  const chainId = Number(requirements.network.split(':')[1]);
+  const chainId = evmChainIdOf(requirements.network);
   const config = payload.channelConfig as ChannelConfig;
   const termsRefusal = refusedTerms(config, requirements);
   if (termsRefusal) throw refuse(termsRefusal);
@@ -126,15 +126,13 @@ function knownChannelId(config: ChannelConfig, chainId: number): Hex {
   return id;
 }
 
-let recoverer: Promise<Recoverer> | undefined;
-
 /** Who signed the voucher, lowercase; undefined for a signature that recovers no one. */
 async function voucherSigner(channelId: Hex, maxClaimable: bigint, signature: Hex, chainId: number): Promise<string | undefined> {
   const parsed = parseRecoverableSignature(signature);
   if (!parsed) return undefined;
-  recoverer ??= defaultRecoverer();
   try {
-    return await (await recoverer).recoverAddress(voucherDigest(channelId, maxClaimable, chainId), parsed);
+    // The backend is chosen once per thread (signer-recovery.ts): no second cache here.
+    return await (await defaultRecoverer()).recoverAddress(voucherDigest(channelId, maxClaimable, chainId), parsed);
   } catch {
     return undefined;
   }

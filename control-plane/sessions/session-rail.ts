@@ -1,5 +1,6 @@
 import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, parseAbi } from 'viem';
 import { BATCH_SETTLEMENT_CONTRACT, ERC3009_DEPOSIT_COLLECTOR } from '../../shared/payments/batch-settlement.js';
+import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import type { CallOutcome, LocalFacilitator } from '../facilitator/local-facilitator.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
 
@@ -143,7 +144,7 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
 }
 
 function chainIdOf(facilitator: LocalFacilitator): number {
-  return Number(facilitator.network.split(':')[1]);
+  return evmChainIdOf(facilitator.network);
 }
 
 /** A `claimWithSignature` of the channels' vouchers, the batch signed with the settler's key as their receiver authorizer. */

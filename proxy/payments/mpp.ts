@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { RequestView } from '../../runtime/request-view.js';
 import type { IssuedChallenge } from '../../shared/contract.js';
 import { normalizeHost } from '../../shared/pay-host.js';
+import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import {
   bodyDigest,
   CHARGE_INTENT,
@@ -50,7 +51,7 @@ export function mppChallenge(req: RequestView, challenge: IssuedChallenge, body:
     method: EVM_METHOD,
     request: evmChargeRequest({
       priceMicros: BigInt(challenge.amountMicros),
-      chainId: Number(challenge.network.split(':')[1]),
+      chainId: evmChainIdOf(challenge.network),
       token: challenge.token,
       recipient: challenge.payTo,
     }),
