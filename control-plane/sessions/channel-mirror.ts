@@ -19,6 +19,10 @@ export type MirroredChannel = {
   voucherSignature: string | null;
   /** Cooperative refunds the chain counts on the channel, as far as hub knows. */
   refundNonce: number;
+  /** The payer's timed withdrawal under way, as hub last saw the chain: when it started (unix seconds; 0: none). */
+  withdrawRequestedAt: number;
+  /** Seconds from a withdrawal's start until it can be finalized. */
+  withdrawDelay: number;
 };
 
 /** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
@@ -26,7 +30,7 @@ export const CHANNEL_HOLD_MS = 120_000;
 
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
   const row = await sql.get<Record<keyof MirroredChannel, unknown>>(
-    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce" FROM "SessionChannel"
+    Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce", "withdrawRequestedAt", "withdrawDelay" FROM "SessionChannel"
       WHERE "id" = ${id}`,
   );
   if (!row) return undefined;
@@ -38,6 +42,8 @@ export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel
     signedMaxClaimable: bigintOf(row.signedMaxClaimable),
     voucherSignature: (row.voucherSignature ?? null) as string | null,
     refundNonce: Number(row.refundNonce),
+    withdrawRequestedAt: Number(row.withdrawRequestedAt),
+    withdrawDelay: Number(row.withdrawDelay),
   };
 }
 

@@ -638,7 +638,7 @@ for (const provider of testProviders()) {
       const railB = { ...rail, sessions: { ...rail.sessions } };
       const settler = chain.settler.address as Address;
       const nonce = await reader.getTransactionCount({ address: settler });
-      const schedule = { claimIntervalMs: 100, settleIntervalMs: 3_600_000, claimAtMicros: 1_000_000_000n };
+      const schedule = { claimIntervalMs: 100, settleIntervalMs: 3_600_000, claimAtMicros: 1_000_000_000n, withdrawWatchIntervalMs: HOUR_MS };
       // Each starts with a claim round (D-307), at the same moment, then one every 100 ms.
       const stops = [startSessionLoops(db, rail, logger, schedule), startSessionLoops(replica.db, railB, logger, schedule)];
       t.teardown(() => Promise.all(stops.map((stop) => stop())));
