@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { minMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -52,7 +53,7 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
     signature: row.voucherSignature as Hex,
     // What was charged; only what is left in the channel should a payer's withdrawal have been
     // finalized before the charge was claimed (more would revert the whole batch).
-    totalClaimed: bigintOf(row.charged) < bigintOf(row.balance) ? bigintOf(row.charged) : bigintOf(row.balance),
+    totalClaimed: minMicros(bigintOf(row.charged), bigintOf(row.balance)),
   }));
   const items: ClaimItem[] = claims.map((c) => ({
     channelId: c.id,

@@ -1,5 +1,6 @@
 import type { Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { minMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -55,7 +56,7 @@ export async function watchWithdrawals(db: Db, rail: PaymentRail | undefined): P
       }
       // The balance only falls by a finalized withdrawal (or a refund hub recorded): a deposit
       // mirrored meanwhile changed the row, and the update below then leaves it as it is.
-      const balance = chain.balance < mirrored.balance ? chain.balance : mirrored.balance;
+      const balance = minMicros(chain.balance, mirrored.balance);
       if (chain.withdrawRequestedAt === mirrored.withdrawRequestedAt && balance === mirrored.balance) continue;
       await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "withdrawRequestedAt" = ${BigInt(chain.withdrawRequestedAt)},
           "balance" = ${balance}, "updatedAt" = ${new Date()}
