@@ -4,7 +4,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import pino from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
@@ -456,6 +456,17 @@ for (const provider of testProviders()) {
       t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
     });
 
+    /** Three calls paid through `pay` (the first deposits), each served: the channel they paid on. */
+    const payThree = async (t: Test, pay: typeof fetch, tag: string) => {
+      let id = '' as Hex;
+      for (const n of [1, 2, 3]) {
+        const res = await pay(url(`/search?q=${tag}-${n}`));
+        t.equal(res.status, 200);
+        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+      }
+      return id;
+    };
+
     await t.test('a cooperative refund: the charges claimed, the rest back to the payer, in one transaction', async (t) => {
       await stop!();
       const refunder = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
@@ -465,12 +476,7 @@ for (const provider of testProviders()) {
       refundClient.setSpendControls({ allowedAssets: true });
       const payRefunder = wrapFetchWithPayment(fetch, refundClient);
       const walletBefore = await tokenBalance(chain, refunder.address);
-      let id = '' as Hex;
-      for (const n of [1, 2, 3]) {
-        const res = await payRefunder(url(`/search?q=refund-${n}`));
-        t.equal(res.status, 200);
-        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
-      }
+      const id = await payThree(t, payRefunder, 'refund');
       const charged = 30_000n;
       const deposited = 50_000n;
       t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'charged, not claimed');
@@ -573,12 +579,7 @@ for (const provider of testProviders()) {
           withdrawWatchIntervalMs: 100,
         });
         const walletBefore = await tokenBalance(chain, withdrawer.address);
-        let id = '' as Hex;
-        for (const n of [1, 2, 3]) {
-          const res = await payWithdrawer(url(`/search?q=withdraw-${n}`));
-          t.equal(res.status, 200);
-          id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
-        }
+        const id = await payThree(t, payWithdrawer, 'withdraw');
         const charged = 30_000n;
         const deposited = 50_000n;
         const channelRow = () => db.sessionChannel.findUniqueOrThrow({ where: { id } });
