@@ -25,9 +25,9 @@ interface IDepositCollector {
  * `settle` sends a receiver everything claimed for it and not yet sent. A cooperative refund
  * (`refund` by the receiver side, `refundWithSignature` under the receiver authorizer's signature)
  * returns part of what is not claimed to the payer; `multicall` lets a claim and a refund land in
- * one transaction.
- *
- * Not built yet: the timed withdrawal (docs/decisions.md#D-299).
+ * one transaction. The payer's timed withdrawal (`initiateWithdraw`, then `finalizeWithdraw` once
+ * the channel's `withdrawDelay` has passed) takes back what is not claimed without the receiver's
+ * consent: the receiver has the delay to claim what it was paid first.
  */
 contract HubBatchSettlement is EIP712, Multicall {
     using SafeERC20 for IERC20;
@@ -58,6 +58,11 @@ contract HubBatchSettlement is EIP712, Multicall {
         uint128 totalClaimed;
     }
 
+    struct PendingWithdrawal {
+        uint128 amount;
+        uint40 initiatedAt;
+    }
+
     struct ReceiverTotals {
         uint128 totalClaimed;
         uint128 totalSettled;
@@ -83,11 +88,15 @@ contract HubBatchSettlement is EIP712, Multicall {
     mapping(address receiver => mapping(address token => ReceiverTotals)) public receivers;
     /// How many cooperative refunds the channel has had: the nonce the next refund's signature names.
     mapping(bytes32 channelId => uint256) public refundNonce;
+    /// The payer's timed withdrawal under way on the channel, if any (`initiatedAt` 0: none).
+    mapping(bytes32 channelId => PendingWithdrawal) public pendingWithdrawals;
 
     event ChannelCreated(bytes32 indexed channelId, ChannelConfig config);
     event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
     event Claimed(bytes32 indexed channelId, address indexed sender, uint128 claimAmount, uint128 newTotalClaimed);
     event Settled(address indexed receiver, address indexed token, address indexed sender, uint128 amount);
+    event WithdrawInitiated(bytes32 indexed channelId, uint128 amount, uint40 finalizeAfter);
+    event WithdrawFinalized(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
     event Refunded(bytes32 indexed channelId, address indexed sender, uint128 amount, uint128 newBalance);
 
     error ZeroAmount();
@@ -105,6 +114,10 @@ contract HubBatchSettlement is EIP712, Multicall {
     error InvalidVoucherSignature(bytes32 channelId);
     error InvalidRefundNonce(uint256 nonce, uint256 expected);
     error NothingToRefund(bytes32 channelId);
+    error NotPayerSide(address caller);
+    error WithdrawPending(bytes32 channelId);
+    error NoWithdrawPending(bytes32 channelId);
+    error WithdrawNotReady(uint40 finalizeAfter);
 
     constructor(address erc3009Collector_) EIP712("x402 Batch Settlement", "1") {
         erc3009Collector = erc3009Collector_;
@@ -247,6 +260,42 @@ contract HubBatchSettlement is EIP712, Multicall {
         refundNonce[channelId] += 1;
         IERC20(config.token).safeTransfer(config.payer, refunded);
         emit Refunded(channelId, msg.sender, refunded, channel.balance);
+    }
+
+    /**
+     * Starts the payer's timed withdrawal of up to `amount` (sent by the payer or its authorizer):
+     * it can be finalized once the channel's `withdrawDelay` has passed, and the receiver may claim
+     * meanwhile. One at a time per channel.
+     */
+    function initiateWithdraw(ChannelConfig calldata config, uint128 amount) external {
+        if (msg.sender != config.payer && msg.sender != config.payerAuthorizer) revert NotPayerSide(msg.sender);
+        if (amount == 0) revert ZeroAmount();
+        bytes32 channelId = getChannelId(config);
+        PendingWithdrawal storage pending = pendingWithdrawals[channelId];
+        if (pending.initiatedAt != 0) revert WithdrawPending(channelId);
+        pending.amount = amount;
+        pending.initiatedAt = uint40(block.timestamp);
+        emit WithdrawInitiated(channelId, amount, uint40(block.timestamp) + config.withdrawDelay);
+    }
+
+    /**
+     * Finishes a timed withdrawal whose delay has passed (anyone may send it): the payer gets the
+     * amount asked for, or all that is not claimed when that is less; what was claimed stays the
+     * receiver's.
+     */
+    function finalizeWithdraw(ChannelConfig calldata config) external {
+        bytes32 channelId = getChannelId(config);
+        PendingWithdrawal memory pending = pendingWithdrawals[channelId];
+        if (pending.initiatedAt == 0) revert NoWithdrawPending(channelId);
+        uint40 finalizeAfter = pending.initiatedAt + config.withdrawDelay;
+        if (block.timestamp < finalizeAfter) revert WithdrawNotReady(finalizeAfter);
+        delete pendingWithdrawals[channelId];
+        Channel storage channel = channels[channelId];
+        uint128 available = channel.balance - channel.totalClaimed;
+        uint128 withdrawn = pending.amount < available ? pending.amount : available;
+        channel.balance -= withdrawn;
+        if (withdrawn > 0) IERC20(config.token).safeTransfer(config.payer, withdrawn);
+        emit WithdrawFinalized(channelId, msg.sender, withdrawn, channel.balance);
     }
 
     /**

@@ -121,6 +121,11 @@ const envSchema = z.object({
   HUB_DELIVERY_LEASE_MS: positiveInt(60_000),
   HUB_SESSIONS_CLAIM_INTERVAL_S: positiveInt(60),
   HUB_SESSIONS_SETTLE_INTERVAL_S: positiveInt(3_600),
+  // Under half a day: a payer's withdrawal waits a day (docs/decisions.md#D-283), and hub must see
+  // it and claim well before it can be finalized.
+  HUB_SESSIONS_WITHDRAW_WATCH_S: decimal('must be a whole number in decimal')
+    .pipe(z.number().min(1, 'must be at least 1').max(43_200, 'must be at most 43200 (half the withdrawal delay)'))
+    .default(60),
   HUB_SESSIONS_CLAIM_AT_USD: z
     .string()
     .trim()
@@ -244,7 +249,7 @@ export type HubConfig = {
    * charged is claimed, how often what was claimed is sent to sellers, and the unclaimed amount on
    * one channel that is claimed at once.
    */
-  sessions: { claimIntervalMs: number; settleIntervalMs: number; claimAtMicros: bigint };
+  sessions: { claimIntervalMs: number; settleIntervalMs: number; claimAtMicros: bigint; withdrawWatchIntervalMs: number };
   /**
    * How often the control-plane finishes payments left pending (storefront/pending-loop.ts), and
    * how long a paid call stays in flight before it is taken for stranded and released.
@@ -363,6 +368,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       claimIntervalMs: e.HUB_SESSIONS_CLAIM_INTERVAL_S * 1000,
       settleIntervalMs: e.HUB_SESSIONS_SETTLE_INTERVAL_S * 1000,
       claimAtMicros: e.HUB_SESSIONS_CLAIM_AT_USD,
+      withdrawWatchIntervalMs: e.HUB_SESSIONS_WITHDRAW_WATCH_S * 1000,
     },
     pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS, strandedCallMs: e.HUB_STRANDED_CALL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },

@@ -19,13 +19,19 @@ export type MirroredChannel = {
   voucherSignature: string | null;
   /** Cooperative refunds the chain counts on the channel, as far as hub knows. */
   refundNonce: number;
+  /** The payer's timed withdrawal under way, as hub last saw the chain: when it started (unix seconds; 0: none). */
+  withdrawRequestedAt: number;
+  /** Seconds from a withdrawal's start until it can be finalized. */
+  withdrawDelay: number;
 };
 
 /** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
 export const CHANNEL_HOLD_MS = 120_000;
 
 /** The columns a `MirroredChannel` is read from. */
-const MIRRORED = Prisma.raw(`"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce"`);
+const MIRRORED = Prisma.raw(
+  `"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce", "withdrawRequestedAt", "withdrawDelay"`,
+);
 
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
   return mirrored(
@@ -43,6 +49,8 @@ function mirrored(row: Record<keyof MirroredChannel, unknown> | undefined): Mirr
     signedMaxClaimable: bigintOf(row.signedMaxClaimable),
     voucherSignature: (row.voucherSignature ?? null) as string | null,
     refundNonce: Number(row.refundNonce),
+    withdrawRequestedAt: Number(row.withdrawRequestedAt),
+    withdrawDelay: Number(row.withdrawDelay),
   };
 }
 

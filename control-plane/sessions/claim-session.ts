@@ -16,6 +16,7 @@ import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readCh
 import { refundSession } from './refund-session.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
+import { withdrawalDue } from './watch-withdrawals.js';
 
 /**
  * Admits a paid retry that pays with a batch-settlement session, all in hub: the payload is the
@@ -59,6 +60,8 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
+    // The payer's timed withdrawal can be finalized: a charge now might never be claimed (D-309).
+    if (payload.type !== 'refund' && withdrawalDue(channel)) throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
     // A refund's voucher names exactly what was charged; a call's, that and its price.
     const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
     if (maxClaimable !== expected) {

@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { minMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -16,7 +17,8 @@ export type ClaimItem = { channelId: string; maxClaimableAmount: string; totalCl
  * Claims on chain what hub charged on its channels and has not claimed yet: each channel's latest
  * voucher, up to what was charged (not the voucher's whole ceiling), many channels in one
  * `claimWithSignature`. A claim moves no tokens; it makes the charge the seller's on chain, out of
- * reach of the payer's timed withdrawal. The claim is recorded before it is sent
+ * reach of the payer's timed withdrawal; a channel whose payer is withdrawing goes first
+ * (docs/decisions.md#D-309). The claim is recorded before it is sent
  * (session-transactions.ts), and the mirror's `totalClaimed` follows only once it is mined. A
  * round finds nothing to do while another transaction is open on the network (its own or another
  * control-plane's): that one is followed first (follow-transactions.ts).
@@ -29,9 +31,9 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
   if (!id) return { channels: 0 };
   // Read once the slot is held: no claim of another control-plane can land between this read and the send.
   const rows = await sql.all<Record<string, unknown>>(Prisma.sql`SELECT "id", "payer", "payerAuthorizer", "receiver", "receiverAuthorizer",
-      "token", "withdrawDelay", "salt", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature" FROM "SessionChannel"
-    WHERE "network" = ${rail.network} AND "charged" > "totalClaimed" AND "voucherSignature" IS NOT NULL
-    ORDER BY "updatedAt", "id" LIMIT ${MAX_CLAIMS_PER_TRANSACTION}`);
+      "token", "withdrawDelay", "salt", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature" FROM "SessionChannel"
+    WHERE ${due(rail.network)}
+    ORDER BY CASE WHEN "withdrawRequestedAt" > 0 THEN 0 ELSE 1 END, "updatedAt", "id" LIMIT ${MAX_CLAIMS_PER_TRANSACTION}`);
   if (rows.length === 0) {
     await dropSessionTransaction(sql, id);
     return { channels: 0 };
@@ -49,7 +51,9 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
     },
     maxClaimableAmount: bigintOf(row.signedMaxClaimable),
     signature: row.voucherSignature as Hex,
-    totalClaimed: bigintOf(row.charged),
+    // What was charged; only what is left in the channel should a payer's withdrawal have been
+    // finalized before the charge was claimed (more would revert the whole batch).
+    totalClaimed: minMicros(bigintOf(row.charged), bigintOf(row.balance)),
   }));
   const items: ClaimItem[] = claims.map((c) => ({
     channelId: c.id,
@@ -71,8 +75,12 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
 
 /** True when some channel has a charge not claimed yet: a round with nothing to claim writes nothing. */
 async function claimDue(sql: Sql, network: string): Promise<boolean> {
-  return !!(await sql.get(Prisma.sql`SELECT 1 AS "due" FROM "SessionChannel"
-    WHERE "network" = ${network} AND "charged" > "totalClaimed" AND "voucherSignature" IS NOT NULL LIMIT 1`));
+  return !!(await sql.get(Prisma.sql`SELECT 1 AS "due" FROM "SessionChannel" WHERE ${due(network)} LIMIT 1`));
+}
+
+/** A channel with a charge not claimed yet, and something left in it to claim it from. */
+function due(network: string) {
+  return Prisma.sql`"network" = ${network} AND "charged" > "totalClaimed" AND "balance" > "totalClaimed" AND "voucherSignature" IS NOT NULL`;
 }
 
 /** A mined claim, in the mirror: each channel's claimed total raised to what the claim claimed. */

@@ -139,6 +139,7 @@ export async function refundSession(
           totalClaimed: channel.charged,
           charged: channel.charged,
           refundNonce: Number(nonce) + 1,
+          withdrawRequestedAt: channel.withdrawRequestedAt,
         }),
       },
     },

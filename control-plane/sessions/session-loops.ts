@@ -6,6 +6,7 @@ import { claimVouchers } from './claim-vouchers.js';
 import { followOpenTransaction } from './follow-transactions.js';
 import type { SessionRail } from './session-rail.js';
 import { settleClaimed } from './settle-claimed.js';
+import { watchWithdrawals } from './watch-withdrawals.js';
 
 /** The settings of sessions' claims and settlements (`HUB_SESSIONS_*`, docs/decisions.md#D-303). */
 export type SessionSchedule = {
@@ -15,36 +16,51 @@ export type SessionSchedule = {
   settleIntervalMs: number;
   /** A channel with this much charged and not claimed is claimed at once, not at the next interval. */
   claimAtMicros: bigint;
+  /** How often payers' timed withdrawals are looked for on chain (docs/decisions.md#D-309). */
+  withdrawWatchIntervalMs: number;
 };
 
 /** The size trigger of each rail's running loops: a channel's unclaimed amount, in token units, that calls a claim round. */
 const sizeTriggers = new WeakMap<SessionRail, { atUnits: bigint; claimNow: () => void }>();
 
-/** Told after a voucher call is committed: a channel whose unclaimed amount reached the threshold is claimed now. */
-export function noteUnclaimed(rail: PaymentRail | undefined, unclaimed: bigint): void {
+/**
+ * Told after a voucher call is committed: a channel whose unclaimed amount reached the threshold,
+ * or whose payer is withdrawing (any amount: docs/decisions.md#D-309), is claimed now.
+ */
+export function noteUnclaimed(rail: PaymentRail | undefined, unclaimed: bigint, withdrawing = false): void {
   const trigger = rail?.sessions && sizeTriggers.get(rail.sessions);
-  if (trigger && unclaimed >= trigger.atUnits) trigger.claimNow();
+  if (trigger && unclaimed > 0n && (withdrawing || unclaimed >= trigger.atUnits)) trigger.claimNow();
 }
 
 /**
  * The control-plane's sessions worker: a claim round at start, every `claimIntervalMs` and when a channel
- * crosses `claimAtMicros`, a settle round every `settleIntervalMs`, one round at a time (a round
- * asked for while one runs waits for it; one of each kind waits at most). Every round first
- * follows the transaction a stopped round left open. Stopping waits for the round running.
+ * crosses `claimAtMicros`, a settle round every `settleIntervalMs`, and a watch of payers' timed
+ * withdrawals at start and every `withdrawWatchIntervalMs`, which asks for a claim round at once
+ * when a withdrawing channel has charges not claimed; one round at a time (a round asked for while
+ * one runs waits for it; one of each kind waits at most). Every claim or settle round first follows
+ * the transaction a stopped round left open. Stopping waits for the round running.
  */
 export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger: Logger, schedule: SessionSchedule): () => Promise<void> {
   const sessions = rail?.sessions;
   if (!rail || !sessions) return async () => {};
   let stopped = false;
   let queue: Promise<void> = Promise.resolve();
-  const waiting = new Set<'claim' | 'settle'>();
-  const round = (kind: 'claim' | 'settle') => {
+  const waiting = new Set<'claim' | 'settle' | 'watch'>();
+  const round = (kind: 'claim' | 'settle' | 'watch') => {
     if (stopped || waiting.has(kind)) return;
     waiting.add(kind);
     queue = queue.then(async () => {
       waiting.delete(kind);
       if (stopped) return;
       try {
+        if (kind === 'watch') {
+          const { withdrawing, claimNow } = await watchWithdrawals(db, rail);
+          if (claimNow) {
+            logger.info({ withdrawing }, 'payers are withdrawing from channels with charges not claimed: claiming now');
+            round('claim');
+          }
+          return;
+        }
         if (!(await followOpenTransaction(db, rail))) return;
         if (kind === 'claim') {
           const { channels, transaction } = await claimVouchers(db, rail);
@@ -61,11 +77,14 @@ export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger:
   const timers = [
     setInterval(() => round('claim'), schedule.claimIntervalMs),
     setInterval(() => round('settle'), schedule.settleIntervalMs),
+    setInterval(() => round('watch'), schedule.withdrawWatchIntervalMs),
   ];
   for (const timer of timers) timer.unref();
   sizeTriggers.set(sessions, { atUnits: microsToTokenUnits(schedule.claimAtMicros, rail.token.decimals), claimNow: () => round('claim') });
   // A control-plane that starts (after a crash, a deploy) claims at once what its predecessors
-  // charged and did not claim, following first what one of them left open (docs/decisions.md#D-307).
+  // charged and did not claim, following first what one of them left open (docs/decisions.md#D-307),
+  // after a look at the withdrawals under way (the claim then puts their channels first).
+  round('watch');
   round('claim');
   return async () => {
     stopped = true;

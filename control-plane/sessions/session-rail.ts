@@ -32,6 +32,11 @@ export type SessionRail = {
    * `multicall`): what was charged becomes the receiver's before the rest goes back.
    */
   refund(input: { config: ChannelConfig; amount: bigint; nonce: bigint; claim?: VoucherClaim }): Promise<CallOutcome>;
+  /**
+   * Each channel's balance and the payer's timed withdrawal under way on it (`withdrawRequestedAt`
+   * 0: none), read in one call through the contract's `multicall`.
+   */
+  withdrawals(channelIds: Hex[]): Promise<{ balance: bigint; withdrawRequestedAt: number }[]>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
@@ -52,6 +57,7 @@ export const batchSettlementAbi = parseAbi([
   'function refundNonce(bytes32 channelId) view returns (uint256)',
   'function refundWithSignature(ChannelConfig config, uint128 amount, uint256 nonce, bytes receiverAuthorizerSignature)',
   'function multicall(bytes[] data) returns (bytes[] results)',
+  'function pendingWithdrawals(bytes32 channelId) view returns (uint128 amount, uint40 initiatedAt)',
 ]);
 
 /** The claim batch the receiver authorizer signs: the scheme's `ClaimBatch` type. */
@@ -139,6 +145,25 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
           })
         : refund;
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
+    async withdrawals(channelIds) {
+      if (channelIds.length === 0) return [];
+      const calls = channelIds.flatMap((id) => [
+        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'channels', args: [id] }),
+        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'pendingWithdrawals', args: [id] }),
+      ]);
+      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'multicall', args: [calls] });
+      const answer = await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+      const results = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'multicall', data: answer });
+      return channelIds.map((_, i) => {
+        const [balance] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'channels', data: results[2 * i]! });
+        const [, initiatedAt] = decodeFunctionResult({
+          abi: batchSettlementAbi,
+          functionName: 'pendingWithdrawals',
+          data: results[2 * i + 1]!,
+        });
+        return { balance, withdrawRequestedAt: initiatedAt };
+      });
     },
   };
 }

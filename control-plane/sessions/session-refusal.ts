@@ -5,14 +5,17 @@ import type { MirroredChannel } from './channel-mirror.js';
 
 /**
  * A channel's snapshot as the scheme sends it (a corrective 402's `channelState`, a paid answer's
- * `payment-response`). hub does not follow timed withdrawals yet, so none is pending.
+ * `payment-response`); `withdrawRequestedAt` as hub's sessions worker last saw it on chain.
  */
-export function channelState(channelId: string, channel: Pick<MirroredChannel, 'balance' | 'totalClaimed' | 'charged' | 'refundNonce'>) {
+export function channelState(
+  channelId: string,
+  channel: Pick<MirroredChannel, 'balance' | 'totalClaimed' | 'charged' | 'refundNonce' | 'withdrawRequestedAt'>,
+) {
   return {
     channelId,
     balance: channel.balance.toString(),
     totalClaimed: channel.totalClaimed.toString(),
-    withdrawRequestedAt: 0,
+    withdrawRequestedAt: channel.withdrawRequestedAt,
     refundNonce: String(channel.refundNonce),
     chargedCumulativeAmount: channel.charged.toString(),
   };

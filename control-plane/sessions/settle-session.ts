@@ -74,7 +74,7 @@ export async function settleSessionCall(
     }
     return { ...charge, channel: await readChannel(tx, channelId) };
   });
-  if (channel) noteUnclaimed(rail, channel.charged - channel.totalClaimed);
+  if (channel) noteUnclaimed(rail, channel.charged - channel.totalClaimed, channel.withdrawRequestedAt > 0);
   const deposit = payload.type === 'deposit' ? payload.deposit.amount : undefined;
   const transaction = attempt.settleTxHash ?? null;
   return {

@@ -4,19 +4,20 @@ import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import pino from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
-import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { batchSettlementAbi, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { settleClaimed } from '../../../control-plane/sessions/settle-claimed.js';
 import { createProxy } from '../../../proxy/create.js';
 import { listen } from '../../../runtime/http-server.js';
 import { formatUsd } from '../../../shared/money.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { startReplica } from '../../helpers/control-plane.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
@@ -27,6 +28,13 @@ const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'b
 const billingOf = (res: Response) => JSON.parse(res.headers.get('hub-billing') ?? '{}');
 const HOUR_MS = 3_600_000;
 const channelsAbi = parseAbi(['function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)']);
+/** The payer's side of the channel contract: its timed withdrawal, which hub never sends. */
+const withdrawAbi = parseAbi([
+  'struct ChannelConfig { address payer; address payerAuthorizer; address receiver; address receiverAuthorizer; address token; uint40 withdrawDelay; bytes32 salt; }',
+  'function initiateWithdraw(ChannelConfig config, uint128 amount)',
+  'function finalizeWithdraw(ChannelConfig config)',
+  'error WithdrawNotReady(uint40 finalizeAfter)',
+]);
 
 for (const provider of testProviders()) {
   t.test(`x402 batch-settlement sessions on ${provider}`, async (t) => {
@@ -448,6 +456,17 @@ for (const provider of testProviders()) {
       t.equal(await db.sessionTransaction.count({ where: { openKey: { not: null } } }), 0, 'nothing left open');
     });
 
+    /** Three calls paid through `pay` (the first deposits), each served: the channel they paid on. */
+    const payThree = async (t: Test, pay: typeof fetch, tag: string) => {
+      let id = '' as Hex;
+      for (const n of [1, 2, 3]) {
+        const res = await pay(url(`/search?q=${tag}-${n}`));
+        t.equal(res.status, 200);
+        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+      }
+      return id;
+    };
+
     await t.test('a cooperative refund: the charges claimed, the rest back to the payer, in one transaction', async (t) => {
       await stop!();
       const refunder = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
@@ -457,12 +476,7 @@ for (const provider of testProviders()) {
       refundClient.setSpendControls({ allowedAssets: true });
       const payRefunder = wrapFetchWithPayment(fetch, refundClient);
       const walletBefore = await tokenBalance(chain, refunder.address);
-      let id = '' as Hex;
-      for (const n of [1, 2, 3]) {
-        const res = await payRefunder(url(`/search?q=refund-${n}`));
-        t.equal(res.status, 200);
-        id = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
-      }
+      const id = await payThree(t, payRefunder, 'refund');
       const charged = 30_000n;
       const deposited = 50_000n;
       t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: 0n }, 'charged, not claimed');
@@ -542,11 +556,142 @@ for (const provider of testProviders()) {
       t.equal(await tokenBalance(chain, refunder.address), walletBefore - charged);
     });
 
+    // The payer's timed withdrawal raced by hub's claim (D-309). Last on each chain: it moves the
+    // chain's clock a day on, past every payment authorization signed by the wall clock.
+    const withdrawalRace = () =>
+      t.test('a timed withdrawal after vouchers: hub claims at once, the payer gets back only what was not charged', async (t) => {
+        await stop?.();
+        await claimVouchers(db, rail);
+        const withdrawer = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
+        const withdrawClient = new x402Client();
+        withdrawClient.register(
+          chain.network,
+          new BatchSettlementEvmScheme(toClientEvmSigner(withdrawer, reader), { salt: `0x${randomBytes(32).toString('hex')}` as Hex }),
+        );
+        withdrawClient.setSpendControls({ allowedAssets: true });
+        const payWithdrawer = wrapFetchWithPayment(fetch, withdrawClient);
+        // Claims neither on an interval nor on size: only the watch of withdrawals (every 100 ms) asks for one.
+        run({
+          ...configured,
+          claimIntervalMs: HOUR_MS,
+          settleIntervalMs: HOUR_MS,
+          claimAtMicros: 1_000_000_000n,
+          withdrawWatchIntervalMs: 100,
+        });
+        const walletBefore = await tokenBalance(chain, withdrawer.address);
+        const id = await payThree(t, payWithdrawer, 'withdraw');
+        const charged = 30_000n;
+        const deposited = 50_000n;
+        const channelRow = () => db.sessionChannel.findUniqueOrThrow({ where: { id } });
+        const nonce = await settlerNonce();
+        // Watch rounds go on: with no withdrawal under way, nothing is claimed.
+        t.notOk(await eventually(async () => (await settlerNonce()) !== nonce, 400), 'no claim without a withdrawal');
+        t.match(await channelRow(), { balance: deposited, charged, totalClaimed: 0n, withdrawRequestedAt: 0n });
+
+        const mirrored = await channelRow();
+        const config = {
+          payer: withdrawer.address,
+          payerAuthorizer: withdrawer.address,
+          receiver: getAddress(mirrored.receiver),
+          receiverAuthorizer: getAddress(mirrored.receiverAuthorizer),
+          token: getAddress(mirrored.token),
+          withdrawDelay: mirrored.withdrawDelay,
+          salt: mirrored.salt as Hex,
+        };
+        const wallet = chainWallet(chain, chain.accounts[4]!.privateKey as Hex);
+        const send = async (functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]) => {
+          const hash = await wallet.writeContract({
+            address: BATCH_SETTLEMENT_CONTRACT,
+            abi: withdrawAbi,
+            functionName,
+            args,
+          } as never);
+          return reader.waitForTransactionReceipt({ hash });
+        };
+        const pending = () =>
+          reader.readContract({
+            address: BATCH_SETTLEMENT_CONTRACT,
+            abi: batchSettlementAbi,
+            functionName: 'pendingWithdrawals',
+            args: [id],
+          });
+        // The payer asks for everything back.
+        t.equal((await send('initiateWithdraw', [config, deposited])).status, 'success');
+        const [, initiatedAt] = await pending();
+        t.ok(initiatedAt > 0);
+
+        await until(async () => (await channelRow()).totalClaimed === charged, 'the claim forced by the withdrawal');
+        t.match(await channelRow(), { withdrawRequestedAt: BigInt(initiatedAt), totalClaimed: charged, balance: deposited });
+        t.same(await rail.sessions.channel(id), { balance: deposited, totalClaimed: charged }, 'every charge claimed on chain');
+        t.equal(await settlerNonce(), nonce + 1, 'one claim transaction');
+        const { timestamp } = await reader.getBlock();
+        t.ok(timestamp < BigInt(initiatedAt + config.withdrawDelay), 'claimed before the withdrawal could be finalized');
+        // The corrective 402 tells a client the withdrawal hub saw.
+        const { header, requirements } = await offer('/search?q=withdraw-state');
+        const stale = await signVoucher(toClientEvmSigner(withdrawer), id, '10000', chain.network);
+        const refused = await sendPaid('/search?q=withdraw-state', header, requirements, {
+          type: 'voucher',
+          channelConfig: config,
+          voucher: stale,
+        });
+        t.equal(refused.status, 402);
+        t.match(fromB64(refused.headers.get('payment-required')).accepts[0].extra.channelState, {
+          channelId: id,
+          withdrawRequestedAt: initiatedAt,
+          totalClaimed: String(charged),
+        });
+
+        await t.rejects(send('finalizeWithdraw', [config]), /WithdrawNotReady/, 'not before the delay');
+        const rpc = (method: string, params: unknown[] = []) =>
+          fetch(chain.rpcUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+          });
+        await rpc('evm_increaseTime', [config.withdrawDelay]);
+        await rpc('evm_mine');
+        t.equal((await send('finalizeWithdraw', [config])).status, 'success');
+        t.equal(
+          await tokenBalance(chain, withdrawer.address),
+          walletBefore - charged,
+          'the payer got back its balance less what was charged',
+        );
+        t.same(await rail.sessions.channel(id), { balance: charged, totalClaimed: charged });
+
+        // The watch mirrors the finalized withdrawal: the smaller balance, no withdrawal under way.
+        await until(async () => (await channelRow()).withdrawRequestedAt === 0n, 'the finalized withdrawal mirrored');
+        t.match(await channelRow(), { balance: charged, totalClaimed: charged, charged });
+        const servedBefore = served.length;
+        const next = await signVoucher(toClientEvmSigner(withdrawer), id, String(charged + 10_000n), chain.network);
+        const fresh = await offer('/search?q=withdraw-after');
+        const after = await sendPaid('/search?q=withdraw-after', fresh.header, fresh.requirements, {
+          type: 'voucher',
+          channelConfig: config,
+          voucher: next,
+        });
+        t.equal(after.status, 402);
+        t.equal(fromB64(after.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_cumulative_exceeds_balance');
+        t.equal(served.length, servedBefore, 'nothing forwarded');
+
+        // The seller's wallet gets every charged cent.
+        await stop!();
+        const sellerBefore = await tokenBalance(chain, payTo as Address);
+        const settled = await settleClaimed(db, rail);
+        t.ok(settled.amount >= charged);
+        t.equal(await tokenBalance(chain, payTo as Address), sellerBefore + settled.amount);
+        t.equal((await channelRow()).totalSettled, charged);
+        const totals = await rail.sessions.receiverTotals(payTo as Address, chain.token.address as Address);
+        t.equal(totals.totalSettled, totals.totalClaimed, 'all that was claimed for the seller sent');
+      });
+
     // One payer's channel paid through two proxies, each calling its own control-plane, both over
     // one PostgreSQL database (D-285, D-303, D-307): requests on the channel take turns across them
     // (a loser is refused, never charged twice nor forwarded), and the two control-planes' claim
     // workers running at once send one claim.
-    if (provider !== 'postgresql') return;
+    if (provider !== 'postgresql') {
+      await withdrawalRace();
+      return;
+    }
     const claimsAtStart = (await records('claim')).length;
     // The second control-plane (its own server and connections) and a proxy that calls only it.
     const replica = await startReplica(t, hub.cp);
@@ -638,7 +783,12 @@ for (const provider of testProviders()) {
       const railB = { ...rail, sessions: { ...rail.sessions } };
       const settler = chain.settler.address as Address;
       const nonce = await reader.getTransactionCount({ address: settler });
-      const schedule = { claimIntervalMs: 100, settleIntervalMs: 3_600_000, claimAtMicros: 1_000_000_000n };
+      const schedule = {
+        claimIntervalMs: 100,
+        settleIntervalMs: 3_600_000,
+        claimAtMicros: 1_000_000_000n,
+        withdrawWatchIntervalMs: HOUR_MS,
+      };
       // Each starts with a claim round (D-307), at the same moment, then one every 100 ms.
       const stops = [startSessionLoops(db, rail, logger, schedule), startSessionLoops(replica.db, railB, logger, schedule)];
       t.teardown(() => Promise.all(stops.map((stop) => stop())));
@@ -662,5 +812,7 @@ for (const provider of testProviders()) {
       t.equal(await reader.getTransactionCount({ address: settler }), nonce + 2);
       t.equal((await sharedMirror()).totalClaimed, chargedByReceipts + 20_000n);
     });
+
+    await withdrawalRace();
   });
 }

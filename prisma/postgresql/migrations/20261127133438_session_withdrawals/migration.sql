@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "SessionChannel" ADD COLUMN     "withdrawRequestedAt" BIGINT NOT NULL DEFAULT 0;
