@@ -1,5 +1,5 @@
-// npm run bench:delivery — account writes delivered per second, and the control-plane's memory
-// while a backlog drains.
+// npm run bench:delivery — account writes delivered per second, the CPU each write costs, and the
+// control-plane's memory while a backlog drains.
 //
 // For each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
 // postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards;
@@ -8,11 +8,13 @@
 // account-write worker drains them to a fast local receiver (the SDK's account endpoint, in a
 // process of its own). The reference, measured in the same run against the same receiver, is a
 // plain client posting the same signed writes with the same concurrency and no outbox: the ratio
-// is what the outbox's bookkeeping costs, and the worker's CPU per write (this process, which
-// also runs the database's driver; the heap sampling's own collections left out) shows where it
-// goes. The run ends with PostgreSQL's writes/s
-// over SQLite's. The heap is sampled while the backlog drains; it should stay flat whatever the
-// backlog.
+// is what the outbox's bookkeeping costs. The CPU each write delivered costs is read per process:
+// the worker (this process, which also runs the database's driver, and SQLite itself; the heap
+// sampling's own collections left out), PostgreSQL's backends serving the scratch database (from
+// /proc, when the server runs on this machine; its shared WAL writer and checkpointer are not
+// counted), and the receiver. The drain is followed by the receiver's count of writes taken, not
+// by counting rows in the database being measured. The run ends with PostgreSQL's writes/s over
+// SQLite's. The live heap is sampled as the backlog drains; it should stay flat whatever the backlog.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,8 @@ import { newId } from '../shared/ids.js';
 import { sealSecret } from '../shared/secret-box.js';
 import { nowSeconds, sha256Hex, signatureHeader } from '../shared/signature.js';
 import { newToken } from '../shared/tokens.js';
+import { cpuMs } from './lib/cpu.js';
+import { BackendCpu } from './lib/postgres-cpu.js';
 import { freePort, Processes, waitUntilUp } from './lib/processes.js';
 import { benchPostgres } from './lib/scratch-postgres.js';
 
@@ -44,6 +48,10 @@ type Row = {
   hubPerSecond: number;
   /** CPU of this process (the worker and the driver) per write delivered. */
   cpuMsPerWrite: number;
+  /** CPU of PostgreSQL's backends per write delivered (undefined on SQLite, or a server elsewhere). */
+  databaseCpuMsPerWrite: number | undefined;
+  /** CPU of the receiver per write delivered. */
+  receiverCpuMsPerWrite: number;
   heapMb: number[];
   seconds: number;
 };
@@ -53,14 +61,14 @@ async function main() {
   const kid = newId('signingSecret');
   const secret = newToken('signingSecret');
   const port = await freePort();
-  processes.start(process.execPath, ['--import', 'tsx', join(here, 'servers/account-receiver.ts'), String(port)], {
+  const receiverProcess = processes.start(process.execPath, ['--import', 'tsx', join(here, 'servers/account-receiver.ts'), String(port)], {
     BENCH_SIGNING_KID: kid,
     BENCH_SIGNING_SECRET: secret,
   });
-  const receiver = `http://127.0.0.1:${port}`;
+  const receiver = { url: `http://127.0.0.1:${port}`, pid: receiverProcess.pid! };
   const rows: Row[] = [];
   try {
-    await waitUntilUp(`${receiver}/healthz`);
+    await waitUntilUp(`${receiver.url}/healthz`);
     const work = mkdtempSync(join(tmpdir(), 'hub-bench-delivery-'));
     try {
       rows.push(await measure('SQLite', `file:${join(work, 'hub.db')}`, receiver, kid, secret));
@@ -83,12 +91,14 @@ async function main() {
     `\nAccount writes to the SDK's endpoint on loopback, ${WRITES} pending, ${CONCURRENCY} at a time, ${new Date().toISOString().slice(0, 10)}\n`,
   );
   console.log(
-    '| database | plain client writes/s | hub writes/s | hub / plain | worker CPU ms per write | drain s | heap MB at 0 / 25 / 50 / 75 / 100 % |',
+    '| database | plain client writes/s | hub writes/s | hub / plain | CPU ms per write: worker + PostgreSQL + receiver = all | drain s | heap MB at 0 / 25 / 50 / 75 / 100 % |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
+    const all = r.cpuMsPerWrite + (r.databaseCpuMsPerWrite ?? 0) + r.receiverCpuMsPerWrite;
+    const cpu = [r.cpuMsPerWrite, r.databaseCpuMsPerWrite, r.receiverCpuMsPerWrite].map((ms) => (ms === undefined ? '–' : ms.toFixed(2)));
     console.log(
-      `| ${r.database} | ${r.referencePerSecond.toFixed(0)} | ${r.hubPerSecond.toFixed(0)} | ${(r.hubPerSecond / r.referencePerSecond).toFixed(2)}× | ${r.cpuMsPerWrite.toFixed(2)} | ${r.seconds.toFixed(1)} | ${r.heapMb.map((m) => m.toFixed(0)).join(' / ')} |`,
+      `| ${r.database} | ${r.referencePerSecond.toFixed(0)} | ${r.hubPerSecond.toFixed(0)} | ${(r.hubPerSecond / r.referencePerSecond).toFixed(2)}× | ${cpu.join(' + ')} = ${all.toFixed(2)} | ${r.seconds.toFixed(1)} | ${r.heapMb.map((m) => m.toFixed(0)).join(' / ')} |`,
     );
   }
   const [lite, onPg] = [rows.find((r) => r.database === 'SQLite'), rows.find((r) => r.database === 'PostgreSQL')];
@@ -97,67 +107,76 @@ async function main() {
   }
 }
 
-async function measure(database: string, url: string, receiver: string, kid: string, secret: string): Promise<Row> {
+type Receiver = { url: string; pid: number };
+
+async function measure(database: string, url: string, receiver: Receiver, kid: string, secret: string): Promise<Row> {
   const config = parseDatabaseUrl(url);
   await migrateDatabase(config);
   const { db, close } = await openDatabase(config, { poolSize: 10 });
   try {
     const masterKey = randomBytes(32);
-    const world = await seed(db, masterKey, `${receiver}/zeroclick/access`, kid, secret);
+    const world = await seed(db, masterKey, `${receiver.url}/zeroclick/access`, kid, secret);
     // PostgreSQL plans from table statistics, which a bulk load leaves stale until autovacuum
     // analyzes the tables (within a minute or so in service); measured right after the load, ask now.
     if (config.provider === 'postgresql') await db.$executeRawUnsafe('ANALYZE');
     console.log(`${database}: seeded ${WRITES} pending writes`);
 
-    const referencePerSecond = await plainClient(`${receiver}/zeroclick/access`, kid, secret, world.snapshot);
+    const referencePerSecond = await plainClient(`${receiver.url}/zeroclick/access`, kid, secret, world.snapshot);
     console.log(`${database}: plain client ${referencePerSecond.toFixed(0)} writes/s`);
 
     const worker = new AccountWriteWorker(db, masterKey, undefined, pino({ level: 'silent' }), { batch: CONCURRENCY });
-    const heap: { drained: number; mb: number }[] = [];
-    let drained = 0;
-    // The live heap (after a full collection), four times a second: garbage not yet collected is not growth.
-    // The collections' CPU is the sampling's, not the worker's: it is left out of the CPU per write.
+    // The live heap (after a full collection) before the drain, as it passes each quarter of the
+    // backlog, and after it: garbage not yet collected is not growth. A full collection stops the
+    // worker while it runs, so the drain is sampled at those five points only, and the collections'
+    // time and CPU are the sampling's: left out of the drain's seconds and the CPU per write.
+    const heapMb: number[] = [];
+    let samplingMs = 0;
     let samplingCpuMicros = 0;
-    const liveHeapMb = () => {
-      const before = process.cpuUsage();
+    const sampleHeap = () => {
+      const [wall, cpu] = [performance.now(), process.cpuUsage()];
       global.gc?.();
-      const mb = process.memoryUsage().heapUsed / MB;
-      const spent = process.cpuUsage(before);
+      heapMb.push(process.memoryUsage().heapUsed / MB);
+      const spent = process.cpuUsage(cpu);
       samplingCpuMicros += spent.user + spent.system;
-      return mb;
+      samplingMs += performance.now() - wall;
     };
-    heap.push({ drained, mb: liveHeapMb() });
+    sampleHeap();
+    const taken = async () => Number(await (await fetch(`${receiver.url}/taken`)).text());
+    const takenBefore = await taken();
+    const backends = config.provider === 'postgresql' ? await BackendCpu.start(db) : undefined;
+    const receiverCpuBefore = cpuMs([receiver.pid]);
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
-    samplingCpuMicros = 0;
-    const sampler = setInterval(() => heap.push({ drained, mb: liveHeapMb() }), 250);
+    [samplingMs, samplingCpuMicros] = [0, 0];
     // Drained as hub drains it: the running worker, whose next pass sends while the last records.
     worker.start();
-    await new Promise<void>((resolve, reject) => {
-      const watch = setInterval(() => {
-        db.accountWrite.count({ where: { status: { in: ['pending', 'delivering'] } } }).then((left) => {
-          drained = WRITES - left;
-          if (left > 0) return;
-          clearInterval(watch);
-          resolve();
-        }, reject);
-      }, 100);
-    });
+    // Followed by the receiver's count, then, once it has taken every write, by whether any row is
+    // left to record: counting the backlog's rows at each look would load the database measured.
+    const left = () => db.accountWrite.findFirst({ where: { status: { in: ['pending', 'delivering'] } }, select: { id: true } });
+    for (let look = 1; ; look++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const drained = (await taken()) - takenBefore;
+      while (heapMb.length < 4 && drained >= (WRITES * heapMb.length) / 4) sampleHeap();
+      if (look % 5 === 0) await backends?.sample();
+      if (drained >= WRITES && !(await left())) break;
+    }
     await worker.stop();
-    clearInterval(sampler);
-    const seconds = (performance.now() - started) / 1000;
+    const seconds = (performance.now() - started - samplingMs) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
+    await backends?.sample();
+    const receiverCpu = cpuMs([receiver.pid]) - receiverCpuBefore;
     const workerCpuMicros = cpu.user + cpu.system - samplingCpuMicros;
-    heap.push({ drained, mb: liveHeapMb() });
+    sampleHeap();
     const applied = await db.accountWrite.count({ where: { status: 'applied' } });
     if (applied !== WRITES) throw new Error(`${database}: ${applied} of ${WRITES} writes applied`);
-    const at = (share: number) => heap.find((h) => h.drained >= WRITES * share)?.mb ?? heap.at(-1)!.mb;
     return {
       database,
       referencePerSecond,
       hubPerSecond: WRITES / seconds,
       cpuMsPerWrite: workerCpuMicros / 1000 / WRITES,
-      heapMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
+      databaseCpuMsPerWrite: backends ? backends.total() / WRITES : undefined,
+      receiverCpuMsPerWrite: receiverCpu / WRITES,
+      heapMb,
       seconds,
     };
   } finally {
