@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Db } from '../../control-plane/db/client.js';
 import { sqlOf } from '../../control-plane/db/sql.js';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { cpuMs } from './cpu.js';
 
 /**
  * The CPU that a PostgreSQL database's backends (the server processes serving its connections)
@@ -22,7 +21,7 @@ export class BackendCpu {
     const pids = await tally.backends();
     if (pids.length === 0 || !pids.every(isPostgresHere)) return undefined;
     for (const pid of pids) {
-      const ms = cpuMs([pid]);
+      const ms = onCpuMs(pid);
       tally.seen.set(pid, { from: ms, last: ms });
     }
     return tally;
@@ -35,7 +34,7 @@ export class BackendCpu {
     }
     for (const [pid, counted] of this.seen) {
       try {
-        counted.last = cpuMs([pid]);
+        counted.last = onCpuMs(pid);
       } catch {
         // The connection closed: its CPU up to the last sample stays counted.
       }
@@ -55,6 +54,15 @@ export class BackendCpu {
     );
     return rows.map((row) => Number(row.pid));
   }
+}
+
+/**
+ * The time a process has run on a CPU, in ms: the scheduler's own count, to the nanosecond
+ * (`/proc/<pid>/schedstat`), where `/proc/<pid>/stat` counts in ticks of 10 ms, too coarse for a
+ * backend that runs a few hundred microseconds at a time.
+ */
+function onCpuMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
 }
 
 function isPostgresHere(pid: number): boolean {
