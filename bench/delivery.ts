@@ -1,20 +1,21 @@
 // npm run bench:delivery — account writes delivered per second, the CPU each write costs, and the
 // control-plane's memory while a backlog drains.
 //
-// For each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
+// On each database (SQLite; PostgreSQL when one answers at HUB_BENCH_PG_URL, default
 // postgresql://postgres@127.0.0.1:5432/postgres, on a scratch database dropped afterwards;
-// BENCH_POSTGRES=off skips it):
-// BENCH_WRITES pending account writes (default 50,000, one account each) are seeded, then hub's
-// account-write worker drains them to a fast local receiver (the SDK's account endpoint, in a
-// process of its own). The reference, measured in the same run against the same receiver, is a
-// plain client posting the same signed writes with the same concurrency and no outbox: the ratio
-// is what the outbox's bookkeeping costs. The CPU each write delivered costs is read per process:
-// the worker (this process, which also runs the database's driver, and SQLite itself; the heap
-// sampling's own collections left out), PostgreSQL's backends serving the scratch database (from
-// /proc, when the server runs on this machine; its shared WAL writer and checkpointer are not
-// counted), and the receiver. The drain is followed by the receiver's count of writes taken, not
-// by counting rows in the database being measured. The run ends with PostgreSQL's writes/s over
-// SQLite's. The live heap is sampled as the backlog drains; it should stay flat whatever the backlog.
+// BENCH_POSTGRES=off skips it), BENCH_ROUNDS times (default 3, the databases in turn, each round
+// in the other order): BENCH_WRITES pending account writes (default 50,000, one account each) are
+// seeded, then hub's account-write worker drains them to a fast local receiver (the SDK's account
+// endpoint, in a process of its own, started afresh for each drain). The reference, measured
+// against the same receiver, is a plain client posting the same signed writes with the same
+// concurrency and no outbox: the ratio is what the outbox's bookkeeping costs. The CPU each write
+// delivered costs is read per process: the worker (this process, which also runs the database's
+// driver, and SQLite itself; the heap sampling's own collections left out), PostgreSQL's backends
+// serving the scratch database (from /proc, when the server runs on this machine; its shared WAL
+// writer and checkpointer are not counted), and the receiver. The drain is followed by the
+// receiver's count of writes taken, not by counting rows in the database being measured. The run
+// ends with PostgreSQL's writes/s over SQLite's in each round, and their median. The live heap is
+// sampled as the backlog drains; it should stay flat whatever the backlog.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,11 +40,13 @@ import { benchPostgres } from './lib/scratch-postgres.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const WRITES = Number(process.env.BENCH_WRITES ?? 50_000);
 const REFERENCE_WRITES = Math.min(WRITES, 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = 64;
 const MB = 1024 * 1024;
 
 type Row = {
-  database: string;
+  round: number;
+  database: 'SQLite' | 'PostgreSQL';
   referencePerSecond: number;
   hubPerSecond: number;
   /** CPU of this process (the worker and the driver) per write delivered. */
@@ -57,6 +60,60 @@ type Row = {
 };
 
 async function main() {
+  const rows: Row[] = [];
+  // Rounds of both databases, each round in the other order (ABBA): load from outside the
+  // benchmark drifts slowly, and a ratio taken within a round, of drains minutes apart at most,
+  // is less at its mercy than one of a single drain each.
+  const probe = await benchPostgres(console.log);
+  await probe?.drop();
+  const postgres = probe !== undefined;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const order = postgres ? (round % 2 === 1 ? ['SQLite', 'PostgreSQL'] : ['PostgreSQL', 'SQLite']) : ['SQLite'];
+    for (const database of order) rows.push(await drainOn(database as Row['database'], round));
+  }
+
+  console.log(
+    `\nAccount writes to the SDK's endpoint on loopback, ${WRITES} pending, ${CONCURRENCY} at a time, ${ROUNDS} rounds, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
+  console.log(
+    '| round | database | plain client writes/s | hub writes/s | hub / plain | CPU ms per write: worker + PostgreSQL + receiver = all | drain s | heap MB at 0 / 25 / 50 / 75 / 100 % |',
+  );
+  console.log('|---:|---|---:|---:|---:|---:|---:|---|');
+  for (const r of rows) {
+    const all = r.cpuMsPerWrite + (r.databaseCpuMsPerWrite ?? 0) + r.receiverCpuMsPerWrite;
+    const cpu = [r.cpuMsPerWrite, r.databaseCpuMsPerWrite, r.receiverCpuMsPerWrite].map((ms) => (ms === undefined ? '–' : ms.toFixed(2)));
+    console.log(
+      `| ${r.round} | ${r.database} | ${r.referencePerSecond.toFixed(0)} | ${r.hubPerSecond.toFixed(0)} | ${(r.hubPerSecond / r.referencePerSecond).toFixed(2)}× | ${cpu.join(' + ')} = ${all.toFixed(2)} | ${r.seconds.toFixed(1)} | ${r.heapMb.map((m) => m.toFixed(0)).join(' / ')} |`,
+    );
+  }
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const of = (database: string) => rows.find((r) => r.round === round && r.database === database);
+    const [lite, onPg] = [of('SQLite'), of('PostgreSQL')];
+    if (lite && onPg) ratios.push(onPg.hubPerSecond / lite.hubPerSecond);
+  }
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = sorted.length / 2;
+    return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+  };
+  for (const database of ['SQLite', 'PostgreSQL']) {
+    const mine = rows.filter((r) => r.database === database);
+    if (mine.length === 0) continue;
+    const all = mine.map((r) => r.cpuMsPerWrite + (r.databaseCpuMsPerWrite ?? 0) + r.receiverCpuMsPerWrite);
+    console.log(
+      `${database}: median ${median(mine.map((r) => r.hubPerSecond)).toFixed(0)} writes/s, ${median(all).toFixed(2)} ms of CPU per write in all`,
+    );
+  }
+  if (ratios.length) {
+    console.log(
+      `\nhub writes/s on PostgreSQL / on SQLite, per round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median(ratios).toFixed(2)}× (target ≥ 0.80×)`,
+    );
+  }
+}
+
+/** One drain on a fresh database of the kind, to a fresh receiver. */
+async function drainOn(database: Row['database'], round: number): Promise<Row> {
   const processes = new Processes();
   const kid = newId('signingSecret');
   const secret = newToken('signingSecret');
@@ -66,50 +123,36 @@ async function main() {
     BENCH_SIGNING_SECRET: secret,
   });
   const receiver = { url: `http://127.0.0.1:${port}`, pid: receiverProcess.pid! };
-  const rows: Row[] = [];
   try {
     await waitUntilUp(`${receiver.url}/healthz`);
-    const work = mkdtempSync(join(tmpdir(), 'hub-bench-delivery-'));
-    try {
-      rows.push(await measure('SQLite', `file:${join(work, 'hub.db')}`, receiver, kid, secret));
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    const scratch = await benchPostgres(console.log);
-    if (scratch) {
+    if (database === 'SQLite') {
+      const work = mkdtempSync(join(tmpdir(), 'hub-bench-delivery-'));
       try {
-        rows.push(await measure('PostgreSQL', scratch.url, receiver, kid, secret));
+        return { round, ...(await measure(database, `file:${join(work, 'hub.db')}`, receiver, kid, secret)) };
       } finally {
-        await scratch.drop();
+        rmSync(work, { recursive: true, force: true });
       }
+    }
+    const scratch = (await benchPostgres(console.log))!;
+    try {
+      return { round, ...(await measure(database, scratch.url, receiver, kid, secret)) };
+    } finally {
+      await scratch.drop();
     }
   } finally {
     await processes.stopAll();
-  }
-
-  console.log(
-    `\nAccount writes to the SDK's endpoint on loopback, ${WRITES} pending, ${CONCURRENCY} at a time, ${new Date().toISOString().slice(0, 10)}\n`,
-  );
-  console.log(
-    '| database | plain client writes/s | hub writes/s | hub / plain | CPU ms per write: worker + PostgreSQL + receiver = all | drain s | heap MB at 0 / 25 / 50 / 75 / 100 % |',
-  );
-  console.log('|---|---:|---:|---:|---:|---:|---|');
-  for (const r of rows) {
-    const all = r.cpuMsPerWrite + (r.databaseCpuMsPerWrite ?? 0) + r.receiverCpuMsPerWrite;
-    const cpu = [r.cpuMsPerWrite, r.databaseCpuMsPerWrite, r.receiverCpuMsPerWrite].map((ms) => (ms === undefined ? '–' : ms.toFixed(2)));
-    console.log(
-      `| ${r.database} | ${r.referencePerSecond.toFixed(0)} | ${r.hubPerSecond.toFixed(0)} | ${(r.hubPerSecond / r.referencePerSecond).toFixed(2)}× | ${cpu.join(' + ')} = ${all.toFixed(2)} | ${r.seconds.toFixed(1)} | ${r.heapMb.map((m) => m.toFixed(0)).join(' / ')} |`,
-    );
-  }
-  const [lite, onPg] = [rows.find((r) => r.database === 'SQLite'), rows.find((r) => r.database === 'PostgreSQL')];
-  if (lite && onPg) {
-    console.log(`\nhub writes/s on PostgreSQL / on SQLite = ${(onPg.hubPerSecond / lite.hubPerSecond).toFixed(2)}× (target ≥ 0.80×)`);
   }
 }
 
 type Receiver = { url: string; pid: number };
 
-async function measure(database: string, url: string, receiver: Receiver, kid: string, secret: string): Promise<Row> {
+async function measure(
+  database: Row['database'],
+  url: string,
+  receiver: Receiver,
+  kid: string,
+  secret: string,
+): Promise<Omit<Row, 'round'>> {
   const config = parseDatabaseUrl(url);
   await migrateDatabase(config);
   const { db, close } = await openDatabase(config, { poolSize: 10 });
