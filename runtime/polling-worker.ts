@@ -9,21 +9,19 @@ export type Pass = { due: number; finishing?: Promise<void> };
 /**
  * A background worker over an outbox table: a pass every `pollMs`, at once after `wake()` (a row
  * was just queued) and again at once after a pass that found a full batch. Passes never overlap,
- * but the `finishing` of up to `beside` earlier passes (1 unless said) may run beside the next
- * one; a pass that would leave more waits for the oldest. `stop` waits for them all. Subclasses
- * say what a pass does.
+ * but a pass's `finishing` may run beside the next one (at most one such at a time); `stop` waits
+ * for both. Subclasses say what a pass does.
  */
 export abstract class PollingWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  /** The passes still finishing, oldest first. */
-  private readonly finishing: Promise<void>[] = [];
+  private finishing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
 
   protected constructor(
     protected readonly logger: Logger,
-    private readonly polling: { pollMs: number; batch: number; what: string; beside?: number },
+    private readonly polling: { pollMs: number; batch: number; what: string },
   ) {}
 
   /** One pass, finished; returns how many rows it found due. */
@@ -48,7 +46,7 @@ export abstract class PollingWorker {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    await Promise.all(this.finishing);
+    await this.finishing;
   }
 
   private schedule(delayMs: number): void {
@@ -57,15 +55,10 @@ export abstract class PollingWorker {
     this.timer = setTimeout(() => {
       this.running = this.pass()
         .then(async ({ due, finishing }) => {
-          if (finishing) {
-            const tracked: Promise<void> = finishing
-              .catch((err) => this.logger.error({ err }, `${this.polling.what} pass failed`))
-              .finally(() => this.finishing.splice(this.finishing.indexOf(tracked), 1));
-            this.finishing.push(tracked);
-          }
-          // The earlier passes' bookkeeping has had this pass to end: the next pass waits for the
-          // oldest while more than `beside` would still run beside it.
-          while (this.finishing.length > (this.polling.beside ?? 1)) await this.finishing[0];
+          // The earlier pass's bookkeeping has had this whole pass to end; the next waits for it.
+          const earlier = this.finishing;
+          this.finishing = finishing?.catch((err) => this.logger.error({ err }, `${this.polling.what} pass failed`));
+          await earlier;
           if (due >= this.polling.batch) this.again = true;
         })
         .catch((err) => this.logger.error({ err }, `${this.polling.what} pass failed`))

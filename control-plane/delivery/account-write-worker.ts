@@ -28,15 +28,13 @@ export type WorkerOptions = {
   schedule: DeliverySchedule;
   pollMs: number;
   batch: number;
-  /** How many passes may still be sending and recording while the next one takes its batch. */
-  beside: number;
   /** Where hub may connect on a seller's say-so, kept at every connection (none: anywhere, as in tests). */
   addresses?: UpstreamAddresses;
   /** The card provider's keys: a write failed for good refunds the card payments that bought it. */
   cards?: CardPaymentsConfig;
 };
 
-const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, batch: 64, beside: 1 };
+const DEFAULTS: WorkerOptions = { schedule: DELIVERY_SCHEDULE, pollMs: 1_000, batch: 64 };
 
 /**
  * Writes (`w`) of the kind `write` that match `where`, in `order`, at most `limit`, each with what
@@ -122,7 +120,7 @@ export class AccountWriteWorker extends PollingWorker {
     options: Partial<WorkerOptions> = {},
   ) {
     const merged = { ...DEFAULTS, ...options };
-    super(logger, { pollMs: merged.pollMs, batch: merged.batch, beside: merged.beside, what: 'account write' });
+    super(logger, { pollMs: merged.pollMs, batch: merged.batch, what: 'account write' });
     this.options = merged;
   }
 
