@@ -23,7 +23,7 @@ export async function withScratchEngine<T>(
     const file = join(dir, 'scratch.db');
     const database = { provider: 'sqlite' as const, url: `file:${file}`, file };
     await migrateDatabase(database);
-    const engine = await openSchemaEngine('sqlite', adapterFactory(database).factory, files);
+    const engine = await openSchemaEngine('sqlite', adapterFactory(database, { forSchemaEngine: true }).factory, files);
     try {
       return await work(engine);
     } finally {

@@ -1,5 +1,7 @@
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { Database } from 'better-sqlite3';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { postgresSql, sqliteSql } from './sql.js';
@@ -84,12 +86,10 @@ function postgresPool(config: pg.PoolConfig): pg.Pool {
 export function adapterFactory(database: DatabaseConfig, options: AdapterOptions = {}) {
   if (database.provider === 'sqlite') {
     let connection: ConnectionTurns | undefined;
-    const factory = withTransactionGate(
-      withStatementCache(new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS })),
-      (turns) => {
-        connection = turns;
-      },
-    );
+    const sqlite = new PrismaBetterSqlite3({ url: database.file, timeout: SQLITE_BUSY_TIMEOUT_MS });
+    const factory = withTransactionGate(withStatementCache(options.forSchemaEngine ? withIndexNamesAsStrings(sqlite) : sqlite), (turns) => {
+      connection = turns;
+    });
     const turns = () => {
       if (!connection) throw new Error('The database is not connected yet.');
       return connection;
@@ -114,6 +114,33 @@ export function adapterFactory(database: DatabaseConfig, options: AdapterOptions
     await pool.end();
   };
   return { factory: new PrismaPg(pool), dispose, sql: postgresSql(pool) };
+}
+
+/**
+ * The schema engine reads a partial index's predicate from SQLite's catalog with the index's name
+ * in double quotes (`... AND name = "AccountWrite_due_idx"`), a string literal SQLite accepts only
+ * when built to (better-sqlite3 is built without: SQLITE_DQS=0), so describing a database with a
+ * partial index failed. On schema-engine connections that name is read as a string.
+ */
+function withIndexNamesAsStrings(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+  const predicateRead = /^(SELECT sql FROM sqlite_master WHERE type = 'index' AND name = )"((?:[^"]|"")*)";?$/;
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const adapter = await factory.connect();
+      const client = (adapter as unknown as { client?: Partial<Database> }).client;
+      if (typeof client?.prepare === 'function') {
+        const prepare = client.prepare.bind(client);
+        client.prepare = ((sql: string) =>
+          prepare(
+            sql.replace(predicateRead, (_, head: string, name: string) => `${head}'${name.replaceAll('""', '"').replaceAll("'", "''")}'`),
+          )) as Database['prepare'];
+      }
+      return adapter;
+    },
+    connectToShadowDb: () => factory.connectToShadowDb(),
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { UpstreamAddresses } from '../../runtime/upstream-addresses.js';
 import type { CardPaymentsConfig } from '../../shared/config.js';
 import { accessEndpointUrlOf } from '../catalog/access-endpoint.js';
 import type { Db } from '../db/client.js';
-import { dateOf, inList, sqlOf } from '../db/sql.js';
+import { dateOf, inList, type SqlDatabase, sqlOf } from '../db/sql.js';
 import type { Attempt } from '../payments/attempt-rows.js';
 import type { PaymentRails } from '../payments/rails.js';
 import { accountWriteBody, parseSnapshot, type WriteVariant } from '../storefront/account-write.js';
@@ -45,6 +45,20 @@ function dueWrites(where: Prisma.Sql, order: Prisma.Sql, limit: number): Prisma.
       s."id" AS "sellerId", s."upstreamBaseUrl", s."accessEndpointUrl", s."accountWriteVariant", s."sandbox"
     FROM "AccountWrite" w JOIN "Access" a ON a."id" = w."accessId" JOIN "Seller" s ON s."id" = a."sellerId"
     WHERE w."kind" = 'write' AND ${where} ${order} LIMIT ${limit}`;
+}
+
+/**
+ * A condition that holds, and on PostgreSQL lets the statement's transaction commit without waiting
+ * for its WAL to reach the disk (`synchronous_commit` off for that transaction alone; the session
+ * keeps its setting). For the take and the applied mark only: bookkeeping whose loss in a crash of
+ * the database server means at worst that a write is delivered again, which the seller applies
+ * once (a version is applied once). Nothing that must outlive it depends on it unflushed: WAL is
+ * flushed in order, so the next transaction that waits for its own flush (the payments captured
+ * after a mark, moveHeldMoney) makes the mark durable first. SQLite's connection never waits for a
+ * flush at commit (WAL with synchronous=NORMAL, db/client.ts).
+ */
+function commitUnflushed(provider: SqlDatabase['provider']): Prisma.Sql {
+  return provider === 'postgresql' ? Prisma.sql` AND (SELECT set_config('synchronous_commit', 'off', true)) = 'off'` : Prisma.empty;
 }
 
 type DueRow = {
@@ -164,6 +178,7 @@ export class AccountWriteWorker extends PollingWorker {
           "attempts" = "attempts" + 1, "firstTriedAt" = COALESCE("firstTriedAt", ${now})
         WHERE "id" ${list(free.map((row) => row.id))} AND "kind" = 'write'
           AND CASE "status" WHEN 'pending' THEN "nextAttemptAt" <= ${now} WHEN 'delivering' THEN "claimedUntil" < ${now} ELSE FALSE END
+          ${commitUnflushed(sql.provider)}
         RETURNING "id", "attempts", "firstTriedAt",
           (SELECT MAX(n."stateVersion") FROM "AccountWrite" n WHERE n."accessId" = "AccountWrite"."accessId" AND n."kind" = 'write') AS "newest"`),
       ...[...new Set(free.map((row) => row.sellerId))].map((sellerId) => secrets.newest(sellerId)),
@@ -207,7 +222,7 @@ export class AccountWriteWorker extends PollingWorker {
           const ids = applied.filter((o) => o.status === status).map((o) => o.row.id);
           return Prisma.sql`UPDATE "AccountWrite" SET "status" = 'applied', "deliveredAt" = ${done}, "claimedUntil" = NULL,
               "lastError" = NULL, "lastHttpStatus" = ${status}, "lastReply" = NULL
-            WHERE ${mine} AND "id" ${list(ids)}`;
+            WHERE ${mine} AND "id" ${list(ids)}${commitUnflushed(sql.provider)}`;
         }),
       );
     }
