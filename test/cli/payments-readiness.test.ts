@@ -9,6 +9,9 @@ import { exitWithin, freePort, runHub, tempDataDir, waitForStatus } from '../hel
 // When hub cannot take payments it says so once at start-up and in /readyz's body; it stays ready
 // (200) for what needs no payment. In production it does not start without a rail at all.
 
+// Each case waits on processes starting far more than it computes: they run side by side.
+t.jobs = 4;
+
 const NETWORK = 'eip155:84532';
 
 /**

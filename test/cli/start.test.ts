@@ -6,6 +6,9 @@ import t from 'tap';
 import { seedCompiledContracts } from '../helpers/chain.js';
 import { childPids, eventually, exitWithin, freePort, type RunningHub, runHub, tempDataDir, waitForStatus } from '../helpers/processes.js';
 
+// Each case waits on processes starting and stopping far more than it computes: they run side by side.
+t.jobs = 3;
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -79,7 +82,7 @@ t.test('hub start brings up both processes on SQLite, restarts a crashed one, st
   t.equal(await exitWithin(hub, 15_000), 0, 'SIGTERM stops everything with exit 0');
 });
 
-t.test('a process that ran a while is restarted at once; one that crashes soon after starting backs off', async (t) => {
+t.test('a process that ran a while is restarted at once', async (t) => {
   const { env, proxyPort } = await hubEnv(t);
   // Every run counts as a while here (one of 1 ms): each crash is restarted at once.
   const atOnce = runHub(t, ['start'], { ...env, HUB_RESTART_HEALTHY_AFTER_MS: '1' });
@@ -93,7 +96,10 @@ t.test('a process that ran a while is restarted at once; one that crashes soon a
   }
   atOnce.child.kill('SIGTERM');
   t.equal(await exitWithin(atOnce, 15_000), 0);
+});
 
+t.test('a process that crashes soon after starting backs off', async (t) => {
+  const { env, proxyPort } = await hubEnv(t);
   // No run is a while here: each crash is one more of a crash loop, and the wait doubles.
   const looping = runHub(t, ['start'], { ...env, HUB_RESTART_HEALTHY_AFTER_MS: '600000' });
   t.ok(await waitForStatus(`http://127.0.0.1:${proxyPort}/healthz`, 200));
