@@ -117,5 +117,21 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
     restartProxy: async (whileDown?: () => Promise<unknown>) => {
       proxy = await restart(proxy, 'proxy', proxyPort, whileDown);
     },
+    /**
+     * A second `hub start control-plane` and a `hub start proxy` that calls only it, on the same
+     * database and chain (replicas behind a load balancer); the pay URL of that proxy.
+     */
+    startReplica: async () => {
+      const [replicaCpPort, replicaProxyPort] = [await freePort(), await freePort()];
+      const replicaEnv = { ...env, HUB_CONTROL_PLANE_PORT: String(replicaCpPort), HUB_PROXY_PORT: String(replicaProxyPort) };
+      for (const [role, port] of [
+        ['control-plane', replicaCpPort],
+        ['proxy', replicaProxyPort],
+      ] as const) {
+        runHub(t, ['start', role], replicaEnv);
+        t.ok(await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200, 120_000), `the replica's ${role} is ready`);
+      }
+      return { payUrl: (path: string) => `http://acme.pay.localhost:${replicaProxyPort}${path}` };
+    },
   };
 }
