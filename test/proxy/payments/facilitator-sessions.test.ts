@@ -181,9 +181,11 @@ for (const provider of testProviders()) {
       t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), { totalSettled: 20_000n });
     });
 
+    const second = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
+    const client = sessionClient(chain.accounts[4]!.privateKey as Hex);
+    let secondId = '';
+
     await t.test('a failing facilitator: 503 with the reason, nothing forwarded or charged', async (t) => {
-      const second = privateKeyToAccount(chain.accounts[4]!.privateKey as Hex);
-      const client = sessionClient(chain.accounts[4]!.privateKey as Hex);
       const walletBefore = await tokenBalance(chain, second.address);
       const servedBefore = served.length;
       const attemptsBefore = await db.paymentAttempt.count({ where: { status: 'settled' } });
@@ -215,6 +217,7 @@ for (const provider of testProviders()) {
       const paid = await client.pay(url('/search?q=back'));
       t.equal(paid.status, 200, await paid.clone().text());
       const id = fromB64(paid.headers.get('payment-response')).extra.channelState.channelId;
+      secondId = id;
       t.equal(await tokenBalance(chain, second.address), walletBefore - 50_000n);
 
       // A claim round while the facilitator cannot be reached sends nothing and fails its record; the next claims.
@@ -239,5 +242,60 @@ for (const provider of testProviders()) {
       t.equal(await rail.sessions.refundNonce(channelId as Hex), 1n);
       t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), { balance: 20_000n, refundNonce: 1 });
     });
+
+    await t.test('a refund with charges not claimed yet: claimed and refunded in one transaction, both signed by hub', async (t) => {
+      const more = await client.pay(url('/search?q=more'));
+      t.equal(more.status, 200);
+      t.same(await readChannel(secondId), { balance: 50_000n, totalClaimed: 10_000n }, 'one charge claimed, one not');
+      const before = await tokenBalance(chain, second.address);
+      const refunded = await client.scheme.refund(url('/search?q=refund-second'));
+      t.match(refunded, { success: true, amount: '30000' });
+      t.equal(await tokenBalance(chain, second.address), before + 30_000n);
+      t.same(await readChannel(secondId), { balance: 20_000n, totalClaimed: 20_000n }, 'what was charged is the seller’s');
+      const refund = settles('refund').at(-1);
+      t.ok(refund?.payload?.claimAuthorizerSignature && refund.payload.refundAuthorizerSignature);
+      t.match(refund?.payload?.claims, [{ totalClaimed: '20000' }]);
+      t.same(
+        await rail.sessions.withdrawals([secondId as Hex]),
+        [{ balance: 20_000n, withdrawRequestedAt: 0 }],
+        'the watch reads the chain',
+      );
+    });
   });
 }
+
+t.test('a remote rail takes sessions with a receiver authorizer key and an RPC URL', async (t) => {
+  const key = `0x${'22'.repeat(32)}`;
+  const base = {
+    HUB_FACILITATOR_URL: 'http://127.0.0.1:9',
+    HUB_PAYMENT_NETWORK: 'eip155:31337',
+    HUB_PAYMENT_TOKEN_ADDRESS: `0x${'11'.repeat(20)}`,
+  };
+  const railOf = (env: Record<string, string>, which: 'live' | 'test' = 'live') => {
+    const rail = remoteRail(env, which);
+    t.teardown(() => (rail.facilitator as HttpFacilitator).close());
+    return rail;
+  };
+  t.equal(railOf({ ...base, HUB_PAYMENT_RPC_URL: 'http://127.0.0.1:9' }).sessions, undefined, 'without the key: exact only');
+  t.throws(
+    () => remoteRail({ ...base, HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: key }, 'live'),
+    /RECEIVER_AUTHORIZER_KEY needs HUB_PAYMENT_RPC_URL/,
+  );
+  t.throws(
+    () => remoteRail({ ...base, HUB_PAYMENT_RPC_URL: 'http://127.0.0.1:9', HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: 'secret' }, 'live'),
+    /must be a private key/,
+  );
+  const live = railOf({ ...base, HUB_PAYMENT_RPC_URL: 'http://127.0.0.1:9', HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: key });
+  t.match(live.sessions, { receiverAuthorizer: privateKeyToAccount(key as Hex).address, withdrawDelay: 86_400 });
+  const test = railOf(
+    {
+      HUB_TEST_FACILITATOR_URL: 'http://127.0.0.1:9',
+      HUB_TEST_PAYMENT_NETWORK: 'eip155:84532',
+      HUB_TEST_PAYMENT_TOKEN_ADDRESS: `0x${'11'.repeat(20)}`,
+      HUB_TEST_PAYMENT_RPC_URL: 'http://127.0.0.1:9',
+      HUB_TEST_PAYMENT_RECEIVER_AUTHORIZER_KEY: key,
+    },
+    'test',
+  );
+  t.ok(test.sessions, 'the test rail’s twin settings');
+});
