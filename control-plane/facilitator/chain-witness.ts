@@ -30,7 +30,8 @@ export type ChainWitnessConfig = {
  * known yet.
  */
 export class ChainWitness {
-  private readonly reader: SettlerClients['reader'];
+  /** The chain's reader, for what else hub reads on the rail (a session's channels). */
+  readonly reader: SettlerClients['reader'];
   private readonly network: Network;
   private readonly closeTransport: () => Promise<void>;
 

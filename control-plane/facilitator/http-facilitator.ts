@@ -47,7 +47,7 @@ export type HttpFacilitatorConfig = {
   witness?: ChainWitness;
 };
 
-type Reply = { status: number; json: unknown };
+export type Reply = { status: number; json: unknown };
 
 /** Error codes of a connection that never opened: the request cannot have been received. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -115,6 +115,23 @@ export class HttpFacilitator implements Facilitator {
     const message = badReply('settle', reply).message;
     if (reply.status >= 400 && reply.status < 500) return settleFailure('facilitator_rejected', { network, message });
     return { status: 'pending', transaction: undefined, network, message };
+  }
+
+  /**
+   * A `POST /settle` whose answer the caller reads itself (a batch-settlement deposit, claim,
+   * settle or refund, whose payloads are not `exact`'s): the facilitator's reply, or why none came
+   * and whether the request may have reached it (`sent`: only a connection that never opened is not).
+   */
+  async settleReply(request: {
+    x402Version: number;
+    paymentPayload: unknown;
+    paymentRequirements: unknown;
+  }): Promise<Reply | { failure: string; sent: boolean }> {
+    try {
+      return await this.call('settle', 'POST', JSON.stringify(request), this.config.settleTimeoutMs ?? 60_000);
+    } catch (err) {
+      return { failure: `settle: ${describe(err)}`, sent: !errorCodes(err).some((code) => NOT_SENT.has(code)) };
+    }
   }
 
   async supported(): Promise<SupportedResponse> {

@@ -11,6 +11,7 @@ import type { Facilitator } from '../facilitator/facilitator.js';
 import { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import { LocalFacilitator } from '../facilitator/local-facilitator.js';
 import type { SettleResult } from '../facilitator/results.js';
+import { remoteSessions } from '../sessions/facilitator-session-rail.js';
 import { localSessionRail, type SessionRail } from '../sessions/session-rail.js';
 import { localFaucet } from './faucet.js';
 
@@ -102,17 +103,20 @@ export function remoteRail(env: Env, which: 'live' | 'test'): PaymentRail {
   const witness = rpcUrl && chainId !== undefined ? new ChainWitness({ rpcUrl, chainId }) : undefined;
   const facilitator = new HttpFacilitator({ url, ...(witness ? { witness } : {}) });
   const symbol = setting('TOKEN_SYMBOL') ?? 'USDC';
+  const token = {
+    address: required('TOKEN_ADDRESS') as Hex,
+    name: setting('TOKEN_NAME') ?? 'USD Coin',
+    version: setting('TOKEN_VERSION') ?? '2',
+    decimals: Number(setting('TOKEN_DECIMALS') ?? 6),
+    symbol,
+  };
+  const sessions = remoteSessions(settings.payment, setting('RECEIVER_AUTHORIZER_KEY'), { facilitator, witness, network, token });
   return {
     name: settings.name(symbol),
     network,
-    token: {
-      address: required('TOKEN_ADDRESS') as Hex,
-      name: setting('TOKEN_NAME') ?? 'USD Coin',
-      version: setting('TOKEN_VERSION') ?? '2',
-      decimals: Number(setting('TOKEN_DECIMALS') ?? 6),
-      symbol,
-    },
+    token,
     facilitator,
+    ...(sessions ? { sessions } : {}),
     test: settings.test,
     maxTimeoutSeconds: CHALLENGE_LIFETIME_SECONDS,
     readsChain: witness !== undefined,

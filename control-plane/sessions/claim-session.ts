@@ -176,12 +176,17 @@ async function deposit(
 ): Promise<{ transaction: string; balance: bigint }> {
   const authorization = payload.deposit.authorization.erc3009Authorization;
   const sent = await sessions.sessions
-    .deposit(config, BigInt(payload.deposit.amount), {
-      validAfter: authorization.validAfter,
-      validBefore: authorization.validBefore,
-      salt: authorization.salt as Hex,
-      signature: authorization.signature as Hex,
-    })
+    .deposit(
+      config,
+      BigInt(payload.deposit.amount),
+      {
+        validAfter: authorization.validAfter,
+        validBefore: authorization.validBefore,
+        salt: authorization.salt as Hex,
+        signature: authorization.signature as Hex,
+      },
+      { maxClaimableAmount: BigInt(payload.voucher.maxClaimableAmount), signature: payload.voucher.signature as Hex },
+    )
     .catch(unreadable);
   if (sent.status === 'refused' || sent.status === 'reverted') throw refuse('invalid_batch_settlement_evm_deposit_transaction_failed');
   if (sent.status === 'unknown') {

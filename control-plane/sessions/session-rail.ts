@@ -16,8 +16,11 @@ export type SessionRail = {
   withdrawDelay: number;
   /** The channel as the chain holds it (zero for a channel never funded). */
   channel(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }>;
-  /** Submits a payer's deposit: its ERC-3009 authorization of `amount` to the collector, bound to the channel. */
-  deposit(config: ChannelConfig, amount: bigint, authorization: Erc3009Deposit): Promise<CallOutcome>;
+  /**
+   * Submits a payer's deposit: its ERC-3009 authorization of `amount` to the collector, bound to
+   * the channel. `voucher` is the one that came with it (a facilitator checks it before it deposits).
+   */
+  deposit(config: ChannelConfig, amount: bigint, authorization: Erc3009Deposit, voucher: DepositVoucher): Promise<CallOutcome>;
   /** Claims channels' vouchers in one `claimWithSignature`, the batch signed as their receiver authorizer. */
   claim(claims: VoucherClaim[]): Promise<CallOutcome>;
   /** What the chain counts for a receiver in a token: claimed for it in all, and sent to it in all. */
@@ -42,6 +45,9 @@ export type SessionRail = {
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
 export type VoucherClaim = { config: ChannelConfig; maxClaimableAmount: bigint; signature: Hex; totalClaimed: bigint };
 
+/** The voucher a deposit payload carries, spending from the deposit. */
+export type DepositVoucher = { maxClaimableAmount: bigint; signature: Hex };
+
 /** The ERC-3009 half of a deposit payload, as x402's client signs it. */
 export type Erc3009Deposit = { validAfter: string; validBefore: string; salt: Hex; signature: Hex };
 
@@ -61,7 +67,7 @@ export const batchSettlementAbi = parseAbi([
 ]);
 
 /** The claim batch the receiver authorizer signs: the scheme's `ClaimBatch` type. */
-const claimBatchTypes = {
+export const claimBatchTypes = {
   ClaimBatch: [{ name: 'claims', type: 'ClaimEntry[]' }],
   ClaimEntry: [
     { name: 'channelId', type: 'bytes32' },
@@ -71,7 +77,7 @@ const claimBatchTypes = {
 } as const;
 
 /** A cooperative refund the receiver authorizer signs: the scheme's `Refund` type. */
-const refundTypes = {
+export const refundTypes = {
   Refund: [
     { name: 'channelId', type: 'bytes32' },
     { name: 'nonce', type: 'uint256' },

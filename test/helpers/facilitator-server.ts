@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { type FacilitatorEvmSigner, toFacilitatorEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, type Hex, http, parseTransaction, publicActions, type Transport } from 'viem';
+import { createPublicClient, createWalletClient, type Hex, http, parseTransaction, publicActions, type Transport } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ChainDeployment } from '../../chain/deployment.js';
@@ -106,6 +109,57 @@ export function x402ReferenceFacilitator(
 export function startX402FacilitatorServer(t: Tap, chain: ChainDeployment): Promise<string> {
   const official = x402ReferenceFacilitator(chain);
   return startFacilitatorServer(t, async (route, body) => {
+    if (route === 'supported') return { status: 200, body: official.getSupported() };
+    const { paymentPayload, paymentRequirements } = body as { paymentPayload: never; paymentRequirements: never };
+    if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload, paymentRequirements) };
+    return { status: 200, body: await official.settle(paymentPayload, paymentRequirements) };
+  });
+}
+
+/** Where x402's facilitator reads a channel from (one Multicall3 `tryAggregate`), on every chain it knows. */
+const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
+/**
+ * Puts Multicall3 at its usual address on the test chain (anvil has none), as every public chain
+ * has it: x402's batch-settlement facilitator reads each channel through it. Its runtime code is
+ * what running viem's creation code returns; nothing is mined.
+ */
+export async function placeMulticall3(chain: ChainDeployment): Promise<void> {
+  const client = createPublicClient({ chain: evmChain(chain.chainId, chain.rpcUrl), transport: http(chain.rpcUrl) });
+  // viem ships Multicall3's creation code (for its deployless reads) without exporting it by name.
+  const require = createRequire(import.meta.url);
+  const contracts = join(dirname(require.resolve('viem')), 'constants', 'contracts.js');
+  const { multicall3Bytecode } = require(contracts) as { multicall3Bytecode: Hex };
+  const { data } = await client.call({ data: multicall3Bytecode });
+  if (!data || data === '0x') throw new Error('Multicall3 creation code returned no runtime code');
+  await client.request({ method: 'anvil_setCode' as never, params: [MULTICALL3, data] as never });
+}
+
+/**
+ * x402's own facilitator with their `exact` and batch-settlement schemes, settling on the test
+ * chain from its settler's account (which sends deposits, claims, settles and refunds and pays their
+ * gas). It has no receiver authorizer of its own: every claim and refund must bring the
+ * authorizer's signature, as hub's do.
+ */
+export async function x402SessionsFacilitator(chain: ChainDeployment): Promise<x402Facilitator> {
+  await placeMulticall3(chain);
+  const signer = x402FacilitatorSigner(chain);
+  return x402ReferenceFacilitator(chain, chain.settler, signer).register(chain.network, new BatchSettlementFacilitatorScheme(signer));
+}
+
+/**
+ * `x402SessionsFacilitator` behind the standard HTTP API, at the URL returned; `fault` may answer a
+ * request instead (an outage scripted by the test), or leave it to the facilitator (undefined).
+ */
+export async function startX402SessionsFacilitatorServer(
+  t: Tap,
+  chain: ChainDeployment,
+  fault: (route: Route, body: unknown) => Answer | undefined = () => undefined,
+): Promise<string> {
+  const official = await x402SessionsFacilitator(chain);
+  return startFacilitatorServer(t, async (route, body) => {
+    const faulty = fault(route, body);
+    if (faulty) return faulty;
     if (route === 'supported') return { status: 200, body: official.getSupported() };
     const { paymentPayload, paymentRequirements } = body as { paymentPayload: never; paymentRequirements: never };
     if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload, paymentRequirements) };

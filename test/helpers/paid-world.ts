@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { gzipSync } from 'node:zlib';
 import { getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import type { Hex } from 'viem';
+import type { LocalChain } from '../../chain/local-chain.js';
 import { setStatefulFlags } from '../../control-plane/catalog/sellers.js';
 import type { Provider } from '../../control-plane/db/client.js';
 import type { Facilitator } from '../../control-plane/facilitator/facilitator.js';
-import { localRail } from '../../control-plane/payments/rail.js';
+import { localRail, type PaymentRail } from '../../control-plane/payments/rail.js';
 import { closeServer, listen } from '../../runtime/http-server.js';
 import { localhostDispatcher } from '../../runtime/localhost-dispatcher.js';
 import { withHubSignature } from '../../sdk/node.js';
@@ -53,10 +54,12 @@ export async function startPaidWorld(
     checkUsage?: boolean;
     /** False: a rail without an escrow, as a remote facilitator's is. */
     escrow?: boolean;
+    /** The rail hub settles on, made for the world's chain (default: the chain's local rail). */
+    rail?: (chain: LocalChain) => PaymentRail | Promise<PaymentRail>;
   } = {},
 ) {
   const chain = await startTestChain(t);
-  const rail = localRail(chain);
+  const rail = options.rail ? await options.rail(chain) : localRail(chain);
   if (options.wrapFacilitator) rail.facilitator = options.wrapFacilitator(rail.facilitator);
   if (options.escrow === false) delete rail.escrow;
   const hub = await startTestHub(t, provider, options.env ?? {}, rail);

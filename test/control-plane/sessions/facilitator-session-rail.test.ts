@@ -1,0 +1,147 @@
+import t from 'tap';
+import { type Hex, parseAbi, recoverTypedDataAddress } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { FacilitatorUnavailableError } from '../../../control-plane/facilitator/facilitator.js';
+import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
+import { remoteRail } from '../../../control-plane/payments/rail.js';
+import { batchSettlementDomain, type ChannelConfig, channelIdOf } from '../../../control-plane/sessions/channel-digests.js';
+import { SessionSendUnknownError } from '../../../control-plane/sessions/facilitator-session-rail.js';
+import { claimBatchTypes, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { ApiError } from '../../../shared/errors.js';
+import { chainReader, chainWallet, startTestChain } from '../../helpers/chain.js';
+import { type Answer, startFacilitatorServer } from '../../helpers/facilitator-server.js';
+import { freePort } from '../../helpers/processes.js';
+
+// How a remote facilitator's answers to the scheme's payloads end in hub (docs/decisions.md#D-340):
+// mined only by a receipt the chain shows, refused only when nothing can have been sent, and not
+// known (to be followed from the chain) whenever the facilitator may have acted without saying how.
+
+t.setTimeout(60_000);
+
+const chain = await startTestChain(t);
+const authorizerKey = chain.accounts[5]!.privateKey as Hex;
+const authorizer = privateKeyToAccount(authorizerKey).address;
+let answer: Answer = { status: 200, body: {} };
+const asked: { route: string; body: any }[] = [];
+const facilitatorUrl = await startFacilitatorServer(t, (route, body) => {
+  asked.push({ route, body });
+  if (route === 'supported') return { status: 200, body: { kinds: [{ x402Version: 2, scheme: 'exact', network: chain.network }] } };
+  return answer;
+});
+
+function sessionsAt(url: string): SessionRail {
+  const rail = remoteRail(
+    {
+      HUB_FACILITATOR_URL: url,
+      HUB_PAYMENT_NETWORK: chain.network,
+      HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
+      HUB_PAYMENT_TOKEN_NAME: chain.token.name,
+      HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
+      HUB_PAYMENT_RPC_URL: chain.rpcUrl,
+      HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: authorizerKey,
+    },
+    'live',
+  );
+  t.teardown(() => (rail.facilitator as HttpFacilitator).close());
+  return rail.sessions!;
+}
+const sessions = sessionsAt(facilitatorUrl);
+
+const payer = chain.accounts[3]!.address as Hex;
+const config: ChannelConfig = {
+  payer,
+  payerAuthorizer: payer,
+  receiver: chain.accounts[2]!.address as Hex,
+  receiverAuthorizer: authorizer,
+  token: chain.token.address as Hex,
+  withdrawDelay: 86_400,
+  salt: `0x${'00'.repeat(31)}01`,
+};
+const claim = { config, maxClaimableAmount: 30_000n, signature: `0x${'ab'.repeat(65)}` as Hex, totalClaimed: 20_000n };
+const settleAnswer = (fields: Record<string, unknown>): Answer => ({
+  status: 200,
+  body: { success: false, transaction: '', network: chain.network, ...fields },
+});
+const HASH = `0x${'12'.repeat(32)}`;
+
+t.test('a claim is the scheme’s payload, signed by hub as receiver authorizer', async (t) => {
+  answer = settleAnswer({ errorReason: 'invalid_batch_settlement_evm_claim_simulation_failed' });
+  t.match(await sessions.claim([claim]), { status: 'refused', message: /claim_simulation_failed/ });
+  const { body } = asked.at(-1)!;
+  t.match(body.paymentRequirements, {
+    scheme: 'batch-settlement',
+    network: chain.network,
+    payTo: config.receiver,
+    extra: { receiverAuthorizer: authorizer, withdrawDelay: 86_400 },
+  });
+  t.match(body.paymentPayload.payload, {
+    type: 'claim',
+    claims: [{ voucher: { channel: { payer, salt: config.salt }, maxClaimableAmount: '30000' }, totalClaimed: '20000' }],
+  });
+  const chainId = Number(chain.network.split(':')[1]);
+  const signer = await recoverTypedDataAddress({
+    domain: batchSettlementDomain(chainId),
+    types: claimBatchTypes,
+    primaryType: 'ClaimBatch',
+    message: { claims: [{ channelId: channelIdOf(config, chainId), maxClaimableAmount: 30_000n, totalClaimed: 20_000n }] },
+    signature: body.paymentPayload.payload.claimAuthorizerSignature,
+  });
+  t.equal(signer, authorizer);
+});
+
+t.test('how the facilitator’s answers end', async (t) => {
+  const wallet = chainWallet(chain, chain.accounts[4]!.privateKey as Hex);
+  const mined = await wallet.writeContract({
+    address: chain.token.address as Hex,
+    abi: parseAbi(['function transfer(address to, uint256 value) returns (bool)']),
+    functionName: 'transfer',
+    args: [chain.accounts[2]!.address as Hex, 1n],
+  });
+  await chainReader(chain).waitForTransactionReceipt({ hash: mined });
+
+  answer = { status: 200, body: { success: true, transaction: mined, network: chain.network } };
+  t.match(await sessions.settle(config.receiver, config.token), { status: 'mined', transaction: mined, receipt: { status: 'success' } });
+  answer = { status: 200, body: { success: true, transaction: HASH, network: chain.network } };
+  t.match(await sessions.settle(config.receiver, config.token), { status: 'unknown', transaction: HASH }, 'no receipt on chain');
+  answer = settleAnswer({ errorReason: 'settlement_pending', transaction: HASH });
+  t.match(await sessions.claim([claim]), { status: 'unknown', transaction: HASH });
+  answer = settleAnswer({ errorReason: 'invalid_batch_settlement_evm_claim_transaction_failed', transaction: HASH });
+  t.match(await sessions.claim([claim]), { status: 'reverted', transaction: HASH });
+  answer = { status: 404, body: 'no such route', raw: true };
+  t.match(await sessions.claim([claim]), { status: 'refused', message: /404/ }, 'a 4xx that is not a settle answer');
+  answer = { status: 503, body: 'down', raw: true };
+  await t.rejects(sessions.claim([claim]), SessionSendUnknownError, 'a 5xx may have sent it');
+  await t.rejects(sessionsAt(`http://127.0.0.1:${await freePort()}`).claim([claim]), FacilitatorUnavailableError, 'never reached');
+});
+
+t.test('a refund brings hub’s signatures; a deposit the facilitator does not answer is 503', async (t) => {
+  answer = settleAnswer({ errorReason: 'invalid_batch_settlement_evm_refund_simulation_failed' });
+  t.match(await sessions.refund({ config, amount: 5_000n, nonce: 2n }), { status: 'refused' });
+  t.match(asked.at(-1)!.body.paymentPayload.payload, {
+    type: 'refund',
+    amount: '5000',
+    refundNonce: '2',
+    claims: [],
+    refundAuthorizerSignature: /^0x[0-9a-f]{130}$/,
+  });
+  t.notOk('claimAuthorizerSignature' in asked.at(-1)!.body.paymentPayload.payload, 'no claim: no claim signature');
+
+  answer = { status: 502, body: 'bad gateway', raw: true };
+  const deposit = sessions.deposit(
+    config,
+    50_000n,
+    { validAfter: '0', validBefore: '99999999999', salt: config.salt, signature: `0x${'cd'.repeat(65)}` },
+    { maxClaimableAmount: 10_000n, signature: `0x${'ef'.repeat(65)}` },
+  );
+  const err = await deposit.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(err instanceof ApiError);
+  t.match(err, { status: 503, code: 'service_unavailable', message: /facilitator did not take the deposit.*502/ });
+  t.match(asked.at(-1)!.body.paymentPayload.payload, {
+    type: 'deposit',
+    voucher: { channelId: channelIdOf(config, Number(chain.network.split(':')[1])), maxClaimableAmount: '10000' },
+    deposit: { amount: '50000', authorization: { erc3009Authorization: { salt: config.salt } } },
+  });
+});
