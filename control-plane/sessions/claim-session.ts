@@ -16,7 +16,7 @@ import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readCh
 import { refundSession } from './refund-session.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
-import { withdrawalDue } from './watch-withdrawals.js';
+import { chainSeconds, withdrawalDue } from './watch-withdrawals.js';
 
 /**
  * Admits a paid retry that pays with a batch-settlement session, all in hub: the payload is the
@@ -60,18 +60,23 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
-    // The payer's timed withdrawal can be finalized: a charge now might never be claimed (D-309).
-    if (payload.type !== 'refund' && withdrawalDue(channel)) throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
+    // The payer's timed withdrawal can be finalized, by the chain's clock: a charge now might never be claimed (D-309, D-335).
+    if (payload.type !== 'refund' && withdrawalDue(channel, chainSeconds(requirements.network)))
+      throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
     // A refund's voucher names exactly what was charged; a call's, that and its price.
     const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
-    if (maxClaimable !== expected) {
-      throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
+    const corrective = () =>
+      refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
         channel: channelState(channelId, channel),
         ...(channel.voucherSignature
           ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
           : {}),
       });
-    }
+    if (maxClaimable !== expected) throw corrective();
+    // A voucher alone above the balance: the client counts a balance the channel no longer holds
+    // (hub refunded it idle, a withdrawal was finalized). The corrective 402 has it read the
+    // chain's, and deposit again (D-334).
+    if (payload.type === 'voucher' && maxClaimable > channel.balance) throw corrective();
     if (payload.type === 'refund') {
       return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, refuse });
     }

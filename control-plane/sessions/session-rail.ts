@@ -37,6 +37,8 @@ export type SessionRail = {
    * 0: none), read in one call through the contract's `multicall`.
    */
   withdrawals(channelIds: Hex[]): Promise<{ balance: bigint; withdrawRequestedAt: number }[]>;
+  /** The chain's clock: the latest block's timestamp, unix seconds (what `finalizeWithdraw` is checked against). */
+  chainTime(): Promise<number>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
@@ -145,6 +147,9 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
           })
         : refund;
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
+    },
+    chainTime() {
+      return facilitator.blockTime();
     },
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];
