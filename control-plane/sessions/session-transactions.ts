@@ -11,7 +11,8 @@ import type { CallOutcome } from '../facilitator/local-facilitator.js';
  * `mined` or `failed` once its outcome is known. While one is open (sending or sent) on a network
  * no other is sent there, by any control-plane: `openKey` is unique, and set to the network until
  * the record closes. A record left open by a process that stopped is followed by the next round
- * (follow-transactions.ts), never sent again.
+ * (follow-transactions.ts), never sent again. A payer's deposit is recorded here too, outside the
+ * network's slot (its own `openKey`, session-deposit.ts).
  */
 
 export type SessionTransactionKind = 'claim' | 'settle' | 'refund';

@@ -214,6 +214,69 @@ for (const provider of testProviders()) {
       t.equal(await settlerNonce(), nonce + 1, 'not sent again');
     });
 
+    await t.test('a deposit whose outcome was lost: the same payment sent again is answered from the chain', async (t) => {
+      const payerKey = world.payerKey;
+      const payer = privateKeyToAccount(payerKey).address;
+      // The agent's payments as it sends them, to send one again as it is.
+      const signatures: string[] = [];
+      const recording: typeof fetch = (input, init) => {
+        const request = new Request(input, init);
+        const signature = request.headers.get('payment-signature');
+        if (signature) signatures.push(signature);
+        return fetch(request);
+      };
+      const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(payerKey), reader), {
+        salt: `0x${randomBytes(32).toString('hex')}` as Hex,
+      });
+      const client = new x402Client();
+      client.register(chain.network, scheme);
+      client.setSpendControls({ allowedAssets: true });
+      const pay = wrapFetchWithPayment(recording, client);
+      const walletBefore = await tokenBalance(chain, payer);
+      const nonce = await settlerNonce();
+      const servedBefore = served.length;
+
+      relay.faults.set('eth_sendRawTransactionSync', 'no-receipt');
+      relay.faults.set('eth_getTransactionReceipt', 'unknown');
+      const lost = await pay(url('/search?q=deposit-lost'));
+      t.equal(lost.status, 503, 'the agent is told to send it again');
+      t.match(await lost.json(), { error: 'service_unavailable' });
+      relay.faults.clear();
+      t.equal(served.length, servedBefore, 'nothing forwarded');
+      t.equal(await settlerNonce(), nonce + 1, 'the deposit was sent');
+      t.equal(await tokenBalance(chain, payer), walletBefore - 50_000n, 'and landed');
+      const record = (await records('deposit')).at(-1)!;
+      t.match(record, { status: 'sent', amount: 50_000n });
+      t.match(record.transaction, /^0x[0-9a-f]{64}$/);
+
+      // The same payment again, as the agent sent it: answered from what the chain did, nothing sent again.
+      t.equal(signatures.length, 1);
+      const again = await fetch(url('/search?q=deposit-lost'), { headers: { 'payment-signature': signatures[0]! } });
+      t.equal(again.status, 200, await again.clone().text());
+      const receipt = fromB64(again.headers.get('payment-response'));
+      t.match(receipt, { success: true, transaction: record.transaction, amount: '50000', extra: { chargedAmount: '10000' } });
+      t.match(receipt.extra.channelState, { balance: '50000', chargedCumulativeAmount: '10000' });
+      const id = receipt.extra.channelState.channelId as string;
+      t.equal(served.length, servedBefore + 1, 'served once');
+      t.equal(await settlerNonce(), nonce + 1, 'no second deposit transaction');
+      t.equal(await tokenBalance(chain, payer), walletBefore - 50_000n, 'the payer paid one deposit');
+      t.match(await db.sessionTransaction.findUniqueOrThrow({ where: { id: record.id } }), { status: 'mined', openKey: null });
+      t.match(await db.paymentAttempt.findFirstOrThrow({ where: { channelId: id, status: 'settled' } }), {
+        settleTxHash: record.transaction,
+        chargedMicros: 10_000n,
+      });
+      t.match(await channelRow(id), { balance: 50_000n, charged: 10_000n });
+
+      // The client itself never learned the deposit's outcome: it reads the chain, gets the corrective 402, and pays with a voucher.
+      const next = await pay(url('/search?q=deposit-lost-next'));
+      t.equal(next.status, 200, await next.clone().text());
+      t.match(fromB64(next.headers.get('payment-response')), {
+        transaction: '',
+        extra: { channelState: { channelId: id, chargedCumulativeAmount: '20000', balance: '50000' } },
+      });
+      t.equal(await tokenBalance(chain, payer), walletBefore - 50_000n);
+    });
+
     // Last on each chain: it moves the chain's clock a day on, past every authorization signed by the wall clock.
     await t.test('a voucher past the withdrawal’s deadline by the chain’s clock: refused, nothing forwarded or charged', async (t) => {
       const withdrawerKey = chain.accounts[5]!.privateKey as Hex;
