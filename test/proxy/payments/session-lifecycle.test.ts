@@ -36,15 +36,15 @@ const withdrawAbi = parseAbi([
 
 for (const provider of testProviders()) {
   t.test(`x402 batch-settlement sessions’ lifecycle on ${provider}`, async (t) => {
-    // Channels idle for 2 s are refunded (looked for every second): the worker runs only where a test starts it.
-    const world = await startPaidWorld(t, provider, { env: { HUB_SESSIONS_IDLE_REFUND_S: '2' } });
+    // Channels idle for 3 s are refunded (looked for every second): the worker runs only where a test starts it.
+    const world = await startPaidWorld(t, provider, { env: { HUB_SESSIONS_IDLE_REFUND_S: '3' } });
     const { api, chain, hub, db, sellerId, served, url, payTo } = world;
     const rail = world.rail as PaymentRail & { sessions: SessionRail };
     const reader = chainReader(chain);
     const logger = pino({ level: 'silent' });
     t.equal((await api.patch(`/v1/sellers/${sellerId}`, hub.apiKey, { x402Schemes: ['exact', 'batch-settlement'] })).status, 200);
     const configured = hub.cp.config.sessions;
-    t.equal(configured.idleRefundMs, 2_000, 'the idle time as configured');
+    t.equal(configured.idleRefundMs, 3_000, 'the idle time as configured');
 
     /** An unmodified x402 client paying with batch-settlement only, from `key`, on a channel of its own. */
     const sessionClient = (key: Hex) => {
@@ -105,7 +105,7 @@ for (const provider of testProviders()) {
       t.match(await channelRow(id), { balance: deposited, charged, totalClaimed: 0n, heldBy: null });
       t.equal(await settlerNonce(), nonce, 'nothing claimed: no claim on the interval or on size here');
 
-      // Once the channel was idle for 2 s, the worker refunds it.
+      // Once the channel was idle for 3 s, the worker refunds it.
       const walletBefore = await tokenBalance(chain, payer);
       t.ok(await eventually(async () => (await channelRow(id)).refundNonce === 1, 30_000), 'refunded once idle');
       await stop!();
