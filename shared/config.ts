@@ -126,6 +126,8 @@ const envSchema = z.object({
   HUB_SESSIONS_WITHDRAW_WATCH_S: decimal('must be a whole number in decimal')
     .pipe(z.number().min(1, 'must be at least 1').max(43_200, 'must be at most 43200 (half the withdrawal delay)'))
     .default(60),
+  // A day without a voucher: what a payer's own timed withdrawal would take (docs/decisions.md#D-334).
+  HUB_SESSIONS_IDLE_REFUND_S: positiveInt(86_400),
   HUB_SESSIONS_CLAIM_AT_USD: z
     .string()
     .trim()
@@ -249,7 +251,13 @@ export type HubConfig = {
    * charged is claimed, how often what was claimed is sent to sellers, and the unclaimed amount on
    * one channel that is claimed at once.
    */
-  sessions: { claimIntervalMs: number; settleIntervalMs: number; claimAtMicros: bigint; withdrawWatchIntervalMs: number };
+  sessions: {
+    claimIntervalMs: number;
+    settleIntervalMs: number;
+    claimAtMicros: bigint;
+    withdrawWatchIntervalMs: number;
+    idleRefundMs: number;
+  };
   /**
    * How often the control-plane finishes payments left pending (storefront/pending-loop.ts), and
    * how long a paid call stays in flight before it is taken for stranded and released.
@@ -369,6 +377,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       settleIntervalMs: e.HUB_SESSIONS_SETTLE_INTERVAL_S * 1000,
       claimAtMicros: e.HUB_SESSIONS_CLAIM_AT_USD,
       withdrawWatchIntervalMs: e.HUB_SESSIONS_WITHDRAW_WATCH_S * 1000,
+      idleRefundMs: e.HUB_SESSIONS_IDLE_REFUND_S * 1000,
     },
     pending: { intervalMs: e.HUB_PENDING_INTERVAL_MS, strandedCallMs: e.HUB_STRANDED_CALL_MS },
     pageViews: { perMinute: e.HUB_PAGE_VIEWS_PER_MINUTE },

@@ -297,6 +297,15 @@ export class LocalFacilitator implements Facilitator {
     }
   }
 
+  /** The latest block's timestamp (unix seconds): the chain's clock; an unreachable node is `FacilitatorUnavailableError`. */
+  async blockTime(): Promise<number> {
+    try {
+      return Number((await this.clients.reader.getBlock({ blockTag: 'latest' })).timestamp);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
   /** Stops the worker pool, if the default recovery started one, and closes the node's connections. */
   async close(): Promise<void> {
     if (!this.config.signerRecovery && this.recovery) await (await this.recovery).close();

@@ -1,8 +1,8 @@
 import { type Hex, zeroAddress } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
-import { ApiError } from '../../shared/errors.js';
+import type { ApiError } from '../../shared/errors.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
-import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
+import { type PaymentRequirements, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { sqlOf } from '../db/sql.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
@@ -14,9 +14,10 @@ import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
 import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseChannel } from './channel-mirror.js';
 import { refundSession } from './refund-session.js';
+import { submitDeposit } from './session-deposit.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
-import { withdrawalDue } from './watch-withdrawals.js';
+import { chainSeconds, withdrawalDue } from './watch-withdrawals.js';
 
 /**
  * Admits a paid retry that pays with a batch-settlement session, all in hub: the payload is the
@@ -60,24 +61,29 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
-    // The payer's timed withdrawal can be finalized: a charge now might never be claimed (D-309).
-    if (payload.type !== 'refund' && withdrawalDue(channel)) throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
+    // The payer's timed withdrawal can be finalized, by the chain's clock: a charge now might never be claimed (D-309, D-335).
+    if (payload.type !== 'refund' && withdrawalDue(channel, chainSeconds(requirements.network)))
+      throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
     // A refund's voucher names exactly what was charged; a call's, that and its price.
     const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
-    if (maxClaimable !== expected) {
-      throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
+    const corrective = () =>
+      refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
         channel: channelState(channelId, channel),
         ...(channel.voucherSignature
           ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
           : {}),
       });
-    }
+    if (maxClaimable !== expected) throw corrective();
+    // A voucher alone above the balance: the client counts a balance the channel no longer holds
+    // (hub refunded it idle, a withdrawal was finalized). The corrective 402 has it read the
+    // chain's, and deposit again (D-334).
+    if (payload.type === 'voucher' && maxClaimable > channel.balance) throw corrective();
     if (payload.type === 'refund') {
       return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, refuse });
     }
     let balance = channel.balance;
     if (payload.type === 'deposit') {
-      const deposited = await deposit(sessions, payload, config, channelId, refuse);
+      const deposited = await submitDeposit(sql, sessions.sessions, requirements.network, payload, config, channelId, refuse);
       settleTxHash = deposited.transaction;
       balance = deposited.balance;
       await mirrorBalance(sql, channelId, balance);
@@ -164,37 +170,4 @@ async function heldChannel(
   const mirrored = await holdChannel(sql, channelId, attemptId);
   if (!mirrored) throw refuse('invalid_batch_settlement_evm_channel_busy');
   return mirrored;
-}
-
-/** Submits the deposit and reads the channel's new balance; a deposit the chain refuses is the payer's 402. */
-async function deposit(
-  sessions: NonNullable<ReturnType<typeof sessionsOn>>,
-  payload: Extract<SessionPayload, { type: 'deposit' }>,
-  config: ChannelConfig,
-  channelId: Hex,
-  refuse: (code: string) => ApiError,
-): Promise<{ transaction: string; balance: bigint }> {
-  const authorization = payload.deposit.authorization.erc3009Authorization;
-  const sent = await sessions.sessions
-    .deposit(
-      config,
-      BigInt(payload.deposit.amount),
-      {
-        validAfter: authorization.validAfter,
-        validBefore: authorization.validBefore,
-        salt: authorization.salt as Hex,
-        signature: authorization.signature as Hex,
-      },
-      { maxClaimableAmount: BigInt(payload.voucher.maxClaimableAmount), signature: payload.voucher.signature as Hex },
-    )
-    .catch(unreadable);
-  if (sent.status === 'refused' || sent.status === 'reverted') throw refuse('invalid_batch_settlement_evm_deposit_transaction_failed');
-  if (sent.status === 'unknown') {
-    throw new ApiError(
-      'service_unavailable',
-      'The deposit was sent but the chain has not confirmed it yet. Send the same payment again shortly.',
-    );
-  }
-  const { balance } = await sessions.sessions.channel(channelId).catch(unreadable);
-  return { transaction: sent.transaction, balance };
 }

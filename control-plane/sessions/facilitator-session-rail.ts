@@ -10,11 +10,13 @@ import type { ChainWitness } from '../facilitator/chain-witness.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import type { CallOutcome } from '../facilitator/local-facilitator.js';
+import { eip3009Abi } from '../facilitator/transfer-authorization.js';
 import type { SettlerClients } from '../facilitator/transfer-sender.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
 import {
   batchSettlementAbi,
   claimBatchTypes,
+  depositNonce,
   refundTypes,
   type SessionRail,
   type VoucherClaim,
@@ -46,14 +48,17 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
   const authorizer = privateKeyToAccount(config.authorizerKey);
   const chainId = evmChainIdOf(network);
 
-  /** eth_call of the channel contract; a chain that does not answer is `FacilitatorUnavailableError`. */
-  const read = async (data: Hex): Promise<Hex> => {
+  /** A read of the chain; a chain that does not answer is `FacilitatorUnavailableError`. */
+  const fromChain = async <T>(reading: () => Promise<T>): Promise<T> => {
     try {
-      return (await reader.call({ to: BATCH_SETTLEMENT_CONTRACT, data })).data ?? '0x';
+      return await reading();
     } catch (err) {
       throw new FacilitatorUnavailableError('network', `chain RPC: ${shortMessage(err)}`, undefined, { cause: err });
     }
   };
+  /** eth_call of `to`, the channel contract unless said. */
+  const read = (data: Hex, to: Address = BATCH_SETTLEMENT_CONTRACT): Promise<Hex> =>
+    fromChain(async () => (await reader.call({ to, data })).data ?? '0x');
 
   /** The requirements a facilitator checks a channel's payload against: hub's terms for the channel's receiver. */
   const requirements = (receiver: Address, amount = '0') => ({
@@ -193,6 +198,17 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
         ...(claim ? { claimAuthorizerSignature: await signClaims([claim]) } : {}),
       };
       return send(payload, channel.receiver);
+    },
+    chainTime() {
+      return fromChain(async () => Number((await reader.getBlock({ blockTag: 'latest' })).timestamp));
+    },
+    async depositLanded(channel, salt) {
+      const nonce = depositNonce(channelIdOf(channel, chainId), salt);
+      const data = await read(
+        encodeFunctionData({ abi: eip3009Abi, functionName: 'authorizationState', args: [channel.payer, nonce] }),
+        channel.token,
+      );
+      return decodeFunctionResult({ abi: eip3009Abi, functionName: 'authorizationState', data });
     },
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];

@@ -2,30 +2,38 @@ import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { applyClaim, type ClaimItem, claimLanded } from './claim-vouchers.js';
-import { applyRefund, type RefundItem, refundLanded } from './refund-session.js';
+import { applyRefund, endRefund, type RefundItem, refundLanded } from './refund-session.js';
 import type { SessionRail } from './session-rail.js';
-import { openTransactionOn, recordOutcome, type SessionTransactionKind } from './session-transactions.js';
+import { FOLLOW_GIVE_UP_MS, openTransactionOn, recordOutcome, type SessionTransactionKind } from './session-transactions.js';
 import { applySettle, type SettleItem, settleLanded } from './settle-claimed.js';
 
-/**
- * How long a transaction that left no known outcome (its sender stopped, or the chain kept its
- * receipt) is waited for before it counts as failed and its channels may be claimed again. Should
- * it land after that, nothing is paid twice: a claim row at the total already claimed changes
- * nothing and one below it reverts, and a settle sends only what is claimed and not yet sent.
- */
-export const FOLLOW_GIVE_UP_MS = 600_000;
+export { FOLLOW_GIVE_UP_MS };
 
-/** How each kind of transaction is known to have landed from the chain, and applied to the mirror once it has. */
+/** The record being followed: its id and its transaction's hash, when known. */
+type Followed = { id: string; transaction: string | null };
+
+/**
+ * How each kind of transaction is known to have landed from the chain, applied to the mirror once
+ * it has, and (a refund) what else ends with it when it failed: its channel's hold, its attempt.
+ */
 const KINDS: Record<
   SessionTransactionKind,
-  { landed(sessions: SessionRail, items: never): Promise<boolean>; apply(tx: Sql, items: never): Promise<void> }
+  {
+    landed(sessions: SessionRail, items: never): Promise<boolean>;
+    apply(tx: Sql, items: never, record: Followed): Promise<void>;
+    failed?(sql: Sql, items: never, record: Followed): Promise<void>;
+  }
 > = {
   claim: {
     landed: (sessions, items: ClaimItem[]) => claimLanded(sessions, items),
     apply: (tx, items: ClaimItem[]) => applyClaim(tx, items),
   },
   settle: { landed: (sessions, item: SettleItem) => settleLanded(sessions, item), apply: (tx, item: SettleItem) => applySettle(tx, item) },
-  refund: { landed: (sessions, item: RefundItem) => refundLanded(sessions, item), apply: (tx, item: RefundItem) => applyRefund(tx, item) },
+  refund: {
+    landed: (sessions, item: RefundItem) => refundLanded(sessions, item),
+    apply: (tx, item: RefundItem, record) => applyRefund(tx, item, record.id, record.transaction),
+    failed: (sql, item: RefundItem, record) => endRefund(sql, item, record.id),
+  },
 };
 
 /** A record opened and never described: nothing was sent under it, once its round had time to write it. */
@@ -34,7 +42,8 @@ const UNDESCRIBED_MS = 30_000;
 /**
  * Follows the session transaction left open on the network, if any, from the chain: a claim whose
  * channels are all claimed up to its totals, a settle whose receiver is settled up to its total, or
- * a refund whose channel's refund nonce moved past its own, landed, and is applied to the mirror as mined; one that has not, after
+ * a refund whose channel's refund nonce moved past its own, landed, and is applied to the mirror as
+ * mined (a payer's refund's attempt finished with it, its channel let go); one that has not, after
  * `FOLLOW_GIVE_UP_MS`, failed. Never sends it again. True when the network is free for a new one.
  */
 export async function followOpenTransaction(db: Db, rail: PaymentRail | undefined, giveUpAfterMs = FOLLOW_GIVE_UP_MS): Promise<boolean> {
@@ -47,12 +56,16 @@ export async function followOpenTransaction(db: Db, rail: PaymentRail | undefine
   const described = open.amount > 0n;
   const kind = KINDS[open.kind];
   const landed = described && (await kind.landed(sessions, open.items as never));
+  const record = { id: open.id, transaction: open.transaction };
   if (landed) {
-    await recordOutcome(sql, open.id, { status: 'mined', transaction: open.transaction }, (tx) => kind.apply(tx, open.items as never));
+    await recordOutcome(sql, open.id, { status: 'mined', transaction: open.transaction }, (tx) =>
+      kind.apply(tx, open.items as never, record),
+    );
     return true;
   }
   if (age < (described ? giveUpAfterMs : UNDESCRIBED_MS)) return false;
   const message = described ? `not seen on chain within ${giveUpAfterMs} ms` : 'nothing was sent';
   await recordOutcome(sql, open.id, { status: 'failed', message }, async () => {});
+  if (described) await kind.failed?.(sql, open.items as never, record);
   return true;
 }

@@ -6,15 +6,16 @@ import type { SessionPayload } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
+import type { CallOutcome } from '../facilitator/local-facilitator.js';
 import { claimAttempt } from '../payments/attempt-claim.js';
 import type { Attempt } from '../payments/attempt-rows.js';
 import { moveAttempt } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
 import type { ChannelConfig } from './channel-digests.js';
-import { type MirroredChannel, releaseChannel } from './channel-mirror.js';
+import type { MirroredChannel } from './channel-mirror.js';
 import type { SessionRail } from './session-rail.js';
 import { channelState, unreadable } from './session-refusal.js';
-import { describeSessionTransaction, sendRecorded, waitForNetworkSlot } from './session-transactions.js';
+import { describeSessionTransaction, FOLLOW_GIVE_UP_MS, sendRecorded, waitForNetworkSlot } from './session-transactions.js';
 
 /**
  * A refund's record: the channel, the total its claim raises the claimed amount to (what hub
@@ -28,6 +29,8 @@ export type RefundItem = {
   refundNonce: string;
   amount: string;
   balance: string;
+  /** The payer's refund's attempt, finished with the refund; absent for hub's own refund of an idle channel. */
+  attemptId?: string;
 };
 
 /** How long a refund waits for the transaction open on the network (a claim, a settle) to end before it is sent. */
@@ -90,41 +93,22 @@ export async function refundSession(
     refundNonce: nonce.toString(),
     amount: amount.toString(),
     balance: (onChain.balance - amount).toString(),
+    attemptId: attempt.id,
   };
-  await describeSessionTransaction(sql, id, item, amount);
+  // From here the refund's record holds the channel, until its outcome is known (here or, lost, by
+  // the worker that follows it): no voucher is checked against the balance from before it.
+  await holdForRefund(sql, channelId, id, attempt.id);
   // What was charged and not claimed yet is claimed first, with the payer's voucher at that total.
   const claim =
     channel.charged > onChain.totalClaimed
       ? { config, maxClaimableAmount: channel.charged, signature: payload.voucher.signature as Hex, totalClaimed: channel.charged }
       : undefined;
-  let sent: Awaited<ReturnType<SessionRail['refund']>>;
-  try {
-    sent = await sendRecorded(
-      sql,
-      id,
-      () => sessions.refund({ config, amount, nonce, claim }),
-      (tx) => applyRefund(tx, item),
-    );
-  } catch (err) {
-    if (err instanceof FacilitatorUnavailableError) await release();
-    unreadable(err);
-  }
-  if (sent.status === 'refused' || sent.status === 'reverted') {
-    await release();
-    throw refuse('invalid_batch_settlement_evm_refund_transaction_failed');
-  }
+  const sent = await sendRefund(sql, sessions, id, item, { config, amount, nonce, claim }).catch(unreadable);
+  if (sent.status === 'refused' || sent.status === 'reverted') throw refuse('invalid_batch_settlement_evm_refund_transaction_failed');
   if (sent.status === 'unknown') {
-    // The record stays open with its hash, and the next round of the sessions worker follows it.
+    // The record stays open with its hash; the sessions worker follows it, and finishes the attempt with it.
     throw new ApiError('service_unavailable', 'The refund was sent but the chain has not confirmed it yet.');
   }
-  await sql.transaction((tx) =>
-    moveAttempt(tx, attempt.id, {
-      to: 'released',
-      from: ['in_flight'],
-      set: { chargedMicros: 0n, refundTxHash: sent.transaction, settlementReason: 'session_refund' },
-    }),
-  );
-  await releaseChannel(sql, channelId, attempt.id);
   return {
     ...claimed,
     refund: {
@@ -154,13 +138,75 @@ function requestedAmount(asked: unknown, refundable: bigint): bigint | undefined
   return amount > 0n && amount <= refundable ? amount : undefined;
 }
 
-/** A mined refund, in the mirror: the channel's claimed total raised to what was charged, its balance and refund nonce moved on. */
-export async function applyRefund(tx: Sql, item: RefundItem): Promise<void> {
+/**
+ * Sends a refund under its record (`id`, the network's slot, holding the refund's channel): what it
+ * does written first, then the transaction; mined, the mirror and the refund's attempt follow in one
+ * database transaction; refused, reverted or never sent, the channel is let go and the attempt
+ * released. Sent with its outcome unknown (or an error after it may have gone out), the record
+ * stays open for the sessions worker to follow (follow-transactions.ts), the channel held by it.
+ */
+export async function sendRefund(
+  sql: ReturnType<typeof sqlOf>,
+  sessions: SessionRail,
+  id: string,
+  item: RefundItem,
+  input: Parameters<SessionRail['refund']>[0],
+): Promise<CallOutcome> {
+  await describeSessionTransaction(sql, id, item, input.amount);
+  let sent: CallOutcome;
+  try {
+    sent = await sendRecorded(
+      sql,
+      id,
+      () => sessions.refund(input),
+      (tx, transaction) => applyRefund(tx, item, id, transaction),
+    );
+  } catch (err) {
+    if (err instanceof FacilitatorUnavailableError) await endRefund(sql, item, id);
+    throw err;
+  }
+  if (sent.status === 'refused' || sent.status === 'reverted') await endRefund(sql, item, id);
+  return sent;
+}
+
+/** How long a refund's record holds its channel: past the time its outcome is followed for (docs/decisions.md#D-303). */
+const REFUND_HOLD_MS = FOLLOW_GIVE_UP_MS + 60_000;
+
+/** Hands the channel's hold from the payer's attempt to the refund's record, for as long as its outcome may take. */
+async function holdForRefund(sql: Sql, channelId: string, recordId: string, attemptId: string): Promise<void> {
+  await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = ${recordId}, "heldUntil" = ${new Date(Date.now() + REFUND_HOLD_MS)}
+    WHERE "id" = ${channelId} AND "heldBy" = ${attemptId}`);
+}
+
+/**
+ * A refund that ended: its channel let go (held by its record, or still by its attempt) and, a
+ * payer's refund, its attempt released, charged nothing: with the refund's transaction when it was
+ * mined, as the scheme's refund (`session_refund`). Only what is still so changes: a second end
+ * of the same refund does nothing.
+ */
+export async function endRefund(tx: Sql, item: RefundItem, recordId: string, transaction?: string | null): Promise<void> {
+  const holders = item.attemptId ? [recordId, item.attemptId] : [recordId];
+  await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL
+    WHERE "id" = ${item.channelId} AND "heldBy" IN (${Prisma.join(holders)})`);
+  if (!item.attemptId) return;
+  await moveAttempt(tx, item.attemptId, {
+    to: 'released',
+    from: ['in_flight'],
+    set: { chargedMicros: 0n, ...(transaction ? { refundTxHash: transaction, settlementReason: 'session_refund' } : {}) },
+  });
+}
+
+/**
+ * A mined refund, in the mirror: the channel's claimed total raised to what was charged, its
+ * balance and refund nonce moved on; and the refund ended (`endRefund`) in the same transaction.
+ */
+export async function applyRefund(tx: Sql, item: RefundItem, recordId: string, transaction: string | null): Promise<void> {
   const totalClaimed = BigInt(item.totalClaimed);
   await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "balance" = ${BigInt(item.balance)},
       "totalClaimed" = CASE WHEN "totalClaimed" < ${totalClaimed} THEN ${totalClaimed} ELSE "totalClaimed" END,
       "refundNonce" = ${Number(item.refundNonce) + 1}, "updatedAt" = ${new Date()}
     WHERE "id" = ${item.channelId} AND "refundNonce" <= ${Number(item.refundNonce)}`);
+  await endRefund(tx, item, recordId, transaction);
 }
 
 /** True when the chain counts the channel's refund nonce past the refund's: it landed. */

@@ -1,7 +1,8 @@
-import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, parseAbi } from 'viem';
+import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, keccak256, parseAbi } from 'viem';
 import { BATCH_SETTLEMENT_CONTRACT, ERC3009_DEPOSIT_COLLECTOR } from '../../shared/payments/batch-settlement.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import type { CallOutcome, LocalFacilitator } from '../facilitator/local-facilitator.js';
+import { eip3009Abi } from '../facilitator/transfer-authorization.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
 
 /**
@@ -40,6 +41,13 @@ export type SessionRail = {
    * 0: none), read in one call through the contract's `multicall`.
    */
   withdrawals(channelIds: Hex[]): Promise<{ balance: bigint; withdrawRequestedAt: number }[]>;
+  /** The chain's clock: the latest block's timestamp, unix seconds (what `finalizeWithdraw` is checked against). */
+  chainTime(): Promise<number>;
+  /**
+   * True when the deposit's ERC-3009 authorization is used on chain (as of the latest block): its
+   * nonce is bound to the channel, so the deposit is in the channel.
+   */
+  depositLanded(config: ChannelConfig, salt: Hex): Promise<boolean>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */
@@ -152,6 +160,15 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
         : refund;
       return facilitator.sendCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
     },
+    chainTime() {
+      return facilitator.blockTime();
+    },
+    async depositLanded(config, salt) {
+      const nonce = depositNonce(channelIdOf(config, chainIdOf(facilitator)), salt);
+      const data = encodeFunctionData({ abi: eip3009Abi, functionName: 'authorizationState', args: [config.payer, nonce] });
+      const answer = await facilitator.readCall({ to: config.token, data });
+      return decodeFunctionResult({ abi: eip3009Abi, functionName: 'authorizationState', data: answer });
+    },
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];
       const calls = channelIds.flatMap((id) => [
@@ -172,6 +189,11 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
       });
     },
   };
+}
+
+/** The ERC-3009 nonce a deposit's authorization is signed with: bound to its channel by the collector. */
+export function depositNonce(channelId: Hex, salt: Hex): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32' }], [channelId, salt]));
 }
 
 function chainIdOf(facilitator: LocalFacilitator): number {

@@ -11,10 +11,19 @@ import type { CallOutcome } from '../facilitator/local-facilitator.js';
  * `mined` or `failed` once its outcome is known. While one is open (sending or sent) on a network
  * no other is sent there, by any control-plane: `openKey` is unique, and set to the network until
  * the record closes. A record left open by a process that stopped is followed by the next round
- * (follow-transactions.ts), never sent again.
+ * (follow-transactions.ts), never sent again. A payer's deposit is recorded here too, outside the
+ * network's slot (its own `openKey`, session-deposit.ts).
  */
 
 export type SessionTransactionKind = 'claim' | 'settle' | 'refund';
+
+/**
+ * How long a transaction that left no known outcome (its sender stopped, or the chain kept its
+ * receipt) is waited for before it counts as failed and its channels may be claimed again. Should
+ * it land after that, nothing is paid twice: a claim row at the total already claimed changes
+ * nothing and one below it reverts, and a settle sends only what is claimed and not yet sent.
+ */
+export const FOLLOW_GIVE_UP_MS = 600_000;
 
 export type OpenTransaction = {
   id: string;
@@ -73,7 +82,7 @@ export async function sendRecorded(
   sql: Parameters<typeof recordOutcome>[0],
   id: string,
   send: () => Promise<CallOutcome>,
-  apply: (tx: Sql) => Promise<void>,
+  apply: (tx: Sql, transaction: string | null) => Promise<void>,
 ): Promise<CallOutcome> {
   let outcome: CallOutcome;
   try {
@@ -113,7 +122,7 @@ export async function recordOutcome(
   sql: Sql & { transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> },
   id: string,
   outcome: CallOutcome | { status: 'failed'; message: string } | { status: 'mined'; transaction: string | null },
-  apply: (tx: Sql) => Promise<void>,
+  apply: (tx: Sql, transaction: string | null) => Promise<void>,
 ): Promise<boolean> {
   const now = new Date();
   const transaction = 'transaction' in outcome ? (outcome.transaction ?? null) : null;
@@ -127,7 +136,7 @@ export async function recordOutcome(
       const closed = await tx.run(Prisma.sql`UPDATE "SessionTransaction" SET "status" = 'mined', "openKey" = NULL,
           "transaction" = COALESCE(${transaction}, "transaction"), "updatedAt" = ${now}
         WHERE "id" = ${id} AND "openKey" IS NOT NULL`);
-      if (closed === 1) await apply(tx);
+      if (closed === 1) await apply(tx, transaction);
       return closed === 1;
     });
   }

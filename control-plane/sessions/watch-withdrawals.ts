@@ -20,9 +20,24 @@ import type { MirroredChannel } from './channel-mirror.js';
 /** Channels read in one call: two reads each, well within a node's gas cap for an eth_call. */
 export const CHANNELS_PER_READ = 200;
 
+/** The chain's clock as each network's watch last read it: the latest block's time, and when (hub's clock, ms). */
+const chainClocks = new Map<string, { blockTime: number; readAtMs: number }>();
+
+/**
+ * The network's time now by its chain's clock (unix seconds): the latest block's timestamp the
+ * watch read, moved on by the time since (the next block's is no earlier); hub's clock until the
+ * watch has read one (docs/decisions.md#D-335).
+ */
+export function chainSeconds(network: string, nowMs = Date.now()): number {
+  const clock = chainClocks.get(network);
+  if (!clock) return Math.floor(nowMs / 1000);
+  return clock.blockTime + Math.max(0, Math.floor((nowMs - clock.readAtMs) / 1000));
+}
+
 /**
  * True when the channel's withdrawal can be finalized (the scheme's check on a voucher: a channel
- * withdrawing past its deadline takes no more), by hub's clock against the chain's start time.
+ * withdrawing past its deadline takes no more) at `nowSeconds`: the chain's time, `chainSeconds`,
+ * which is what `finalizeWithdraw` checks.
  */
 export function withdrawalDue(
   channel: Pick<MirroredChannel, 'withdrawRequestedAt' | 'withdrawDelay'>,
@@ -32,14 +47,18 @@ export function withdrawalDue(
 }
 
 /**
- * One watch round: each channel of the rail's network that holds something not claimed (or whose
- * withdrawal hub is following) read from the chain, its withdrawal mirrored. `claimNow` when a
+ * One watch round: the chain's clock read, and each channel of the rail's network that holds
+ * something not claimed (or whose withdrawal hub is following) read from the chain, its withdrawal
+ * mirrored. `claimNow` when a
  * channel under withdrawal has charges not claimed yet.
  */
 export async function watchWithdrawals(db: Db, rail: PaymentRail | undefined): Promise<{ withdrawing: number; claimNow: boolean }> {
   const sessions = rail?.sessions;
   if (!rail || !sessions) return { withdrawing: 0, claimNow: false };
   const sql = sqlOf(db);
+  // The chain's clock first: a voucher on a withdrawing channel is judged by it.
+  const readAtMs = Date.now();
+  chainClocks.set(rail.network, { blockTime: await sessions.chainTime(), readAtMs });
   const rows = await sql.all<Record<string, unknown>>(Prisma.sql`SELECT "id", "balance", "totalClaimed", "charged", "withdrawRequestedAt"
     FROM "SessionChannel" WHERE "network" = ${rail.network} AND ("balance" > "totalClaimed" OR "withdrawRequestedAt" > 0) ORDER BY "id"`);
   let withdrawing = 0;

@@ -137,3 +137,11 @@ t.test('a paid call is taken for stranded only once no seller may still answer i
   );
   t.throws(() => loadConfig({ HUB_STRANDED_CALL_MS: '60000' }), ConfigError, 'shorter than the default upstream timeouts');
 });
+
+t.test('an idle session channel is refunded after HUB_SESSIONS_IDLE_REFUND_S, a day by default', async (t) => {
+  t.equal(loadConfig({}).sessions.idleRefundMs, 86_400_000);
+  t.equal(loadConfig({ HUB_SESSIONS_IDLE_REFUND_S: '2' }).sessions.idleRefundMs, 2_000);
+  for (const bad of ['0', '-1', '1.5', 'a day']) {
+    t.throws(() => loadConfig({ HUB_SESSIONS_IDLE_REFUND_S: bad }), /HUB_SESSIONS_IDLE_REFUND_S must be/, bad);
+  }
+});

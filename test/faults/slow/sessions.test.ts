@@ -67,7 +67,7 @@ t.test('session vouchers survive a killed control-plane and are claimed once', a
       }
       t.equal(charged, 40_000n, 'four calls charged a cent each');
       t.equal((await onChain(channelId)).totalClaimed, 0n, 'nothing claimed before the kill');
-      t.equal(await w.db.sessionTransaction.count(), 0, 'no claim recorded before the kill');
+      t.equal(await w.db.sessionTransaction.count({ where: { kind: 'claim' } }), 0, 'no claim recorded before the kill');
       const nonce = await settlerNonce();
 
       await w.restartControlPlane();
@@ -96,7 +96,7 @@ t.test('session vouchers survive a killed control-plane and are claimed once', a
       await w.restartControlPlane();
       const moved = await eventually(async () => (await settlerNonce()) !== nonce + 1, 2_000);
       t.notOk(moved, 'no second claim transaction');
-      t.equal(await w.db.sessionTransaction.count(), 1);
+      t.equal(await w.db.sessionTransaction.count({ where: { kind: 'claim' } }), 1);
       t.equal((await onChain(channelId)).totalClaimed, charged, 'claimed exactly what was charged, once');
 
       // The payer's channel goes on after the restarts: the next voucher is taken at hub's count.

@@ -670,7 +670,10 @@ for (const provider of testProviders()) {
           voucher: next,
         });
         t.equal(after.status, 402);
-        t.equal(fromB64(after.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_cumulative_exceeds_balance');
+        // Above the balance left: the corrective 402, with the channel's state to deposit again from (D-334).
+        const correction = fromB64(after.headers.get('payment-required'));
+        t.equal(correction.error, 'invalid_batch_settlement_evm_cumulative_amount_mismatch');
+        t.match(correction.accepts[0].extra.channelState, { balance: String(charged), chargedCumulativeAmount: String(charged) });
         t.equal(served.length, servedBefore, 'nothing forwarded');
 
         // The seller's wallet gets every charged cent.
