@@ -3,6 +3,9 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { exitWithin, runHub, tempDataDir } from '../helpers/processes.js';
 
+// Each case waits on `hub` processes far more than it computes: they run side by side.
+t.jobs = 5;
+
 t.test('hub bootstrap --json creates an organization, an admin, a session and an all-scopes key', async (t) => {
   const { dataDir, databaseUrl } = tempDataDir(t);
   const run = runHub(t, ['bootstrap', '--email', 'Owner@Example.com', '--org', 'Acme', '--json'], {
