@@ -11,6 +11,9 @@ import { exitWithin, freePort, runHub, tempDataDir } from '../helpers/processes.
 // The master key seals every seller's signing secret. A key that cannot open them must stop
 // start-up with one clear line, not let hub answer 500 on every signed call later.
 
+// Each case starts control-planes and waits on them more than it computes: they run side by side.
+t.jobs = 4;
+
 const keyA = randomBytes(32).toString('hex');
 const keyB = randomBytes(32).toString('hex');
 
