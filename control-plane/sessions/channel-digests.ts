@@ -20,6 +20,19 @@ export type ChannelConfig = {
   salt: Hex;
 };
 
+/** A channel's config as its mirror row stores it (`SessionChannel`, read on the SQL lane). */
+export function channelConfigOf(row: Record<keyof ChannelConfig, unknown>): ChannelConfig {
+  return {
+    payer: row.payer as Address,
+    payerAuthorizer: row.payerAuthorizer as Address,
+    receiver: row.receiver as Address,
+    receiverAuthorizer: row.receiverAuthorizer as Address,
+    token: row.token as Address,
+    withdrawDelay: Number(row.withdrawDelay),
+    salt: row.salt as Hex,
+  };
+}
+
 const CHANNEL_CONFIG_TYPEHASH = keccak256(
   stringToBytes(
     'ChannelConfig(address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt)',

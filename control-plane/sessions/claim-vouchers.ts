@@ -1,9 +1,10 @@
-import type { Address, Hex } from 'viem';
+import type { Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { minMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
+import { channelConfigOf } from './channel-digests.js';
 import type { SessionRail, VoucherClaim } from './session-rail.js';
 import { describeSessionTransaction, dropSessionTransaction, openSessionTransaction, sendRecorded } from './session-transactions.js';
 
@@ -40,15 +41,7 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
   }
   const claims: (VoucherClaim & { id: string })[] = rows.map((row) => ({
     id: row.id as string,
-    config: {
-      payer: row.payer as Address,
-      payerAuthorizer: row.payerAuthorizer as Address,
-      receiver: row.receiver as Address,
-      receiverAuthorizer: row.receiverAuthorizer as Address,
-      token: row.token as Address,
-      withdrawDelay: Number(row.withdrawDelay),
-      salt: row.salt as Hex,
-    },
+    config: channelConfigOf(row),
     maxClaimableAmount: bigintOf(row.signedMaxClaimable),
     signature: row.voucherSignature as Hex,
     // What was charged; only what is left in the channel should a payer's withdrawal have been

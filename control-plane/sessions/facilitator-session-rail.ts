@@ -15,12 +15,14 @@ import type { SettlerClients } from '../facilitator/transfer-sender.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
 import {
   batchSettlementAbi,
-  claimBatchTypes,
+  claimBatchTypedData,
   depositNonce,
   refundTypes,
   type SessionRail,
   type VoucherClaim,
   WITHDRAW_DELAY_SECONDS,
+  withdrawalsCall,
+  withdrawalsOf,
 } from './session-rail.js';
 
 export type FacilitatorSessionRailConfig = {
@@ -114,19 +116,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
     return { status: 'mined', transaction, receipt };
   };
 
-  const signClaims = (claims: VoucherClaim[]) =>
-    authorizer.signTypedData({
-      domain: batchSettlementDomain(chainId),
-      types: claimBatchTypes,
-      primaryType: 'ClaimBatch',
-      message: {
-        claims: claims.map((c) => ({
-          channelId: channelIdOf(c.config, chainId),
-          maxClaimableAmount: c.maxClaimableAmount,
-          totalClaimed: c.totalClaimed,
-        })),
-      },
-    });
+  const signClaims = (claims: VoucherClaim[]) => authorizer.signTypedData(claimBatchTypedData(claims, chainId));
 
   return {
     receiverAuthorizer: authorizer.address,
@@ -212,21 +202,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
     },
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];
-      const calls = channelIds.flatMap((id) => [
-        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'channels', args: [id] }),
-        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'pendingWithdrawals', args: [id] }),
-      ]);
-      const answer = await read(encodeFunctionData({ abi: batchSettlementAbi, functionName: 'multicall', args: [calls] }));
-      const results = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'multicall', data: answer });
-      return channelIds.map((_, i) => {
-        const [balance] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'channels', data: results[2 * i]! });
-        const [, initiatedAt] = decodeFunctionResult({
-          abi: batchSettlementAbi,
-          functionName: 'pendingWithdrawals',
-          data: results[2 * i + 1]!,
-        });
-        return { balance, withdrawRequestedAt: initiatedAt };
-      });
+      return withdrawalsOf(channelIds, await read(withdrawalsCall(channelIds)));
     },
   };
 }

@@ -1,9 +1,9 @@
-import type { Address, Hex } from 'viem';
+import type { Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
-import type { ChannelConfig } from './channel-digests.js';
+import { channelConfigOf } from './channel-digests.js';
 import { type RefundItem, sendRefund } from './refund-session.js';
 import { dropSessionTransaction, FOLLOW_GIVE_UP_MS, openSessionTransaction } from './session-transactions.js';
 
@@ -88,15 +88,7 @@ export async function refundIdleChannels(
       await letGo();
       continue;
     }
-    const config: ChannelConfig = {
-      payer: row.payer as Address,
-      payerAuthorizer: row.payerAuthorizer as Address,
-      receiver: row.receiver as Address,
-      receiverAuthorizer: row.receiverAuthorizer as Address,
-      token: row.token as Address,
-      withdrawDelay: Number(row.withdrawDelay),
-      salt: row.salt as Hex,
-    };
+    const config = channelConfigOf(row);
     const signedMaxClaimable = bigintOf(row.signedMaxClaimable);
     const amount = onChain.balance - charged;
     const item: RefundItem = {

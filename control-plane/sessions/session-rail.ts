@@ -84,6 +84,22 @@ export const claimBatchTypes = {
   ],
 } as const;
 
+/** The typed data a receiver authorizer signs for a `claimWithSignature` batch of `claims`. */
+export function claimBatchTypedData(claims: VoucherClaim[], chainId: number) {
+  return {
+    domain: batchSettlementDomain(chainId),
+    types: claimBatchTypes,
+    primaryType: 'ClaimBatch' as const,
+    message: {
+      claims: claims.map((c) => ({
+        channelId: channelIdOf(c.config, chainId),
+        maxClaimableAmount: c.maxClaimableAmount,
+        totalClaimed: c.totalClaimed,
+      })),
+    },
+  };
+}
+
 /** A cooperative refund the receiver authorizer signs: the scheme's `Refund` type. */
 export const refundTypes = {
   Refund: [
@@ -171,24 +187,32 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
     },
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];
-      const calls = channelIds.flatMap((id) => [
-        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'channels', args: [id] }),
-        encodeFunctionData({ abi: batchSettlementAbi, functionName: 'pendingWithdrawals', args: [id] }),
-      ]);
-      const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'multicall', args: [calls] });
-      const answer = await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data });
-      const results = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'multicall', data: answer });
-      return channelIds.map((_, i) => {
-        const [balance] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'channels', data: results[2 * i]! });
-        const [, initiatedAt] = decodeFunctionResult({
-          abi: batchSettlementAbi,
-          functionName: 'pendingWithdrawals',
-          data: results[2 * i + 1]!,
-        });
-        return { balance, withdrawRequestedAt: initiatedAt };
-      });
+      return withdrawalsOf(channelIds, await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data: withdrawalsCall(channelIds) }));
     },
   };
+}
+
+/** One read of the channel contract (its `multicall`) for each channel's balance and pending withdrawal. */
+export function withdrawalsCall(channelIds: Hex[]): Hex {
+  const calls = channelIds.flatMap((id) => [
+    encodeFunctionData({ abi: batchSettlementAbi, functionName: 'channels', args: [id] }),
+    encodeFunctionData({ abi: batchSettlementAbi, functionName: 'pendingWithdrawals', args: [id] }),
+  ]);
+  return encodeFunctionData({ abi: batchSettlementAbi, functionName: 'multicall', args: [calls] });
+}
+
+/** What `withdrawalsCall` answered, a channel at a time. */
+export function withdrawalsOf(channelIds: Hex[], answer: Hex): { balance: bigint; withdrawRequestedAt: number }[] {
+  const results = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'multicall', data: answer });
+  return channelIds.map((_, i) => {
+    const [balance] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'channels', data: results[2 * i]! });
+    const [, initiatedAt] = decodeFunctionResult({
+      abi: batchSettlementAbi,
+      functionName: 'pendingWithdrawals',
+      data: results[2 * i + 1]!,
+    });
+    return { balance, withdrawRequestedAt: initiatedAt };
+  });
 }
 
 /** The ERC-3009 nonce a deposit's authorization is signed with: bound to its channel by the collector. */
@@ -203,18 +227,7 @@ function chainIdOf(facilitator: LocalFacilitator): number {
 /** A `claimWithSignature` of the channels' vouchers, the batch signed with the settler's key as their receiver authorizer. */
 async function claimCalldata(facilitator: LocalFacilitator, claims: VoucherClaim[]): Promise<Hex> {
   const chainId = chainIdOf(facilitator);
-  const authorizerSignature = await facilitator.signTypedData({
-    domain: batchSettlementDomain(chainId),
-    types: claimBatchTypes,
-    primaryType: 'ClaimBatch',
-    message: {
-      claims: claims.map((c) => ({
-        channelId: channelIdOf(c.config, chainId),
-        maxClaimableAmount: c.maxClaimableAmount,
-        totalClaimed: c.totalClaimed,
-      })),
-    },
-  });
+  const authorizerSignature = await facilitator.signTypedData(claimBatchTypedData(claims, chainId));
   const voucherClaims = claims.map((c) => ({
     voucher: { channel: c.config, maxClaimableAmount: c.maxClaimableAmount },
     signature: c.signature,
