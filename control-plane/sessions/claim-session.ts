@@ -8,7 +8,7 @@ import { sqlOf } from '../db/sql.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
-import { readAttempt } from '../payments/attempt-rows.js';
+import type { Attempt } from '../payments/attempt-rows.js';
 import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
@@ -25,11 +25,16 @@ import { withdrawalDue } from './watch-withdrawals.js';
  * plus this call's price, within the channel's balance. A deposit is submitted first (hub's
  * settler pays the gas); a refund is done here, nothing forwarded (refund-session.ts). The channel is held for this request until it settles, so requests on
  * one channel take turns. Any refusal leaves the attempt open and the channel as it was, and
- * nothing is forwarded.
+ * nothing is forwarded. `read` is the attempt the retry names, as the caller read it.
  */
-export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimedPayment> {
+export async function claimSessionPayment(
+  db: Db,
+  rail: PaymentRail | undefined,
+  read: Attempt | undefined,
+  input: ClaimInput,
+): Promise<ClaimedPayment> {
   const sql = sqlOf(db);
-  const { attempt, failed } = openAttempt(await readAttempt(sql, input.paymentId), rail, input);
+  const { attempt, failed } = openAttempt(read, rail, input);
   const sessions = sessionsOn(rail);
   const seller = await paymentSeller(db, attempt.sellerId);
   // The seller's wallet: a ceiling-priced call's payTo is the escrow, which pays out to it.
