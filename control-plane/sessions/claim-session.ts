@@ -4,7 +4,7 @@ import { ApiError } from '../../shared/errors.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
-import { sqlOf } from '../db/sql.js';
+import { type Sql, sqlOf } from '../db/sql.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
@@ -62,21 +62,32 @@ export async function claimSessionPayment(
   }
 
   const price = BigInt(requirements.amount);
+  const claim = (tx: Sql, settleTxHash?: string) =>
+    claimAttempt(tx, attempt, config.payer.toLowerCase(), {
+      protocol: 'x402',
+      paymentMethod: 'x402_session',
+      paymentPayloadJson: JSON.stringify(input.payload),
+      channelId,
+      ...(settleTxHash ? { settleTxHash } : {}),
+    });
+  // A voucher alone on a channel hub mirrors (the usual call): held, checked and claimed in one
+  // transaction, so a refusal lets the channel go with the rollback. Anything else (a deposit or
+  // refund, which wait on the chain, a channel hub has not seen, one another request holds) takes
+  // the hold on its own first.
+  if (payload.type === 'voucher') {
+    const claimed = await sql.transaction(async (tx) => {
+      const channel = await holdChannel(tx, channelId, attempt.id);
+      if (!channel) return undefined;
+      refuseCharge(channel, payload.type, maxClaimable, price, channelId, refuse);
+      if (maxClaimable > channel.balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
+      return claim(tx);
+    });
+    if (claimed) return claimed;
+  }
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
-    // The payer's timed withdrawal can be finalized: a charge now might never be claimed (D-309).
-    if (payload.type !== 'refund' && withdrawalDue(channel)) throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
-    // A refund's voucher names exactly what was charged; a call's, that and its price.
-    const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
-    if (maxClaimable !== expected) {
-      throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
-        channel: channelState(channelId, channel),
-        ...(channel.voucherSignature
-          ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
-          : {}),
-      });
-    }
+    refuseCharge(channel, payload.type, maxClaimable, price, channelId, refuse);
     if (payload.type === 'refund') {
       return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, refuse });
     }
@@ -88,19 +99,36 @@ export async function claimSessionPayment(
       await mirrorBalance(sql, channelId, balance);
     }
     if (maxClaimable > balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
-    return await sql.transaction((tx) =>
-      claimAttempt(tx, attempt, config.payer.toLowerCase(), {
-        protocol: 'x402',
-        paymentMethod: 'x402_session',
-        paymentPayloadJson: JSON.stringify(input.payload),
-        channelId,
-        ...(settleTxHash ? { settleTxHash } : {}),
-      }),
-    );
+    return await sql.transaction((tx) => claim(tx, settleTxHash));
   } catch (err) {
     await releaseChannel(sql, channelId, attempt.id);
     throw err;
   }
+}
+
+/**
+ * Refuses a voucher the held channel cannot take: a charge while the payer's timed withdrawal can
+ * be finalized (it might never be claimed: D-309), or a ceiling other than what was charged (a
+ * refund's) or that plus this call's price (a call's); the latter refusal carries the channel's
+ * state and its latest voucher, for the client to resume from.
+ */
+function refuseCharge(
+  channel: MirroredChannel,
+  type: SessionPayload['type'],
+  maxClaimable: bigint,
+  price: bigint,
+  channelId: Hex,
+  refuse: (code: string, state?: Parameters<typeof sessionRefusal>[2]) => ApiError,
+): void {
+  if (type !== 'refund' && withdrawalDue(channel)) throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
+  const expected = type === 'refund' ? channel.charged : channel.charged + price;
+  if (maxClaimable === expected) return;
+  throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
+    channel: channelState(channelId, channel),
+    ...(channel.voucherSignature
+      ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
+      : {}),
+  });
 }
 
 /** Which of the channel's terms differ from the ones the 402 offered, as the scheme's refusal code. */
