@@ -75,20 +75,23 @@ function encodeRequest(request: Record<string, unknown>): string | undefined {
  */
 export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challenge, 'malformed_challenge'> {
   const { request } = wire;
-  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH) return badRequestParam(wire);
+  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH)
+    return checkedChallenge(wire, {}, 'request must be base64url text of at most 16 KiB');
   const decoded = decodeBase64urlJson(request);
-  if (!isPlainObject(decoded) || encodeRequest(decoded) === undefined) return badRequestParam(wire, 'request must encode a JSON object');
+  if (!isPlainObject(decoded) || encodeRequest(decoded) === undefined)
+    return checkedChallenge(wire, {}, 'request must encode a JSON object');
   return checkedChallenge(wire, decoded);
 }
 
-/** The refusal of a `request` parameter, after the checks of the fields before it, so each refusal names the first bad field. */
-function badRequestParam(wire: Record<string, unknown>, detail = 'request must be base64url text of at most 16 KiB') {
-  const first = checkedChallenge(wire, {});
-  return first.ok ? failed('malformed_challenge', detail) : first;
-}
-
-/** Every check of a challenge but its `request`'s encoding, which the caller made or checked (`request` decoded). */
-function checkedChallenge(wire: Record<string, unknown>, request: Record<string, unknown>): Parsed<Challenge, 'malformed_challenge'> {
+/**
+ * Every check of a challenge but its `request`'s encoding, which the caller made or checked
+ * (`request` decoded; `requestRefused` says why it is refused, after the fields before it).
+ */
+function checkedChallenge(
+  wire: Record<string, unknown>,
+  request: Record<string, unknown>,
+  requestRefused?: string,
+): Parsed<Challenge, 'malformed_challenge'> {
   const bad = (detail: string) => failed('malformed_challenge', detail);
   const { id, realm, method, intent } = wire;
   if (typeof id !== 'string' || id.length === 0 || id.length > 256) return bad('id must be a non-empty string');
@@ -96,6 +99,7 @@ function checkedChallenge(wire: Record<string, unknown>, request: Record<string,
     return bad('realm must be printable ASCII without "|"');
   if (typeof method !== 'string' || !LOWER_TOKEN.test(method)) return bad('method must be a lowercase token');
   if (typeof intent !== 'string' || !LOWER_TOKEN.test(intent)) return bad('intent must be a lowercase token');
+  if (requestRefused) return bad(requestRefused);
 
   const challenge: Challenge = { id, realm, method, intent, request };
   for (const name of Object.keys(optionalChecks) as (keyof typeof optionalChecks)[]) {
@@ -158,7 +162,8 @@ export function signChallenge(fields: ChallengeFields, secret: string): Challeng
   if (encoded === undefined) throw new TypeError('challenge request is not JSON data');
   const id = computeId(fields, secret, encoded) as string;
   const wire = { ...rest, id, request: encoded };
-  const checked = encoded.length > MAX_REQUEST_PARAM_LENGTH ? badRequestParam(wire) : checkedChallenge(wire, structuredCopy(request));
+  const tooLong = encoded.length > MAX_REQUEST_PARAM_LENGTH ? 'request must be base64url text of at most 16 KiB' : undefined;
+  const checked = checkedChallenge(wire, structuredCopy(request), tooLong);
   if (!checked.ok) throw new TypeError(`invalid challenge: ${checked.detail}`);
   signedRequests.set(checked.value, { request: checked.value.request, encoded });
   return checked.value;
