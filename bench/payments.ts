@@ -35,7 +35,9 @@
 // BENCH_PROFILE=<dir> writes a CPU profile of hub's proxy and control-plane there (open them in
 // Chrome DevTools); BENCH_STACKS=hub skips the reference stacks, BENCH_STACKS=sessions runs only
 // hub's `exact` and the two session stacks (and the chain alone), BENCH_STACKS=hub-sessions only
-// hub's sessions (to profile the voucher call).
+// hub's sessions (to profile the voucher call). BENCH_BASELINE=<another checkout of hub> runs that
+// checkout's hub too, sessions on SQLite beside this one's, in the same interleaved rounds (its
+// seller paid to a wallet of its own, so its channels are its own): an A/B on one machine state.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -93,6 +95,10 @@ const CHAIN_RECEIVER = 7;
 /** The hub on PostgreSQL settles from an account of its own: a settler keeps its nonce in memory. */
 const PG_SETTLER = 8;
 const ADAPTER_SETTLER = 9;
+/** The baseline checkout's hub (BENCH_BASELINE): its settler, and its seller's wallet. */
+const BASELINE_SETTLER = 10;
+const BASELINE_PAY_TO = 11;
+const baselineRoot = process.env.BENCH_BASELINE;
 
 /** A stack under test and the official client that pays it: x402's fetch wrapper, or mppx's. */
 type Stack = {
@@ -132,7 +138,7 @@ async function main() {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void Promise.all([processes.stopAll(), chain?.stop()]).finally(() => process.exit(130)));
   try {
-    chain = await startLocalChain({ accounts: 10, fundMicros: 1_000_000_000_000n });
+    chain = await startLocalChain({ accounts: baselineRoot ? 12 : 10, fundMicros: 1_000_000_000_000n });
     const chainFile = join(work, 'chain.json');
     await writeDeploymentFile(chainFile, chain);
     const account = (i: number) => chain!.accounts[i]!;
@@ -167,6 +173,7 @@ async function main() {
       chainFile: string,
       env: Record<string, string> = {},
       x402Schemes?: string[],
+      { root = join(here, '..'), payTo = HUB_PAY_TO }: { root?: string; payTo?: number } = {},
     ) => {
       const masterKey = randomBytes(32).toString('hex');
       const [cpPort, proxyPort, sellerPort] = [await freePort(), await freePort(), await freePort()];
@@ -183,13 +190,13 @@ async function main() {
         ...env,
       };
       const { kid, secret } = await seedSeller(databaseUrl, masterKey, 'bench', `http://127.0.0.1:${sellerPort}`, {
-        payToAddress: account(HUB_PAY_TO).address,
+        payToAddress: account(payTo).address,
         priceMicros: 10_000n,
         ...(x402Schemes ? { x402Schemes } : {}),
       });
       processes.start(process.execPath, [...tsx, join(here, 'servers', 'paid-seller.ts'), String(sellerPort), kid, secret]);
       await waitUntilUp(`http://127.0.0.1:${sellerPort}/`);
-      const hubBin = join(here, '..', 'bin', 'hub.js');
+      const hubBin = join(root, 'bin', 'hub.js');
       const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
       const controlPlane = processes.start(process.execPath, [...profile, hubBin, 'start', 'control-plane'], hubEnv);
       await waitUntilUp(`http://127.0.0.1:${cpPort}/healthz`);
@@ -211,6 +218,17 @@ async function main() {
     };
     const onPostgres = scratch
       ? await startHub(scratch.url, join(work, 'postgresql'), await settlingAs('postgresql', PG_SETTLER))
+      : undefined;
+    if (baselineRoot) mkdirSync(join(work, 'baseline'));
+    const baseline = baselineRoot
+      ? await startHub(
+          `file:${join(work, 'baseline', 'hub.db')}`,
+          join(work, 'baseline'),
+          await settlingAs('baseline', BASELINE_SETTLER),
+          {},
+          ['exact', 'batch-settlement'],
+          { root: baselineRoot, payTo: BASELINE_PAY_TO },
+        )
       : undefined;
     if (process.env.BENCH_ADAPTER !== 'off') mkdirSync(join(work, 'adapter'));
     const viaAdapter =
@@ -297,6 +315,19 @@ async function main() {
         },
         chain.settler.address as Address,
       ),
+      ...(baseline
+        ? [
+            sessionStack(
+              {
+                name: HUB_SESSIONS_BASELINE,
+                url: (i) => `http://bench.pay.localhost:${baseline.proxyPort}/search?i=${i}`,
+                pids: baseline.pids,
+                payTo: account(BASELINE_PAY_TO).address,
+              },
+              account(BASELINE_SETTLER).address as Address,
+            ),
+          ]
+        : []),
       sessionStack(
         {
           name: X402_SESSIONS,
@@ -314,7 +345,7 @@ async function main() {
         : only === 'sessions'
           ? allStacks.filter((s) => s.sessions || s.name === 'hub (x402)')
           : only === 'hub-sessions'
-            ? allStacks.filter((s) => s.name === HUB_SESSIONS)
+            ? allStacks.filter((s) => s.name === HUB_SESSIONS || s.name === HUB_SESSIONS_BASELINE)
             : allStacks;
 
     const chainAlone = chainAloneRunner(
@@ -407,6 +438,24 @@ async function main() {
       console.log(
         `| chain alone (transfers, awaiting each receipt) | ${clients} | ${medianOf(alone.map((a) => a.rate)).toFixed(0)} | | | | ${medianOf(alone.map((a) => a.senderCpuMs)).toFixed(1)} | ${medianOf(alone.map((a) => a.chainCpuMs)).toFixed(1)} | |`,
       );
+    }
+
+    // This checkout against the baseline's, round by round (each pair ran one after the other).
+    if (baseline) {
+      console.log('\nThis checkout against the baseline (BENCH_BASELINE), hub sessions, per round:');
+      for (const clients of [1, 10]) {
+        const of = (name: string) => results.filter((r) => r.stack === name && r.clients === clients);
+        const cpuOf = (r: Round) => r.cpuMs.map((ms) => ms / r.calls);
+        const ours = of(HUB_SESSIONS).map(cpuOf);
+        const theirs = of(HUB_SESSIONS_BASELINE).map(cpuOf);
+        const total = (split: number[]) => split.reduce((sum, ms) => sum + ms, 0);
+        const rounds = ours.map((mine, i) => `${msOf(total(theirs[i]!))} → ${msOf(total(mine))}`).join(', ');
+        const ratio = medianOf(ours.map((mine, i) => total(mine) / total(theirs[i]!)));
+        const part = (i: number) => `${msOf(medianOf(theirs.map((t) => t[i]!)))} → ${msOf(medianOf(ours.map((o) => o[i]!)))}`;
+        console.log(
+          `  ${clients} client(s): CPU ms per voucher call, baseline → this: ${rounds} (median ratio ${ratio.toFixed(2)}×; proxy ${part(0)}, control-plane ${part(1)})`,
+        );
+      }
     }
 
     const onPg = summary.get('hub (x402, PostgreSQL)@10');
@@ -710,6 +759,7 @@ type ChainAlone = { rate: number; senderCpuMs: number; chainCpuMs: number };
 
 const HUB_SESSIONS = 'hub (x402 batch-settlement)';
 const X402_SESSIONS = 'x402 Express + x402 facilitator (batch-settlement)';
+const HUB_SESSIONS_BASELINE = 'hub (x402 batch-settlement), baseline checkout';
 
 /** Milliseconds anvil takes to mine one empty block, over 200 of them. */
 async function emptyBlockMs(rpcUrl: string): Promise<number> {

@@ -26,11 +26,10 @@ export async function claimPaidRequest(
   const sql = sqlOf(db);
   // A session's voucher (or deposit) is verified against its channel, in hub (sessions/claim-session.ts),
   // on the rail its attempt was made on.
+  // The attempt is read once, here, and handed on.
   if (input.payload.accepted.scheme === BATCH_SETTLEMENT_SCHEME) {
-    const made = await sql.get<{ network: string | null; asset: string | null }>(
-      Prisma.sql`SELECT "network", "asset" FROM "PaymentAttempt" WHERE "id" = ${input.paymentId}`,
-    );
-    return claimSessionPayment(db, made && railOf(rails, made), input);
+    const read = await readAttempt(sql, input.paymentId);
+    return claimSessionPayment(db, read && railOf(rails, read), read, input);
   }
   // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;

@@ -101,19 +101,22 @@ export async function mirrorBalance(sql: Sql, id: string, balance: bigint): Prom
 
 /**
  * Commits a served call to the channel: its charge added, the voucher it came with kept as the
- * latest (what a claim submits), and the channel let go. Only while `attemptId` holds it; false
- * when it does not (its hold lapsed and another request took the channel).
+ * latest (what a claim submits), and the channel let go. Only while `attemptId` holds it: the
+ * channel as committed, read in the same statement; undefined when it does not (its hold lapsed
+ * and another request took the channel).
  */
 export async function commitVoucher(
   tx: Sql,
   id: string,
   attemptId: string,
   voucher: { charge: bigint; maxClaimableAmount: bigint; signature: string },
-): Promise<boolean> {
+): Promise<MirroredChannel | undefined> {
   const now = new Date();
-  const committed = await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "charged" = "charged" + ${voucher.charge},
+  return mirrored(
+    await tx.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`UPDATE "SessionChannel" SET "charged" = "charged" + ${voucher.charge},
       "signedMaxClaimable" = ${voucher.maxClaimableAmount}, "voucherSignature" = ${voucher.signature},
       "heldBy" = NULL, "heldUntil" = NULL, "lastRequestAt" = ${now}, "updatedAt" = ${now}
-    WHERE "id" = ${id} AND "heldBy" = ${attemptId}`);
-  return committed === 1;
+    WHERE "id" = ${id} AND "heldBy" = ${attemptId}
+    RETURNING ${MIRRORED}`),
+  );
 }

@@ -2,13 +2,13 @@ import { type Hex, zeroAddress } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import type { ApiError } from '../../shared/errors.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
-import { type PaymentRequirements, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
+import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
-import { sqlOf } from '../db/sql.js';
+import { type Sql, sqlOf } from '../db/sql.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
-import { readAttempt } from '../payments/attempt-rows.js';
+import type { Attempt } from '../payments/attempt-rows.js';
 import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
@@ -26,11 +26,16 @@ import { chainSeconds, withdrawalDue } from './watch-withdrawals.js';
  * plus this call's price, within the channel's balance. A deposit is submitted first (hub's
  * settler pays the gas); a refund is done here, nothing forwarded (refund-session.ts). The channel is held for this request until it settles, so requests on
  * one channel take turns. Any refusal leaves the attempt open and the channel as it was, and
- * nothing is forwarded.
+ * nothing is forwarded. `read` is the attempt the retry names, as the caller read it.
  */
-export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined, input: ClaimInput): Promise<ClaimedPayment> {
+export async function claimSessionPayment(
+  db: Db,
+  rail: PaymentRail | undefined,
+  read: Attempt | undefined,
+  input: ClaimInput,
+): Promise<ClaimedPayment> {
   const sql = sqlOf(db);
-  const { attempt, failed } = openAttempt(await readAttempt(sql, input.paymentId), rail, input);
+  const { attempt, failed } = openAttempt(read, rail, input);
   const sessions = sessionsOn(rail);
   const seller = await paymentSeller(db, attempt.sellerId);
   // The seller's wallet: a ceiling-priced call's payTo is the escrow, which pays out to it.
@@ -58,26 +63,31 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
   }
 
   const price = BigInt(requirements.amount);
+  const claim = (tx: Sql, settleTxHash?: string) =>
+    claimAttempt(tx, attempt, config.payer.toLowerCase(), {
+      protocol: 'x402',
+      paymentMethod: 'x402_session',
+      paymentPayloadJson: JSON.stringify(input.payload),
+      channelId,
+      ...(settleTxHash ? { settleTxHash } : {}),
+    });
+  // A voucher alone on a channel hub mirrors (the usual call): held, checked and claimed in one
+  // transaction, so a refusal lets the channel go with the rollback. Anything else (a deposit or
+  // refund, which wait on the chain, a channel hub has not seen, one another request holds) takes
+  // the hold on its own first.
+  if (payload.type === 'voucher') {
+    const claimed = await sql.transaction(async (tx) => {
+      const channel = await holdChannel(tx, channelId, attempt.id);
+      if (!channel) return undefined;
+      refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
+      return claim(tx);
+    });
+    if (claimed) return claimed;
+  }
   const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
-    // The payer's timed withdrawal can be finalized, by the chain's clock: a charge now might never be claimed (D-309, D-335).
-    if (payload.type !== 'refund' && withdrawalDue(channel, chainSeconds(requirements.network)))
-      throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
-    // A refund's voucher names exactly what was charged; a call's, that and its price.
-    const expected = payload.type === 'refund' ? channel.charged : channel.charged + price;
-    const corrective = () =>
-      refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
-        channel: channelState(channelId, channel),
-        ...(channel.voucherSignature
-          ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
-          : {}),
-      });
-    if (maxClaimable !== expected) throw corrective();
-    // A voucher alone above the balance: the client counts a balance the channel no longer holds
-    // (hub refunded it idle, a withdrawal was finalized). The corrective 402 has it read the
-    // chain's, and deposit again (D-334).
-    if (payload.type === 'voucher' && maxClaimable > channel.balance) throw corrective();
+    refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
     if (payload.type === 'refund') {
       return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, refuse });
     }
@@ -89,19 +99,39 @@ export async function claimSessionPayment(db: Db, rail: PaymentRail | undefined,
       await mirrorBalance(sql, channelId, balance);
     }
     if (maxClaimable > balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
-    return await sql.transaction((tx) =>
-      claimAttempt(tx, attempt, config.payer.toLowerCase(), {
-        protocol: 'x402',
-        paymentMethod: 'x402_session',
-        paymentPayloadJson: JSON.stringify(input.payload),
-        channelId,
-        ...(settleTxHash ? { settleTxHash } : {}),
-      }),
-    );
+    return await sql.transaction((tx) => claim(tx, settleTxHash));
   } catch (err) {
     await releaseChannel(sql, channelId, attempt.id);
     throw err;
   }
+}
+
+/**
+ * Refuses a voucher the held channel cannot take: a charge while the payer's timed withdrawal can
+ * be finalized by the chain's clock (it might never be claimed: D-309, D-335), a ceiling other than
+ * what was charged (a refund's) or that plus this call's price (a call's), or a voucher alone above
+ * the balance (the client counts a balance the channel no longer holds: hub refunded it idle, a
+ * withdrawal was finalized; D-334). The last two refusals are the corrective 402: they carry the
+ * channel's state and its latest voucher, for the client to resume from (and deposit again).
+ */
+function refuseCharge(
+  channel: MirroredChannel,
+  type: SessionPayload['type'],
+  maxClaimable: bigint,
+  price: bigint,
+  on: { channelId: Hex; network: string },
+  refuse: (code: string, state?: Parameters<typeof sessionRefusal>[2]) => ApiError,
+): void {
+  if (type !== 'refund' && withdrawalDue(channel, chainSeconds(on.network)))
+    throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
+  const expected = type === 'refund' ? channel.charged : channel.charged + price;
+  if (maxClaimable === expected && !(type === 'voucher' && maxClaimable > channel.balance)) return;
+  throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {
+    channel: channelState(on.channelId, channel),
+    ...(channel.voucherSignature
+      ? { voucher: { signedMaxClaimable: channel.signedMaxClaimable.toString(), signature: channel.voucherSignature } }
+      : {}),
+  });
 }
 
 /** Which of the channel's terms differ from the ones the 402 offered, as the scheme's refusal code. */

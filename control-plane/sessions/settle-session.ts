@@ -1,7 +1,7 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { SettleOutcome } from '../../shared/contract.js';
 import { microsToTokenUnits } from '../../shared/money.js';
-import { type PaymentPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
+import type { SessionPayload } from '../../shared/payments/x402-wire.js';
 import { countTransaction } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { sqlOf } from '../db/sql.js';
@@ -41,8 +41,8 @@ export async function settleSessionCall(
     await releaseChannel(sql, channelId, attempt.id);
     return { kind: 'released' };
   }
-  const payment = JSON.parse(attempt.paymentPayloadJson ?? '{}') as PaymentPayload;
-  const payload = sessionPayloadSchema.parse(payment.payload);
+  // The payload its claim checked and stored: read back, not checked again.
+  const payload = (JSON.parse(attempt.paymentPayloadJson ?? '{}') as { payload: SessionPayload }).payload;
   const decimals = rail?.token.decimals ?? 6;
   const prices = await planPrices(attempt, () => paymentSeller(db, attempt.sellerId));
   const { charged, adjusted, channel } = await sql.transaction(async (tx) => {
@@ -65,12 +65,11 @@ export async function settleSessionCall(
         await noteAttempt(tx, attempt.id, { while: 'settled', set: { chargedMicros: 0n, settlementReason: 'channel_hold_lapsed' } });
         return { ...charge, charged: 0n, channel: await readChannel(tx, channelId) };
       }
-      const channel = await readChannel(tx, channelId);
       if (charge.charged > 0n) {
         await countTransaction(tx, { ...attempt, chargedMicros: charge.charged });
-        if (channel) await recordSessionCharge(tx, attempt, charge.charged, channel.charged);
+        await recordSessionCharge(tx, attempt, charge.charged, committed.charged);
       }
-      return { ...charge, channel };
+      return { ...charge, channel: committed };
     }
     return { ...charge, channel: await readChannel(tx, channelId) };
   });

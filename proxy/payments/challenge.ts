@@ -136,13 +136,13 @@ export function parseSellerPaymentRequired(body: Buffer): SellerPaymentRequired 
  * `www-authenticate` (MPP). `rail` and `network` are left out of `payment` on anonymous challenges.
  */
 export function challengeResponse(
-  { req, body, origin, target }: Pick<PayRequest, 'req' | 'body' | 'origin' | 'target'>,
+  { req, body, bodyDigest, origin, target }: Pick<PayRequest, 'req' | 'body' | 'origin' | 'target'> & { bodyDigest?: string },
   challenge: IssuedChallenge,
   ids: { requestId: string; agentId?: string | undefined },
   mppSecret: string,
   discovery?: CallDiscovery,
 ) {
-  const mpp = mppChallenge(req, challenge, body, mppSecret);
+  const mpp = mppChallenge(req, challenge, body, mppSecret, bodyDigest);
   const resource = {
     url: `${originUrl(origin)}${target}`,
     ...(discovery?.description ? { description: discovery.description } : {}),

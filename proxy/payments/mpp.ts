@@ -15,6 +15,7 @@ import {
   STRIPE_METHOD,
   serializeChallenge,
   serializeReceipt,
+  sha256Digest,
   signChallenge,
   stripeChargeRequest,
   toExactPayment,
@@ -37,13 +38,15 @@ export function mppSecret(internalToken: string): string {
  * The MPP challenges of a priced 402: the `evm` charge, and beside it, when the control-plane
  * offers the price by card, the `stripe` charge for the same payment attempt (both in one
  * `WWW-Authenticate` value, as RFC 9110 lists challenges). `challengeId` is the `evm` one's.
+ * `bodySha256Hex` is the SHA-256 of `body`, lowercase hex, when the caller has it.
  */
-export function mppChallenge(req: RequestView, challenge: IssuedChallenge, body: Buffer, secret: string) {
+export function mppChallenge(req: RequestView, challenge: IssuedChallenge, body: Buffer, secret: string, bodySha256Hex?: string) {
   const shared = {
     realm: normalizeHost(req.headers.host) ?? 'hub',
     intent: CHARGE_INTENT,
     expires: challenge.expiresAt,
-    digest: bodyDigest(body),
+    // The body's SHA-256, when the caller has it already, is not computed again.
+    digest: bodySha256Hex ? sha256Digest(Buffer.from(bodySha256Hex, 'hex')) : bodyDigest(body),
     opaque: paymentIdOpaque(challenge.paymentId),
   };
   const fields = {

@@ -8,7 +8,12 @@ import { safeEqual } from '../../tokens.js';
  */
 
 export function bodyDigest(body: string | Uint8Array): string {
-  return `sha-256=:${createHash('sha256').update(body).digest('base64')}:`;
+  return sha256Digest(createHash('sha256').update(body).digest());
+}
+
+/** The `digest` parameter of a body whose SHA-256 is `sha256` (32 bytes). */
+export function sha256Digest(sha256: Uint8Array): string {
+  return `sha-256=:${Buffer.from(sha256).toString('base64')}:`;
 }
 
 /** Whether `body` is the body `digest` was computed over; false for a missing or foreign digest. */

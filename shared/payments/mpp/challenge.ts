@@ -74,19 +74,34 @@ function encodeRequest(request: Record<string, unknown>): string | undefined {
  * `signChallenge` runs it too, so hub never issues a challenge it would refuse.
  */
 export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challenge, 'malformed_challenge'> {
+  const { request } = wire;
+  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH)
+    return checkedChallenge(wire, {}, 'request must be base64url text of at most 16 KiB');
+  const decoded = decodeBase64urlJson(request);
+  if (!isPlainObject(decoded) || encodeRequest(decoded) === undefined)
+    return checkedChallenge(wire, {}, 'request must encode a JSON object');
+  return checkedChallenge(wire, decoded);
+}
+
+/**
+ * Every check of a challenge but its `request`'s encoding, which the caller made or checked
+ * (`request` decoded; `requestRefused` says why it is refused, after the fields before it).
+ */
+function checkedChallenge(
+  wire: Record<string, unknown>,
+  request: Record<string, unknown>,
+  requestRefused?: string,
+): Parsed<Challenge, 'malformed_challenge'> {
   const bad = (detail: string) => failed('malformed_challenge', detail);
-  const { id, realm, method, intent, request } = wire;
+  const { id, realm, method, intent } = wire;
   if (typeof id !== 'string' || id.length === 0 || id.length > 256) return bad('id must be a non-empty string');
   if (typeof realm !== 'string' || realm.length === 0 || realm.length > 256 || !SLOT_TEXT.test(realm))
     return bad('realm must be printable ASCII without "|"');
   if (typeof method !== 'string' || !LOWER_TOKEN.test(method)) return bad('method must be a lowercase token');
   if (typeof intent !== 'string' || !LOWER_TOKEN.test(intent)) return bad('intent must be a lowercase token');
-  if (typeof request !== 'string' || request.length > MAX_REQUEST_PARAM_LENGTH)
-    return bad('request must be base64url text of at most 16 KiB');
-  const decoded = decodeBase64urlJson(request);
-  if (!isPlainObject(decoded) || encodeRequest(decoded) === undefined) return bad('request must encode a JSON object');
+  if (requestRefused) return bad(requestRefused);
 
-  const challenge: Challenge = { id, realm, method, intent, request: decoded };
+  const challenge: Challenge = { id, realm, method, intent, request };
   for (const name of Object.keys(optionalChecks) as (keyof typeof optionalChecks)[]) {
     const value = wire[name];
     if (value === undefined) continue;
@@ -98,7 +113,8 @@ export function challengeFromWire(wire: Record<string, unknown>): Parsed<Challen
 
 /** The challenge's fields as they travel: `request` encoded, absent fields left out. */
 export function challengeToWire(challenge: Challenge): Record<string, string> {
-  const request = encodeRequest(challenge.request);
+  const signed = signedRequests.get(challenge);
+  const request = signed?.request === challenge.request ? signed.encoded : encodeRequest(challenge.request);
   if (request === undefined) throw new TypeError('challenge request is not JSON data');
   const wire: Record<string, string> = {
     id: challenge.id,
@@ -123,21 +139,39 @@ function hmacInput(fields: ChallengeFields, request: string): string {
   return slots.join('|');
 }
 
-function computeId(fields: ChallengeFields, secret: string): string | undefined {
-  const request = encodeRequest(fields.request);
+function computeId(fields: ChallengeFields, secret: string, request = encodeRequest(fields.request)): string | undefined {
   if (request === undefined) return undefined;
   return createHmac('sha256', secret).update(hmacInput(fields, request), 'utf8').digest('base64url');
 }
 
-/** A challenge whose id binds all of `fields` under `secret`. Throws on fields hub would refuse. */
+/**
+ * The wire form of the `request` of each challenge `signChallenge` made, so serializing it does
+ * not encode it again. A challenge is data once made: one whose `request` was changed afterwards
+ * is a new object (`{ ...challenge, request }`), encoded afresh.
+ */
+const signedRequests = new WeakMap<Challenge, { request: Record<string, unknown>; encoded: string }>();
+
+/**
+ * A challenge whose id binds all of `fields` under `secret`. Throws on fields hub would refuse:
+ * the checks of `challengeFromWire`, on the request as encoded once here.
+ */
 export function signChallenge(fields: ChallengeFields, secret: string): Challenge {
   if (!secret) throw new TypeError('challenge ids need a non-empty secret');
-  const id = computeId(fields, secret);
-  if (id === undefined) throw new TypeError('challenge request is not JSON data');
   const { request, ...rest } = fields;
-  const checked = challengeFromWire({ ...rest, id, request: encodeRequest(request) });
+  const encoded = isPlainObject(request) ? encodeRequest(request) : undefined;
+  if (encoded === undefined) throw new TypeError('challenge request is not JSON data');
+  const id = computeId(fields, secret, encoded) as string;
+  const wire = { ...rest, id, request: encoded };
+  const tooLong = encoded.length > MAX_REQUEST_PARAM_LENGTH ? 'request must be base64url text of at most 16 KiB' : undefined;
+  const checked = checkedChallenge(wire, structuredCopy(request), tooLong);
   if (!checked.ok) throw new TypeError(`invalid challenge: ${checked.detail}`);
+  signedRequests.set(checked.value, { request: checked.value.request, encoded });
   return checked.value;
+}
+
+/** The request as a challenge keeps it: a copy, so the caller's object changing later changes nothing signed. */
+function structuredCopy(request: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
 }
 
 /**

@@ -10,7 +10,7 @@
  * `stripe` challenge (`stripeChargeRequest`), whose credential `verifyStripeCharge` checks.
  */
 
-export { bodyDigest, digestMatches } from './body-digest.js';
+export { bodyDigest, digestMatches, sha256Digest } from './body-digest.js';
 export {
   type Challenge,
   type ChallengeFailure,
