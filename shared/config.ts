@@ -67,6 +67,12 @@ export function parseMasterKey(value: string): Buffer | undefined {
   return bytes.length === 32 ? bytes : undefined;
 }
 
+/**
+ * How long a paid call may stay claimed before it is taken for stranded (`HUB_STRANDED_CALL_MS`,
+ * docs/decisions.md#D-329): also how long a session's call holds its channel (D-354).
+ */
+export const STRANDED_CALL_MS_DEFAULT = 15 * 60_000;
+
 const masterKey = z.string().transform((value, ctx) => {
   const bytes = parseMasterKey(value);
   if (!bytes) {
@@ -136,7 +142,7 @@ const envSchema = z.object({
     .pipe(z.bigint().min(1n, 'must be more than 0'))
     .default(1_000_000n),
   HUB_PENDING_INTERVAL_MS: positiveInt(15_000),
-  HUB_STRANDED_CALL_MS: positiveInt(15 * 60_000),
+  HUB_STRANDED_CALL_MS: positiveInt(STRANDED_CALL_MS_DEFAULT),
   HUB_RESTART_HEALTHY_AFTER_MS: positiveInt(10_000),
   HUB_PAGE_VIEWS_PER_MINUTE: positiveInt(600_000),
   // The card provider (Stripe): all three keys, or none (card routes then answer 503).

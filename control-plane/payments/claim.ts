@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { STRANDED_CALL_MS_DEFAULT } from '../../shared/config.js';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import { BATCH_SETTLEMENT_SCHEME } from '../../shared/payments/batch-settlement.js';
@@ -22,6 +23,7 @@ export async function claimPaidRequest(
   db: Db,
   rails: PaymentRails,
   input: ClaimInput & { amountUsd?: string | undefined },
+  { strandedCallMs = STRANDED_CALL_MS_DEFAULT }: { strandedCallMs?: number | undefined } = {},
 ): Promise<ClaimedPayment> {
   const sql = sqlOf(db);
   // A session's voucher (or deposit) is verified against its channel, in hub (sessions/claim-session.ts),
@@ -29,7 +31,8 @@ export async function claimPaidRequest(
   // The attempt is read once, here, and handed on.
   if (input.payload.accepted.scheme === BATCH_SETTLEMENT_SCHEME) {
     const read = await readAttempt(sql, input.paymentId);
-    return claimSessionPayment(db, read && railOf(rails, read), read, input);
+    // Its channel is held for as long as the call may stay claimed (docs/decisions.md#D-354).
+    return claimSessionPayment(db, read && railOf(rails, read), read, input, strandedCallMs);
   }
   // A payment already spent on another attempt is a replay, whatever the chain says of its nonce.
   const authorization = (input.payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;

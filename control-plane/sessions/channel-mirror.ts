@@ -25,9 +25,6 @@ export type MirroredChannel = {
   withdrawDelay: number;
 };
 
-/** How long a paid retry may hold its channel: past the proxy's longest wait for a seller's answer. */
-export const CHANNEL_HOLD_MS = 120_000;
-
 /** The columns a `MirroredChannel` is read from. */
 const MIRRORED = Prisma.raw(
   `"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce", "withdrawRequestedAt", "withdrawDelay"`,
@@ -76,14 +73,17 @@ export async function mirrorChannel(
 }
 
 /**
- * Takes the channel for `attemptId` unless another request holds it: the channel as taken, read in
- * the same statement; undefined when another request holds it or hub has no record of it.
+ * Takes the channel for `attemptId` unless another request holds it, for `holdMs`: the channel as
+ * taken, read in the same statement; undefined when another request holds it or hub has no record
+ * of it. A paid retry holds its channel as long as its call may stay claimed before it is taken for
+ * stranded (`HUB_STRANDED_CALL_MS`, longer than any seller may take to answer): a hold never lapses
+ * under a call the seller is still answering (docs/decisions.md#D-354).
  */
-export async function holdChannel(sql: Sql, id: string, attemptId: string): Promise<MirroredChannel | undefined> {
+export async function holdChannel(sql: Sql, id: string, attemptId: string, holdMs: number): Promise<MirroredChannel | undefined> {
   const now = new Date();
   return mirrored(
     await sql.get<Record<keyof MirroredChannel, unknown>>(Prisma.sql`UPDATE "SessionChannel"
-    SET "heldBy" = ${attemptId}, "heldUntil" = ${new Date(+now + CHANNEL_HOLD_MS)}
+    SET "heldBy" = ${attemptId}, "heldUntil" = ${new Date(+now + holdMs)}
     WHERE "id" = ${id} AND ("heldBy" IS NULL OR "heldBy" = ${attemptId} OR "heldUntil" < ${now})
     RETURNING ${MIRRORED}`),
   );

@@ -33,6 +33,7 @@ export async function claimSessionPayment(
   rail: PaymentRail | undefined,
   read: Attempt | undefined,
   input: ClaimInput,
+  holdMs: number,
 ): Promise<ClaimedPayment> {
   const sql = sqlOf(db);
   const { attempt, failed } = openAttempt(read, rail, input);
@@ -77,14 +78,14 @@ export async function claimSessionPayment(
   // the hold on its own first.
   if (payload.type === 'voucher') {
     const claimed = await sql.transaction(async (tx) => {
-      const channel = await holdChannel(tx, channelId, attempt.id);
+      const channel = await holdChannel(tx, channelId, attempt.id, holdMs);
       if (!channel) return undefined;
       refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
       return claim(tx);
     });
     if (claimed) return claimed;
   }
-  const channel = await heldChannel(sql, sessions, channelId, attempt.id, config, requirements.network, refuse);
+  const channel = await heldChannel(sql, sessions, { channelId, attemptId: attempt.id, holdMs }, config, requirements.network, refuse);
   let settleTxHash: string | undefined;
   try {
     refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
@@ -185,19 +186,18 @@ async function voucherSigner(channelId: Hex, maxClaimable: bigint, signature: He
 async function heldChannel(
   sql: ReturnType<typeof sqlOf>,
   sessions: NonNullable<ReturnType<typeof sessionsOn>>,
-  channelId: Hex,
-  attemptId: string,
+  { channelId, attemptId, holdMs }: { channelId: Hex; attemptId: string; holdMs: number },
   config: ChannelConfig,
   network: string,
   refuse: (code: string) => ApiError,
 ): Promise<MirroredChannel> {
   // Held and read in one statement in the usual case, a channel hub mirrors already.
-  const held = await holdChannel(sql, channelId, attemptId);
+  const held = await holdChannel(sql, channelId, attemptId, holdMs);
   if (held) return held;
   if (await readChannel(sql, channelId)) throw refuse('invalid_batch_settlement_evm_channel_busy');
   const onChain = await sessions.sessions.channel(channelId).catch(unreadable);
   await mirrorChannel(sql, channelId, network, config, onChain);
-  const mirrored = await holdChannel(sql, channelId, attemptId);
+  const mirrored = await holdChannel(sql, channelId, attemptId, holdMs);
   if (!mirrored) throw refuse('invalid_batch_settlement_evm_channel_busy');
   return mirrored;
 }

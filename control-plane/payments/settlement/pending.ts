@@ -1,3 +1,4 @@
+import { STRANDED_CALL_MS_DEFAULT } from '../../../shared/config.js';
 import type { Db } from '../../db/client.js';
 import { sqlOf } from '../../db/sql.js';
 import { networksOf, type PaymentRails, railOf } from '../rails.js';
@@ -12,7 +13,7 @@ import { submittingOn } from './under-way.js';
  * any answer may take, they are released, nothing charged. A credit-paid call gets its draw back;
  * a wallet's signed authorization is never submitted and lapses.
  */
-export async function releaseStrandedCalls(db: Db, olderThanMs = 15 * 60_000): Promise<number> {
+export async function releaseStrandedCalls(db: Db, olderThanMs = STRANDED_CALL_MS_DEFAULT): Promise<number> {
   const stranded = await db.paymentAttempt.findMany({
     where: { kind: { in: ['call', 'identity'] }, status: 'in_flight', verifiedAt: { lt: new Date(Date.now() - olderThanMs) } },
     select: { id: true, sellerId: true, payer: true, amountMicros: true, protocol: true },

@@ -212,6 +212,10 @@ for (const provider of testProviders()) {
       const first = pay(url('/hold?q=turns'));
       // The first request holds the channel from its claim until the seller has answered it.
       for (let i = 0; i < 500 && served.length < atSeller; i++) await new Promise((r) => setTimeout(r, 10));
+      // Held for as long as the call may stay claimed (HUB_STRANDED_CALL_MS, 15 minutes here), longer
+      // than any seller may take: never lapsing under an answer still coming (D-354).
+      const holding = await world.db.sessionChannel.findFirstOrThrow({ where: { heldBy: { not: null } } });
+      t.ok(+holding.heldUntil! - Date.now() > 14 * 60_000, 'the channel is held as long as the call may stay claimed');
       const { header, requirements } = await offer('/search?q=turns-2');
       const servedBefore = served.length;
       const payment = await scheme.createPaymentPayload(2, requirements);
