@@ -94,6 +94,17 @@ export async function releaseChannel(sql: Sql, id: string, attemptId: string): P
   await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL WHERE "id" = ${id} AND "heldBy" = ${attemptId}`);
 }
 
+/**
+ * Lets the channel go after a paid retry failed, unless its attempt is claimed: the same payment
+ * sent twice at once shares the attempt's hold, and the copy that lost the claim must not free the
+ * channel under the one the seller is answering (whose voucher would then be taken again by the
+ * payer's next request, and its own commit find the channel gone: a call served uncharged).
+ */
+export async function releaseUnlessClaimed(sql: Sql, id: string, attemptId: string): Promise<void> {
+  await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL WHERE "id" = ${id} AND "heldBy" = ${attemptId}
+    AND NOT EXISTS (SELECT 1 FROM "PaymentAttempt" p WHERE p."id" = ${attemptId} AND p."status" = 'in_flight')`);
+}
+
 /** The channel's balance as the chain has it now (after a deposit hub submitted). */
 export async function mirrorBalance(sql: Sql, id: string, balance: bigint): Promise<void> {
   await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "balance" = ${balance}, "updatedAt" = ${new Date()} WHERE "id" = ${id}`);

@@ -12,7 +12,7 @@ import type { Attempt } from '../payments/attempt-rows.js';
 import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
-import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseChannel } from './channel-mirror.js';
+import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseUnlessClaimed } from './channel-mirror.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
@@ -100,9 +100,14 @@ export async function claimSessionPayment(
       await mirrorBalance(sql, channelId, balance);
     }
     if (maxClaimable > balance) throw refuse('invalid_batch_settlement_evm_cumulative_exceeds_balance');
-    return await sql.transaction((tx) => claim(tx, settleTxHash));
+    // Held afresh with the claim: the chain's reads and a deposit took some of the hold, which must
+    // last as long as the claimed call may (D-354).
+    return await sql.transaction(async (tx) => {
+      if (!(await holdChannel(tx, channelId, attempt.id, holdMs))) throw refuse('invalid_batch_settlement_evm_channel_busy');
+      return claim(tx, settleTxHash);
+    });
   } catch (err) {
-    await releaseChannel(sql, channelId, attempt.id);
+    await releaseUnlessClaimed(sql, channelId, attempt.id);
     throw err;
   }
 }

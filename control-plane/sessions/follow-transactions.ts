@@ -1,3 +1,4 @@
+import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -67,5 +68,8 @@ export async function followOpenTransaction(db: Db, rail: PaymentRail | undefine
   const message = described ? `not seen on chain within ${giveUpAfterMs} ms` : 'nothing was sent';
   await recordOutcome(sql, open.id, { status: 'failed', message }, async () => {});
   if (described) await kind.failed?.(sql, open.items as never, record);
+  // A refund holds its channel by its record before describing it: a process that stopped between
+  // the two leaves the channel held by a record that sent nothing. Let go at once, not when the hold lapses.
+  else await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL WHERE "heldBy" = ${open.id}`);
   return true;
 }
