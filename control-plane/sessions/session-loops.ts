@@ -3,6 +3,7 @@ import { microsToTokenUnits } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { claimVouchers } from './claim-vouchers.js';
+import { followLostDeposits } from './follow-deposits.js';
 import { followOpenTransaction } from './follow-transactions.js';
 import { refundIdleChannels } from './refund-idle.js';
 import type { SessionRail } from './session-rail.js';
@@ -67,6 +68,8 @@ export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger:
       try {
         if (kind === 'watch') {
           const { withdrawing, claimNow } = await watchWithdrawals(db, rail);
+          const deposits = await followLostDeposits(db, rail);
+          if (deposits.landed || deposits.failed) logger.info(deposits, 'followed session deposits whose outcome was lost');
           if (claimNow) {
             logger.info({ withdrawing }, 'payers are withdrawing from channels with charges not claimed: claiming now');
             round('claim');

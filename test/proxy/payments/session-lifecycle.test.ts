@@ -10,6 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { LocalFacilitator } from '../../../control-plane/facilitator/local-facilitator.js';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
+import { followLostDeposits } from '../../../control-plane/sessions/follow-deposits.js';
 import { refundIdleChannels } from '../../../control-plane/sessions/refund-idle.js';
 import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
 import { batchSettlementAbi, localSessionRail, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
@@ -278,6 +279,28 @@ for (const provider of testProviders()) {
     });
 
     // Last on each chain: it moves the chain's clock a day on, past every authorization signed by the wall clock.
+    await t.test('a deposit whose outcome was lost and never sent again: the worker finds its money on chain', async (t) => {
+      const { pay } = sessionClient(world.payerKey);
+      relay.faults.set('eth_sendRawTransactionSync', 'no-receipt');
+      relay.faults.set('eth_getTransactionReceipt', 'unknown');
+      const lost = await pay(url('/search?q=deposit-never-again'));
+      t.equal(lost.status, 503);
+      await lost.arrayBuffer();
+      relay.faults.clear();
+      const record = (await records('deposit')).at(-1)!;
+      t.equal(record.status, 'sent', 'its outcome is not known');
+      const { channelId } = JSON.parse(record.itemsJson) as { channelId: Hex };
+      t.equal((await channelRow(channelId)).balance, 0n, 'hub does not count the deposit');
+      t.equal((await rail.sessions.channel(channelId)).balance, 50_000n, 'though it is in the channel');
+
+      // The agent never sends it again; the watch's round, once the record is old enough, follows it.
+      t.same(await followLostDeposits(db, rail, 60_000), { landed: 0, failed: 0 }, 'not before the payer had time to send it again');
+      t.same(await followLostDeposits(db, rail, 0), { landed: 1, failed: 0 });
+      t.equal((await channelRow(channelId)).balance, 50_000n, 'the mirror counts it');
+      t.match(await db.sessionTransaction.findUniqueOrThrow({ where: { id: record.id } }), { status: 'mined', openKey: null });
+      t.same(await followLostDeposits(db, rail, 0), { landed: 0, failed: 0 }, 'followed once');
+    });
+
     await t.test('a voucher past the withdrawal’s deadline by the chain’s clock: refused, nothing forwarded or charged', async (t) => {
       const withdrawerKey = chain.accounts[5]!.privateKey as Hex;
       const withdrawer = privateKeyToAccount(withdrawerKey);
