@@ -78,9 +78,16 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
    * opened) is `FacilitatorUnavailableError`; a request the facilitator may have acted on with no
    * answer to tell (a timeout, a 5xx, an answer that is not a settle response) throws
    * `SessionSendUnknownError`, since no transaction hash came with it: a recorded claim, settle or
-   * refund is then followed from the chain (follow-transactions.ts), never sent again.
+   * refund is then followed from the chain (follow-transactions.ts), never sent again. A successful
+   * transaction is `mined` only once `landed` reads its effect on chain (docs/decisions.md#D-355):
+   * any successful hash is not proof that it did what was asked.
    */
-  const send = async (payload: Record<string, unknown>, receiver: Address, amount?: string): Promise<CallOutcome> => {
+  const send = async (
+    payload: Record<string, unknown>,
+    receiver: Address,
+    landed: () => Promise<boolean>,
+    amount?: string,
+  ): Promise<CallOutcome> => {
     const paymentRequirements = requirements(receiver, amount);
     const reply = await facilitator.settleReply({
       x402Version: 2,
@@ -113,12 +120,21 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
     const receipt = await reader.getTransactionReceipt({ hash: transaction }).catch(() => undefined);
     if (!receipt) return { status: 'unknown', transaction, message: 'the facilitator settled it; its receipt could not be read yet' };
     if (receipt.status !== 'success') return { status: 'reverted', transaction };
+    // Not confirmed (or not readable): followed from the chain by its record, never sent again.
+    const confirmed = await landed().catch(() => false);
+    if (!confirmed)
+      return { status: 'unknown', transaction, message: 'the facilitator’s transaction is not seen to have done what was asked' };
     return { status: 'mined', transaction, receipt };
   };
 
   const signClaims = (claims: VoucherClaim[]) => authorizer.signTypedData(claimBatchTypedData(claims, chainId));
+  /** True when every claim's channel is claimed on chain up to the claim's total. */
+  const claimsLanded = async (claims: VoucherClaim[]) => {
+    const onChain = await Promise.all(claims.map((c) => rail.channel(channelIdOf(c.config, chainId))));
+    return claims.every((c, i) => onChain[i]!.totalClaimed >= c.totalClaimed);
+  };
 
-  return {
+  const rail: SessionRail = {
     receiverAuthorizer: authorizer.address,
     withdrawDelay: WITHDRAW_DELAY_SECONDS,
     async channel(channelId) {
@@ -138,7 +154,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
         deposit: { amount: amount.toString(), authorization: { erc3009Authorization: authorization } },
       };
       try {
-        return await send(payload, channel.receiver, amount.toString());
+        return await send(payload, channel.receiver, () => rail.depositLanded(channel, authorization.salt), amount.toString());
       } catch (err) {
         // The payer's retry meets this: the call was not forwarded and nothing was charged.
         if (err instanceof FacilitatorUnavailableError || err instanceof SessionSendUnknownError) {
@@ -152,15 +168,18 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
     },
     async claim(claims) {
       const payload = { type: 'claim', claims: claims.map(wireClaim), claimAuthorizerSignature: await signClaims(claims) };
-      return send(payload, claims[0]!.config.receiver);
+      return send(payload, claims[0]!.config.receiver, () => claimsLanded(claims));
     },
     async receiverTotals(receiver, asset) {
       const data = await read(encodeFunctionData({ abi: batchSettlementAbi, functionName: 'receivers', args: [receiver, asset] }));
       const [totalClaimed, totalSettled] = decodeFunctionResult({ abi: batchSettlementAbi, functionName: 'receivers', data });
       return { totalClaimed, totalSettled };
     },
-    settle(receiver, asset) {
-      return send({ type: 'settle', receiver: getAddress(receiver), token: getAddress(asset) }, receiver);
+    async settle(receiver, asset) {
+      // What the settle is asked to reach: all the receiver has claimed in the token before it is sent.
+      const { totalClaimed } = await rail.receiverTotals(receiver, asset);
+      const settled = async () => (await rail.receiverTotals(receiver, asset)).totalSettled >= totalClaimed;
+      return send({ type: 'settle', receiver: getAddress(receiver), token: getAddress(asset) }, receiver, settled);
     },
     async refundNonce(channelId) {
       const data = await read(encodeFunctionData({ abi: batchSettlementAbi, functionName: 'refundNonce', args: [channelId] }));
@@ -187,7 +206,9 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
         refundAuthorizerSignature,
         ...(claim ? { claimAuthorizerSignature: await signClaims([claim]) } : {}),
       };
-      return send(payload, channel.receiver);
+      // Landed: the channel's refund nonce moved past the one signed, and its claim, if any, is on chain.
+      const landed = async () => (await rail.refundNonce(channelId)) > nonce && (!claim || (await claimsLanded([claim])));
+      return send(payload, channel.receiver, landed);
     },
     chainTime() {
       return fromChain(async () => Number((await reader.getBlock({ blockTag: 'latest' })).timestamp));
@@ -205,6 +226,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
       return withdrawalsOf(channelIds, await read(withdrawalsCall(channelIds)));
     },
   };
+  return rail;
 }
 
 /**

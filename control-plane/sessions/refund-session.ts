@@ -15,7 +15,7 @@ import type { ChannelConfig } from './channel-digests.js';
 import type { MirroredChannel } from './channel-mirror.js';
 import type { SessionRail } from './session-rail.js';
 import { channelState, unreadable } from './session-refusal.js';
-import { describeSessionTransaction, FOLLOW_GIVE_UP_MS, sendRecorded, waitForNetworkSlot } from './session-transactions.js';
+import { describeSessionTransaction, FOLLOW_GIVE_UP_MS, recordOutcome, waitForNetworkSlot } from './session-transactions.js';
 
 /**
  * A refund's record: the channel, the total its claim raises the claimed amount to (what hub
@@ -113,7 +113,7 @@ export async function refundSession(
     ...claimed,
     refund: {
       success: true,
-      transaction: sent.transaction,
+      transaction: sent.transaction ?? '',
       network: rail.network as `${string}:${string}`,
       payer,
       amount: amount.toString(),
@@ -139,11 +139,23 @@ function requestedAmount(asked: unknown, refundable: bigint): bigint | undefined
 }
 
 /**
+ * How a refund's send ended: a `CallOutcome`, or mined with no receipt (and no hash, when the
+ * answer named none) for a refund answered refused or reverted that the chain shows landed, or
+ * unknown with no hash when the chain could not be read to tell.
+ */
+export type RefundOutcome =
+  | Exclude<CallOutcome, { status: 'mined' | 'unknown' }>
+  | { status: 'mined' | 'unknown'; transaction: Hex | null; message?: string };
+
+/**
  * Sends a refund under its record (`id`, the network's slot, holding the refund's channel): what it
  * does written first, then the transaction; mined, the mirror and the refund's attempt follow in one
  * database transaction; refused, reverted or never sent, the channel is let go and the attempt
- * released. Sent with its outcome unknown (or an error after it may have gone out), the record
- * stays open for the sessions worker to follow (follow-transactions.ts), the channel held by it.
+ * released. Answered refused or reverted, the chain is asked first (docs/decisions.md#D-355): a
+ * refund whose nonce the chain counts past its own landed all the same (sent, its answer lost) and
+ * is applied as mined; one the chain cannot be read for is left unknown. Sent with its outcome
+ * unknown (or an error after it may have gone out), the record stays open for the sessions worker
+ * to follow (follow-transactions.ts), the channel held by it.
  */
 export async function sendRefund(
   sql: ReturnType<typeof sqlOf>,
@@ -151,20 +163,39 @@ export async function sendRefund(
   id: string,
   item: RefundItem,
   input: Parameters<SessionRail['refund']>[0],
-): Promise<CallOutcome> {
+): Promise<RefundOutcome> {
   await describeSessionTransaction(sql, id, item, input.amount);
+  const apply = (tx: Sql, transaction: string | null) => applyRefund(tx, item, id, transaction);
   let sent: CallOutcome;
   try {
-    sent = await sendRecorded(
-      sql,
-      id,
-      () => sessions.refund(input),
-      (tx, transaction) => applyRefund(tx, item, id, transaction),
-    );
+    sent = await sessions.refund(input);
   } catch (err) {
-    if (err instanceof FacilitatorUnavailableError) await endRefund(sql, item, id);
+    if (err instanceof FacilitatorUnavailableError) {
+      // Nothing was sent.
+      await recordOutcome(sql, id, { status: 'failed', message: err.message }, apply);
+      await endRefund(sql, item, id);
+    }
     throw err;
   }
+  if (sent.status === 'refused' || sent.status === 'reverted') {
+    const landed = await refundLanded(sessions, item).catch(() => undefined);
+    // Landed all the same (sent, its answer lost): applied as mined, its hash not known here (a reverted one did not refund).
+    if (landed) {
+      await recordOutcome(sql, id, { status: 'mined', transaction: null }, apply);
+      return { status: 'mined', transaction: null };
+    }
+    if (landed === undefined) {
+      // Not known whether it landed: the record stays open with the channel held, followed by the worker.
+      const unknown = {
+        status: 'unknown' as const,
+        transaction: sent.status === 'reverted' ? sent.transaction : null,
+        message: `answered ${sent.status}; the chain could not be read to tell whether it landed`,
+      };
+      await recordOutcome(sql, id, { ...unknown, transaction: unknown.transaction as Hex }, apply);
+      return unknown;
+    }
+  }
+  await recordOutcome(sql, id, sent, apply);
   if (sent.status === 'refused' || sent.status === 'reverted') await endRefund(sql, item, id);
   return sent;
 }
@@ -180,11 +211,11 @@ async function holdForRefund(sql: Sql, channelId: string, recordId: string, atte
 
 /**
  * A refund that ended: its channel let go (held by its record, or still by its attempt) and, a
- * payer's refund, its attempt released, charged nothing: with the refund's transaction when it was
- * mined, as the scheme's refund (`session_refund`). Only what is still so changes: a second end
+ * payer's refund, its attempt released, charged nothing: when it was mined, as the scheme's refund
+ * (`session_refund`), with its transaction when known. Only what is still so changes: a second end
  * of the same refund does nothing.
  */
-export async function endRefund(tx: Sql, item: RefundItem, recordId: string, transaction?: string | null): Promise<void> {
+export async function endRefund(tx: Sql, item: RefundItem, recordId: string, mined?: { transaction: string | null }): Promise<void> {
   const holders = item.attemptId ? [recordId, item.attemptId] : [recordId];
   await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL
     WHERE "id" = ${item.channelId} AND "heldBy" IN (${Prisma.join(holders)})`);
@@ -192,7 +223,10 @@ export async function endRefund(tx: Sql, item: RefundItem, recordId: string, tra
   await moveAttempt(tx, item.attemptId, {
     to: 'released',
     from: ['in_flight'],
-    set: { chargedMicros: 0n, ...(transaction ? { refundTxHash: transaction, settlementReason: 'session_refund' } : {}) },
+    set: {
+      chargedMicros: 0n,
+      ...(mined ? { settlementReason: 'session_refund', ...(mined.transaction ? { refundTxHash: mined.transaction } : {}) } : {}),
+    },
   });
 }
 
@@ -206,7 +240,7 @@ export async function applyRefund(tx: Sql, item: RefundItem, recordId: string, t
       "totalClaimed" = CASE WHEN "totalClaimed" < ${totalClaimed} THEN ${totalClaimed} ELSE "totalClaimed" END,
       "refundNonce" = ${Number(item.refundNonce) + 1}, "updatedAt" = ${new Date()}
     WHERE "id" = ${item.channelId} AND "refundNonce" <= ${Number(item.refundNonce)}`);
-  await endRefund(tx, item, recordId, transaction);
+  await endRefund(tx, item, recordId, { transaction });
 }
 
 /** True when the chain counts the channel's refund nonce past the refund's: it landed. */

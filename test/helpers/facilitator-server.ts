@@ -154,11 +154,11 @@ export async function x402SessionsFacilitator(chain: ChainDeployment): Promise<x
 export async function startX402SessionsFacilitatorServer(
   t: Tap,
   chain: ChainDeployment,
-  fault: (route: Route, body: unknown) => Answer | undefined = () => undefined,
+  fault: (route: Route, body: unknown) => Answer | undefined | Promise<Answer | undefined> = () => undefined,
 ): Promise<string> {
   const official = await x402SessionsFacilitator(chain);
   return startFacilitatorServer(t, async (route, body) => {
-    const faulty = fault(route, body);
+    const faulty = await fault(route, body);
     if (faulty) return faulty;
     if (route === 'supported') return { status: 200, body: official.getSupported() };
     const { paymentPayload, paymentRequirements } = body as { paymentPayload: never; paymentRequirements: never };

@@ -100,7 +100,25 @@ t.test('how the facilitator’s answers end', async (t) => {
   await chainReader(chain).waitForTransactionReceipt({ hash: mined });
 
   answer = { status: 200, body: { success: true, transaction: mined, network: chain.network } };
-  t.match(await sessions.settle(config.receiver, config.token), { status: 'mined', transaction: mined, receipt: { status: 'success' } });
+  t.match(
+    await sessions.settle(config.receiver, config.token),
+    { status: 'mined', transaction: mined, receipt: { status: 'success' } },
+    'a settle of a receiver with nothing claimed: settled up to it',
+  );
+  // The hash of a successful transaction that did something else: what was asked is not on chain, so
+  // not mined, but followed from the chain by its record (docs/decisions.md#D-355).
+  t.match(await sessions.claim([claim]), { status: 'unknown', transaction: mined }, 'a claim the channel does not show');
+  t.match(
+    await sessions.refund({ config, amount: 5_000n, nonce: 0n }),
+    { status: 'unknown', transaction: mined },
+    'a refund whose nonce did not move',
+  );
+  const authorization = { validAfter: '0', validBefore: '99999999999', salt: config.salt, signature: `0x${'cd'.repeat(65)}` as Hex };
+  t.match(
+    await sessions.deposit(config, 50_000n, authorization, { maxClaimableAmount: 10_000n, signature: `0x${'ef'.repeat(65)}` }),
+    { status: 'unknown', transaction: mined },
+    'a deposit whose authorization is not used',
+  );
   answer = { status: 200, body: { success: true, transaction: HASH, network: chain.network } };
   t.match(await sessions.settle(config.receiver, config.token), { status: 'unknown', transaction: HASH }, 'no receipt on chain');
   answer = settleAnswer({ errorReason: 'settlement_pending', transaction: HASH });

@@ -8,12 +8,13 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { LocalChain } from '../../../chain/local-chain.js';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { type PaymentRail, remoteRail } from '../../../control-plane/payments/rail.js';
+import type { ChannelConfig } from '../../../control-plane/sessions/channel-digests.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
-import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { batchSettlementAbi, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
 import { settleClaimed } from '../../../control-plane/sessions/settle-claimed.js';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settlement.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
-import { chainReader, tokenBalance } from '../../helpers/chain.js';
+import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { type Answer, startX402SessionsFacilitatorServer } from '../../helpers/facilitator-server.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
@@ -48,14 +49,15 @@ for (const provider of testProviders()) {
   t.test(`batch-settlement sessions through a remote facilitator on ${provider}`, async (t) => {
     /** What the facilitator was asked, in order; `outage` answers its settles instead while set. */
     const seen: Seen[] = [];
-    let outage: Answer | undefined;
+    let outage: Answer | ((payload: Record<string, unknown>) => Promise<Answer>) | undefined;
     const world = await startPaidWorld(t, provider, {
       escrow: false,
       rail: async (chain) => {
         const url = await startX402SessionsFacilitatorServer(t, chain, (route, body) => {
           const payload = (body as { paymentPayload?: { payload?: Record<string, unknown> } } | undefined)?.paymentPayload?.payload;
           seen.push({ route, type: payload?.type as string | undefined, payload });
-          return route === 'settle' ? outage : undefined;
+          if (route !== 'settle') return undefined;
+          return typeof outage === 'function' ? outage(payload ?? {}) : outage;
         });
         const rail = remoteRail(settingsFor(chain, url), 'live');
         t.teardown(() => (rail.facilitator as HttpFacilitator).close());
@@ -260,6 +262,60 @@ for (const provider of testProviders()) {
         [{ balance: 20_000n, withdrawRequestedAt: 0 }],
         'the watch reads the chain',
       );
+    });
+
+    await t.test('a refund that landed though the facilitator answered it failed: applied as mined', async (t) => {
+      // The second payer's channel again: more calls, deposited for anew, and claimed so its refund is the refund alone.
+      for (const q of ['again-1', 'again-2']) t.equal((await client.pay(url(`/search?q=${q}`))).status, 200);
+      await claimVouchers(db, rail);
+      const before = await readChannel(secondId);
+      const row = await db.sessionChannel.findUniqueOrThrow({ where: { id: secondId } });
+      t.equal(before.totalClaimed, row.charged, 'all charged is claimed');
+      const refundable = before.balance - row.charged;
+      t.ok(refundable > 0n);
+      const walletBefore = await tokenBalance(chain, second.address);
+
+      // The facilitator sends the refund and loses the chain's answer: `success: false`, no hash (x402's answer then).
+      const sender = chainWallet(chain, chain.accounts[0]!.privateKey as Hex);
+      outage = async (payload) => {
+        const config = payload.channelConfig as ChannelConfig;
+        const hash = await sender.writeContract({
+          address: BATCH_SETTLEMENT_CONTRACT,
+          abi: batchSettlementAbi,
+          functionName: 'refundWithSignature',
+          args: [config, BigInt(payload.amount as string), BigInt(payload.refundNonce as string), payload.refundAuthorizerSignature as Hex],
+        });
+        t.equal((await reader.waitForTransactionReceipt({ hash })).status, 'success', 'the refund landed');
+        return {
+          status: 200,
+          body: {
+            success: false,
+            errorReason: 'invalid_batch_settlement_evm_refund_transaction_failed',
+            transaction: '',
+            network: chain.network,
+          },
+        };
+      };
+      const refunded = await client.scheme.refund(url('/search?q=refund-lost-answer')).finally(() => {
+        outage = undefined;
+      });
+      t.match(refunded, { success: true, amount: String(refundable) });
+      t.equal(await tokenBalance(chain, second.address), walletBefore + refundable, 'refunded once');
+      t.same(await readChannel(secondId), { balance: row.charged, totalClaimed: row.charged });
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: secondId } }), {
+        balance: row.charged,
+        refundNonce: row.refundNonce + 1,
+        heldBy: null,
+      });
+      t.match(await db.sessionTransaction.findFirstOrThrow({ where: { kind: 'refund' }, orderBy: { createdAt: 'desc' } }), {
+        status: 'mined',
+        openKey: null,
+      });
+      t.match(await db.paymentAttempt.findFirstOrThrow({ where: { channelId: secondId }, orderBy: { createdAt: 'desc' } }), {
+        status: 'released',
+        chargedMicros: 0n,
+        settlementReason: 'session_refund',
+      });
     });
   });
 }
