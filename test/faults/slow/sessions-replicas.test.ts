@@ -11,6 +11,7 @@ import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settle
 import { chainReader, startTestChain } from '../../helpers/chain.js';
 import { startProcessWorld } from '../../helpers/process-world.js';
 import { eventually } from '../../helpers/processes.js';
+import { callsAtOnce, LOST_CHANNEL_REFUSALS } from '../../helpers/session-calls.js';
 
 // One payer's x402 batch-settlement channel paid through two replicas of hub, each a
 // `hub start control-plane` and a `hub start proxy` calling only it, as real processes over one
@@ -80,31 +81,15 @@ t.test('one channel through two replicas run as processes', { skip }, async (t) 
   const refusals = new Set<string>();
   const servedBeforeRounds = w.served.length;
   let served200InRounds = 0;
-  for (let round = 0; round < 4; round++) {
-    const answers = await Promise.all(
-      Array.from({ length: 6 }, async (_, i) => {
-        const res = await pay(urls[i % 2]!(`/search?q=r${round}-${i}`));
-        const receipt = res.status === 200 ? fromB64(res.headers.get('payment-response')) : undefined;
-        const refusal = res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined;
-        await res.arrayBuffer();
-        return { status: res.status, charged: receipt ? BigInt(receipt.extra.chargedAmount) : 0n, refusal };
-      }),
-    );
-    for (const a of answers) {
-      t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
-      if (a.refusal) refusals.add(a.refusal);
-      chargedByReceipts += a.charged;
-      if (a.status === 200) served200InRounds++;
-    }
+  for (const a of await callsAtOnce(pay, urls, { rounds: 4, perRound: 6 })) {
+    t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
+    if (a.refusal) refusals.add(a.refusal);
+    chargedByReceipts += a.charged;
+    if (a.status === 200) served200InRounds++;
   }
   served200 += served200InRounds;
   t.ok(served200InRounds > 0, `calls went through (${served200InRounds} of 24)`);
-  for (const code of refusals) {
-    t.ok(
-      ['invalid_batch_settlement_evm_channel_busy', 'invalid_batch_settlement_evm_cumulative_amount_mismatch'].includes(code),
-      `a loser is refused as busy or with the corrective 402: ${code}`,
-    );
-  }
+  for (const code of refusals) t.ok(LOST_CHANNEL_REFUSALS.includes(code), `a loser is refused as busy or with the corrective 402: ${code}`);
   t.equal(w.served.length - servedBeforeRounds, served200InRounds, 'the seller served only the calls that were charged');
   t.equal(chargedByReceipts, BigInt(served200) * CENT, 'a cent per served call, by the receipts');
 

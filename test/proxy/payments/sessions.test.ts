@@ -23,6 +23,7 @@ import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { eventually } from '../../helpers/processes.js';
 import { until } from '../../helpers/row-locks.js';
+import { callsAtOnce, LOST_CHANNEL_REFUSALS } from '../../helpers/session-calls.js';
 
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
 const billingOf = (res: Response) => JSON.parse(res.headers.get('hub-billing') ?? '{}');
@@ -752,31 +753,15 @@ for (const provider of testProviders()) {
     await t.test('calls at once over both proxies: each served one charged once, the losers refused', async (t) => {
       const servedBefore = served.length;
       const refusals = new Set<string>();
-      for (let round = 0; round < 4; round++) {
-        const answers = await Promise.all(
-          Array.from({ length: 6 }, async (_, i) => {
-            const res = await payShared(urls[i % 2]!(`/search?q=r${round}-${i}`));
-            const receipt = res.status === 200 ? fromB64(res.headers.get('payment-response')) : undefined;
-            const refusal = res.status === 402 ? fromB64(res.headers.get('payment-required')).error : undefined;
-            await res.arrayBuffer();
-            return { status: res.status, charged: receipt ? BigInt(receipt.extra.chargedAmount) : 0n, refusal };
-          }),
-        );
-        for (const a of answers) {
-          t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
-          if (a.refusal) refusals.add(a.refusal);
-          chargedByReceipts += a.charged;
-          if (a.status === 200) served200++;
-        }
+      for (const a of await callsAtOnce(payShared, urls, { rounds: 4, perRound: 6 })) {
+        t.ok(a.status === 200 || a.status === 402, `answered ${a.status}`);
+        if (a.refusal) refusals.add(a.refusal);
+        chargedByReceipts += a.charged;
+        if (a.status === 200) served200++;
       }
       t.ok(served200 > 2, `calls went through (${served200})`);
       t.ok(refusals.size > 0, `and some lost the channel: ${[...refusals].join(', ')}`);
-      for (const code of refusals) {
-        t.ok(
-          ['invalid_batch_settlement_evm_channel_busy', 'invalid_batch_settlement_evm_cumulative_amount_mismatch'].includes(code),
-          `refused as busy or with the corrective 402: ${code}`,
-        );
-      }
+      for (const code of refusals) t.ok(LOST_CHANNEL_REFUSALS.includes(code), `refused as busy or with the corrective 402: ${code}`);
       const channel = await sharedMirror();
       t.equal(channel.charged, chargedByReceipts, 'the channel’s charged total is the sum of the served calls’ charges');
       t.equal(BigInt(served200) * 10_000n, channel.charged, 'a cent per served call');
