@@ -39,7 +39,8 @@ const SLOT_WAIT_MS = 10_000;
 /**
  * The payer's cooperative refund (the scheme's `refund` payload), taken on a channel held for this
  * attempt: its voucher names exactly what hub charged, and its `amount` (all that is not charged
- * when absent) is a positive whole number no greater than the channel's balance less that. Then,
+ * when absent) is a whole number no greater than the channel's balance less that, and at least a
+ * call's price unless it is all of it (D-358). Then,
  * in one transaction recorded before it is sent (docs/decisions.md#D-303), what was charged is
  * claimed with the payer's voucher and the amount refunded with the receiver authorizer's
  * signature. The attempt is the refund's and ends released, nothing charged, with the refund's
@@ -56,6 +57,8 @@ export async function refundSession(
     config: ChannelConfig;
     channelId: Hex;
     channel: MirroredChannel;
+    /** One call's price on the channel (token units): the least a partial refund may ask for. */
+    price: bigint;
     refuse: (code: string) => ApiError;
   },
 ): Promise<ClaimedPayment> {
@@ -67,7 +70,7 @@ export async function refundSession(
   if (onChain.totalClaimed > channel.charged) throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch');
   const refundable = onChain.balance - channel.charged;
   if (refundable <= 0n) throw refuse('invalid_batch_settlement_evm_refund_no_balance');
-  const amount = requestedAmount(payload.amount, refundable);
+  const amount = requestedAmount(payload.amount, refundable, request.price);
   if (amount === undefined) throw refuse('invalid_batch_settlement_evm_refund_amount_invalid');
 
   const payer = getAddress(config.payer).toLowerCase();
@@ -131,11 +134,14 @@ export async function refundSession(
 }
 
 /** The amount asked for: all that is refundable when absent; undefined when not a positive whole number within it. */
-function requestedAmount(asked: unknown, refundable: bigint): bigint | undefined {
+function requestedAmount(asked: unknown, refundable: bigint, least: bigint): bigint | undefined {
   if (asked === undefined) return refundable;
   if (typeof asked !== 'string' || !/^\d{1,39}$/.test(asked)) return undefined;
   const amount = BigInt(asked);
-  return amount > 0n && amount <= refundable ? amount : undefined;
+  // At least a call's price (or all there is): a voucher at what was charged is public once claimed
+  // on chain, so anyone could otherwise ask a refund of one unit at a time, each a transaction hub
+  // pays for and a turn of the network's one session slot (docs/decisions.md#D-358).
+  return amount >= (least < refundable ? least : refundable) && amount > 0n && amount <= refundable ? amount : undefined;
 }
 
 /**
