@@ -41,6 +41,8 @@ export type SellerAnalytics = {
   attempts: number;
   successRate: number;
   recentTransactions: Transaction[];
+  /** Voucher charges (x402 batch-settlement sessions) by how far their money has moved. */
+  sessionRevenue: { chargedUsd: string; unclaimedUsd: string; claimedUsd: string; settledUsd: string };
 };
 export type PageViews = {
   views: number;

@@ -1,8 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { x402Client } from '@x402/core/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import t, { type Test } from 'tap';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { hashPassword } from '../../control-plane/auth/password.js';
+import { claimVouchers } from '../../control-plane/sessions/claim-vouchers.js';
 import { newId } from '../../shared/ids.js';
 import { browserMissing, ensureDashboardBuilt, launchBrowser, seriousViolations } from '../helpers/browser.js';
+import { chainReader } from '../helpers/chain.js';
 import { startPaidWorld } from '../helpers/paid-world.js';
 import { x402Fetch } from '../helpers/x402-agent.js';
 
@@ -81,6 +90,35 @@ if (missing) {
     await page.locator('.chart canvas').first().waitFor();
     await accessible(t, 'analytics');
     await snap('analytics');
+  });
+
+  await t.test('a call paid from a session’s channel shows in the sessions’ split, then claimed', async (t) => {
+    const offered = await world.api.patch(`/v1/sellers/${world.sellerId}`, hub.apiKey, { x402Schemes: ['exact', 'batch-settlement'] });
+    t.equal(offered.status, 200);
+    const client = new x402Client();
+    client.register(
+      world.chain.network,
+      new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(world.payerKey), chainReader(world.chain)), {
+        salt: `0x${randomBytes(32).toString('hex')}` as Hex,
+      }),
+    );
+    client.setSpendControls({ allowedAssets: true });
+    const paid = await wrapFetchWithPayment(fetch, client)(world.url('/search?q=hail'));
+    t.equal(paid.status, 200);
+    t.match(JSON.parse(Buffer.from(paid.headers.get('payment-response') ?? '', 'base64').toString()), {
+      extra: { chargedAmount: '10000' },
+    });
+    await page.reload();
+    const split = page.getByTestId('session-revenue');
+    await split.waitFor();
+    t.match(await split.textContent(), /Charged\$0\.01.*Not claimed yet\$0\.01.*Claimed\$0\.00.*In your wallet\$0\.00/);
+    await claimVouchers(db, world.rail);
+    await page.reload();
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid="session-revenue"]')?.textContent?.includes('Not claimed yet$0.00'),
+    );
+    t.match(await split.textContent(), /Not claimed yet\$0\.00.*Claimed\$0\.01/, 'claimed on chain');
+    await accessible(t, 'analytics with sessions');
   });
 
   await t.test('catalog: a seller and a payg price, with the API’s messages beside the fields', async (t) => {

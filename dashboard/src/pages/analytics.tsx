@@ -1,4 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
+import { usdToMicros } from '../../../shared/money';
 import { get } from '../api';
 import { DailyChart } from '../components/chart';
 import { useLoad } from '../components/load';
@@ -79,6 +80,21 @@ export function Analytics({ seller }: { seller: Seller }) {
           <DailyChart title="New wallets" days={dates} series={series.wallets} />
           {pv && <DailyChart title="Page views by viewer class" days={pv.perDay.map((d) => d.date)} series={viewSeries} />}
         </div>
+      )}
+      {total && usdToMicros(total.sessionRevenue.chargedUsd) > 0n && (
+        <>
+          <h2>Sessions</h2>
+          <p>
+            What calls paid from payers’ channels charged, by how far the money has moved: each voucher is claimed on chain in batches, then
+            sent to your wallet.
+          </p>
+          <div class="tiles" data-testid="session-revenue">
+            <Tile label="Charged" value={usd(total.sessionRevenue.chargedUsd)} />
+            <Tile label="Not claimed yet" value={usd(total.sessionRevenue.unclaimedUsd)} />
+            <Tile label="Claimed" value={usd(total.sessionRevenue.claimedUsd)} />
+            <Tile label="In your wallet" value={usd(total.sessionRevenue.settledUsd)} />
+          </div>
+        </>
       )}
       <h2>Recent transactions</h2>
       <table data-testid="transactions">
