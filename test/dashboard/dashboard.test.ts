@@ -114,9 +114,7 @@ if (missing) {
     t.match(await split.textContent(), /Charged\$0\.01.*Not claimed yet\$0\.01.*Claimed\$0\.00.*In your wallet\$0\.00/);
     await claimVouchers(db, world.rail);
     await page.reload();
-    await page.waitForFunction(() =>
-      document.querySelector('[data-testid="session-revenue"]')?.textContent?.includes('Not claimed yet$0.00'),
-    );
+    await split.filter({ hasText: /Not claimed yet\s*\$0\.00/ }).waitFor();
     t.match(await split.textContent(), /Not claimed yet\$0\.00.*Claimed\$0\.01/, 'claimed on chain');
     await accessible(t, 'analytics with sessions');
   });
