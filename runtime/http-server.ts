@@ -57,7 +57,7 @@ export function createHttpServer(
 /** Answers a stalled request with a 408 envelope; once it has fully arrived, pauses are hub's. */
 function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: number): void {
   const socket = req.socket;
-  const onIdle = () => {
+  const timeOut = () => {
     if (req.complete) return void socket.setTimeout(0);
     // Hub has not begun to read the body (it is still deciding, say looking up the seller):
     // the client is stalled by hub's own full buffers, not idle. The whole-request limit still
@@ -67,6 +67,17 @@ function holdToIdleLimit(req: IncomingMessage, res: ServerResponse, idleMs: numb
     const { status, body } = errorResponse(new ApiError('request_timeout'));
     res.once('finish', () => socket.destroy());
     sendJson(res, status, body, { connection: 'close' });
+  };
+  // Judged once this turn's reads are done (setImmediate runs after them): hub may have begun to
+  // read the body in this very turn, with the bytes a client held back by hub's own full buffers
+  // already waiting on the socket. Bytes read meanwhile mean the client is not idle.
+  const onIdle = () => {
+    const read = socket.bytesRead;
+    setImmediate(() => {
+      if (socket.destroyed) return;
+      if (socket.bytesRead !== read) return void socket.setTimeout(idleMs);
+      timeOut();
+    });
   };
   socket.setTimeout(idleMs);
   // On the response: Node tells a request of its socket's timeout only while it is incomplete.

@@ -112,6 +112,33 @@ t.test('a body hub has not begun to read is not timed as the client’s pause', 
   t.equal(answer.body, String(body.length), 'the whole body was read');
 });
 
+t.test('a body hub begins to read just as the idle limit comes is read, not timed out', async (t) => {
+  // The handler starts reading at the very moment the idle timer fires (the request's own timeout
+  // event comes just before the response's, where hub judges it): the client, held back by hub's
+  // full buffers until then, has its next bytes waiting on the socket.
+  const body = Buffer.alloc(4 * 1024 * 1024, 0x61);
+  const server = createHttpServer(
+    (req, res) => {
+      req.once('timeout', async () => {
+        let length = 0;
+        for await (const chunk of req) length += (chunk as Buffer).length;
+        res.end(String(length));
+      });
+    },
+    { timeoutMs: 5_000, idleTimeoutMs: 200 },
+    pino({ level: 'silent' }),
+    { accessLog: false },
+  );
+  const port = await listen(server, 0, '127.0.0.1');
+  t.teardown(() => closeServer(server, 100));
+  const answer = await rawExchange(port, [
+    `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    body,
+  ]);
+  t.equal(answer.status, 200, 'answered, not 408: the client was never idle');
+  t.equal(answer.body, String(body.length), 'the whole body was read');
+});
+
 t.test('what the HTTP parser refuses is never handled and is logged at debug', async (t) => {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
