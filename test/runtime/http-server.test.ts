@@ -1,6 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { tagRequest } from '../../runtime/containment.js';
 import { closeServer, createHttpServer, listen } from '../../runtime/http-server.js';
 import { testProviders } from '../helpers/database.js';
@@ -87,17 +88,20 @@ t.test('slow clients are cut off on both ports; a slow seller is not the client�
   });
 });
 
-t.test('a body hub has not begun to read is not timed as the client’s pause', async (t) => {
-  // The handler decides for longer than the idle limit before it reads (as the proxy does while
-  // it looks up a seller); a body larger than the sockets' buffers stalls the client meanwhile.
+/**
+ * A 4 MB body (larger than the sockets' buffers, so the client stalls until hub reads) posted to a
+ * server with a 200 ms idle limit whose handler reads the body when `startReading` calls `read`
+ * and answers its length: the answer.
+ */
+async function postHeldBack(t: Test, startReading: (req: IncomingMessage, read: () => void) => void) {
   const body = Buffer.alloc(4 * 1024 * 1024, 0x61);
   const server = createHttpServer(
-    async (req, res) => {
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      let length = 0;
-      for await (const chunk of req) length += (chunk as Buffer).length;
-      res.end(String(length));
-    },
+    (req, res) =>
+      startReading(req, async () => {
+        let length = 0;
+        for await (const chunk of req) length += (chunk as Buffer).length;
+        res.end(String(length));
+      }),
     { timeoutMs: 5_000, idleTimeoutMs: 200 },
     pino({ level: 'silent' }),
     { accessLog: false },
@@ -108,35 +112,24 @@ t.test('a body hub has not begun to read is not timed as the client’s pause', 
     `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     body,
   ]);
+  return { ...answer, length: body.length };
+}
+
+t.test('a body hub has not begun to read is not timed as the client’s pause', async (t) => {
+  // The handler decides for longer than the idle limit before it reads (as the proxy does while
+  // it looks up a seller).
+  const answer = await postHeldBack(t, (_, read) => setTimeout(read, 600));
   t.equal(answer.status, 200, 'answered, not 408: the wait was hub’s');
-  t.equal(answer.body, String(body.length), 'the whole body was read');
+  t.equal(answer.body, String(answer.length), 'the whole body was read');
 });
 
 t.test('a body hub begins to read just as the idle limit comes is read, not timed out', async (t) => {
   // The handler starts reading at the very moment the idle timer fires (the request's own timeout
-  // event comes just before the response's, where hub judges it): the client, held back by hub's
-  // full buffers until then, has its next bytes waiting on the socket.
-  const body = Buffer.alloc(4 * 1024 * 1024, 0x61);
-  const server = createHttpServer(
-    (req, res) => {
-      req.once('timeout', async () => {
-        let length = 0;
-        for await (const chunk of req) length += (chunk as Buffer).length;
-        res.end(String(length));
-      });
-    },
-    { timeoutMs: 5_000, idleTimeoutMs: 200 },
-    pino({ level: 'silent' }),
-    { accessLog: false },
-  );
-  const port = await listen(server, 0, '127.0.0.1');
-  t.teardown(() => closeServer(server, 100));
-  const answer = await rawExchange(port, [
-    `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
-    body,
-  ]);
+  // event comes just before the response's, where hub judges it), the client's next bytes already
+  // waiting on the socket (docs/decisions.md#D-359).
+  const answer = await postHeldBack(t, (req, read) => req.once('timeout', read));
   t.equal(answer.status, 200, 'answered, not 408: the client was never idle');
-  t.equal(answer.body, String(body.length), 'the whole body was read');
+  t.equal(answer.body, String(answer.length), 'the whole body was read');
 });
 
 t.test('what the HTTP parser refuses is never handled and is logged at debug', async (t) => {
