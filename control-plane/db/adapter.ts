@@ -5,6 +5,7 @@ import type { Database } from 'better-sqlite3';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { postgresSql, sqliteSql } from './sql.js';
+import { patchSqliteClient } from './sqlite-client.js';
 import { withStatementCache } from './statement-cache.js';
 import { type ConnectionTurns, withTransactionGate } from './transaction-gate.js';
 
@@ -124,23 +125,13 @@ export function adapterFactory(database: DatabaseConfig, options: AdapterOptions
  */
 function withIndexNamesAsStrings(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
   const predicateRead = /^(SELECT sql FROM sqlite_master WHERE type = 'index' AND name = )"((?:[^"]|"")*)";?$/;
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => {
-      const adapter = await factory.connect();
-      const client = (adapter as unknown as { client?: Partial<Database> }).client;
-      if (typeof client?.prepare === 'function') {
-        const prepare = client.prepare.bind(client);
-        client.prepare = ((sql: string) =>
-          prepare(
-            sql.replace(predicateRead, (_, head: string, name: string) => `${head}'${name.replaceAll('""', '"').replaceAll("'", "''")}'`),
-          )) as Database['prepare'];
-      }
-      return adapter;
-    },
-    connectToShadowDb: () => factory.connectToShadowDb(),
-  };
+  return patchSqliteClient(factory, (client) => {
+    const prepare = client.prepare.bind(client);
+    client.prepare = ((sql: string) =>
+      prepare(
+        sql.replace(predicateRead, (_, head: string, name: string) => `${head}'${name.replaceAll('""', '"').replaceAll("'", "''")}'`),
+      )) as Database['prepare'];
+  });
 }
 
 /**

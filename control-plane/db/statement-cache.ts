@@ -1,5 +1,6 @@
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { Database, Statement } from 'better-sqlite3';
+import { patchSqliteClient } from './sqlite-client.js';
 
 /**
  * Prepared statements kept per SQL text on the ORM's SQLite connection. Prisma's better-sqlite3
@@ -8,24 +9,11 @@ import type { Database, Statement } from 'better-sqlite3';
  * paid call is made of. Statements are kept here, most recently used last, and handed to the
  * adapter as views that bind their arguments per run (a better-sqlite3 statement can be bound
  * for good only once). SQLite prepares a kept statement again by itself if the schema changes.
- *
- * The adapter's connection is not part of its typed interface: an adapter without one is used as
- * it is.
  */
 const KEPT = 500;
 
 export function withStatementCache(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => {
-      const adapter = await factory.connect();
-      const client = (adapter as unknown as { client?: Partial<Database> }).client;
-      if (typeof client?.prepare === 'function') cacheStatements(client as Database);
-      return adapter;
-    },
-    connectToShadowDb: () => factory.connectToShadowDb(),
-  };
+  return patchSqliteClient(factory, cacheStatements);
 }
 
 /** Makes `database.prepare` answer from kept statements. */
