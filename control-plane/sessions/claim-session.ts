@@ -90,7 +90,7 @@ export async function claimSessionPayment(
   try {
     refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
     if (payload.type === 'refund') {
-      return await refundSession(db, sessions, { attempt, input, payload, config, channelId, channel, price, refuse });
+      return await refundSession(db, sessions, { attempt, claim, payload, config, channelId, channel, price, refuse });
     }
     let balance = channel.balance;
     if (payload.type === 'deposit') {

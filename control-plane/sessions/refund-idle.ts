@@ -4,8 +4,8 @@ import type { Db } from '../db/client.js';
 import { bigintOf, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { channelConfigOf } from './channel-digests.js';
-import { type RefundItem, sendRefund } from './refund-session.js';
-import { dropSessionTransaction, FOLLOW_GIVE_UP_MS, openSessionTransaction } from './session-transactions.js';
+import { REFUND_HOLD_MS, type RefundItem, sendRefund } from './refund-session.js';
+import { dropSessionTransaction, openSessionTransaction } from './session-transactions.js';
 
 /**
  * hub's own cooperative refunds of idle channels (docs/decisions.md#D-334): a channel on which no
@@ -22,9 +22,6 @@ import { dropSessionTransaction, FOLLOW_GIVE_UP_MS, openSessionTransaction } fro
 
 /** Channels refunded in one round at most: each is a transaction of its own, sent one after another. */
 export const IDLE_REFUNDS_PER_ROUND = 20;
-
-/** How long the refund's record holds the channel: past the time its outcome is followed for. */
-const HOLD_MS = FOLLOW_GIVE_UP_MS + 60_000;
 
 /** The columns of a channel to refund: its config, what hub charged and its latest voucher. */
 const COLUMNS = Prisma.raw(
@@ -62,7 +59,7 @@ export async function refundIdleChannels(
     if (!recordId) break;
     // Held by the record only if still idle and free: a call that took the channel since is not refunded under.
     const row = await sql.get<Record<string, unknown>>(Prisma.sql`UPDATE "SessionChannel"
-      SET "heldBy" = ${recordId}, "heldUntil" = ${new Date(Date.now() + HOLD_MS)}
+      SET "heldBy" = ${recordId}, "heldUntil" = ${new Date(Date.now() + REFUND_HOLD_MS)}
       WHERE "id" = ${channelId} AND ${idleSince(rail.network, cutoff, new Date())}
       RETURNING ${COLUMNS}`);
     if (!row) {

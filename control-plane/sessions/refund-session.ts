@@ -1,13 +1,12 @@
 import { getAddress, type Hex } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
+import type { ClaimedPayment } from '../../shared/contract.js';
 import { ApiError } from '../../shared/errors.js';
 import type { SessionPayload } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { CallOutcome } from '../facilitator/local-facilitator.js';
-import { claimAttempt } from '../payments/attempt-claim.js';
 import type { Attempt } from '../payments/attempt-rows.js';
 import { moveAttempt } from '../payments/attempt-status.js';
 import type { PaymentRail } from '../payments/rail.js';
@@ -52,7 +51,8 @@ export async function refundSession(
   rail: PaymentRail & { sessions: SessionRail },
   request: {
     attempt: Attempt;
-    input: ClaimInput;
+    /** Claims the attempt for the payer, in `tx`, as any of the channel's paid retries is claimed. */
+    claim: (tx: Sql) => Promise<ClaimedPayment>;
     payload: Extract<SessionPayload, { type: 'refund' }>;
     config: ChannelConfig;
     channelId: Hex;
@@ -74,14 +74,7 @@ export async function refundSession(
   if (amount === undefined) throw refuse('invalid_batch_settlement_evm_refund_amount_invalid');
 
   const payer = getAddress(config.payer).toLowerCase();
-  const claimed = await sql.transaction((tx) =>
-    claimAttempt(tx, attempt, payer, {
-      protocol: 'x402',
-      paymentMethod: 'x402_session',
-      paymentPayloadJson: JSON.stringify(request.input.payload),
-      channelId,
-    }),
-  );
+  const claimed = await sql.transaction(request.claim);
   const release = () =>
     sql.transaction((tx) => moveAttempt(tx, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n } }));
   const id = await waitForNetworkSlot(sql, rail.network, 'refund', SLOT_WAIT_MS);
@@ -207,7 +200,7 @@ export async function sendRefund(
 }
 
 /** How long a refund's record holds its channel: past the time its outcome is followed for (docs/decisions.md#D-303). */
-const REFUND_HOLD_MS = FOLLOW_GIVE_UP_MS + 60_000;
+export const REFUND_HOLD_MS = FOLLOW_GIVE_UP_MS + 60_000;
 
 /** Hands the channel's hold from the payer's attempt to the refund's record, for as long as its outcome may take. */
 async function holdForRefund(sql: Sql, channelId: string, recordId: string, attemptId: string): Promise<void> {

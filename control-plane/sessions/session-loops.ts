@@ -48,10 +48,11 @@ export function noteUnclaimed(rail: PaymentRail | undefined, unclaimed: bigint, 
  * The control-plane's sessions worker: a claim round at start, every `claimIntervalMs` and when a channel
  * crosses `claimAtMicros`, a settle round every `settleIntervalMs`, and a watch of payers' timed
  * withdrawals at start and every `withdrawWatchIntervalMs`, which asks for a claim round at once
- * when a withdrawing channel has charges not claimed, and a refund of idle channels every
- * `idleRefundIntervalMs(idleRefundMs)` (refund-idle.ts); one round at a time (a round asked for while
- * one runs waits for it; one of each kind waits at most). Every claim, settle or refund round first follows the transaction a stopped round (or a lost receipt) left open.
- * Stopping waits for the round running.
+ * when a withdrawing channel has charges not claimed (and follows deposits whose outcome was lost,
+ * follow-deposits.ts), and a refund of idle channels every `idleRefundIntervalMs(idleRefundMs)`
+ * (refund-idle.ts); one round at a time (a round asked for while one runs waits for it; one of each
+ * kind waits at most). Every claim, settle or refund round first follows the transaction a stopped
+ * round (or a lost receipt) left open. Stopping waits for the round running.
  */
 export function startSessionLoops(db: Db, rail: PaymentRail | undefined, logger: Logger, schedule: SessionSchedule): () => Promise<void> {
   const sessions = rail?.sessions;
