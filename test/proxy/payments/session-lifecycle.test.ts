@@ -5,10 +5,11 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import pino from 'pino';
 import t, { type Test } from 'tap';
-import { type Address, getAddress, type Hex, parseAbi } from 'viem';
+import { type Address, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { LocalFacilitator } from '../../../control-plane/facilitator/local-facilitator.js';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
+import { channelConfigOf } from '../../../control-plane/sessions/channel-digests.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { followLostDeposits } from '../../../control-plane/sessions/follow-deposits.js';
 import { refundIdleChannels } from '../../../control-plane/sessions/refund-idle.js';
@@ -303,20 +304,13 @@ for (const provider of testProviders()) {
 
     await t.test('a voucher past the withdrawal’s deadline by the chain’s clock: refused, nothing forwarded or charged', async (t) => {
       const withdrawerKey = chain.accounts[5]!.privateKey as Hex;
-      const withdrawer = privateKeyToAccount(withdrawerKey);
+      const _withdrawer = privateKeyToAccount(withdrawerKey);
       const { pay } = sessionClient(withdrawerKey);
       run({ ...quiet, withdrawWatchIntervalMs: 100 });
       const id = await payThree(t, pay, 'deadline');
       const mirrored = await channelRow(id);
-      const config = {
-        payer: withdrawer.address,
-        payerAuthorizer: withdrawer.address,
-        receiver: getAddress(mirrored.receiver),
-        receiverAuthorizer: getAddress(mirrored.receiverAuthorizer),
-        token: getAddress(mirrored.token),
-        withdrawDelay: mirrored.withdrawDelay,
-        salt: mirrored.salt as Hex,
-      };
+      // The channel's config as hub mirrors it (the payer's own address among it).
+      const config = channelConfigOf(mirrored);
       const wallet = chainWallet(chain, withdrawerKey);
       const hash = await wallet.writeContract({
         address: BATCH_SETTLEMENT_CONTRACT,

@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentRail } from '../../../control-plane/payments/rail.js';
+import { channelConfigOf } from '../../../control-plane/sessions/channel-digests.js';
 import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
 import { type SessionSchedule, startSessionLoops } from '../../../control-plane/sessions/session-loops.js';
 import { batchSettlementAbi, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
@@ -595,15 +596,8 @@ for (const provider of testProviders()) {
         t.match(await channelRow(), { balance: deposited, charged, totalClaimed: 0n, withdrawRequestedAt: 0n });
 
         const mirrored = await channelRow();
-        const config = {
-          payer: withdrawer.address,
-          payerAuthorizer: withdrawer.address,
-          receiver: getAddress(mirrored.receiver),
-          receiverAuthorizer: getAddress(mirrored.receiverAuthorizer),
-          token: getAddress(mirrored.token),
-          withdrawDelay: mirrored.withdrawDelay,
-          salt: mirrored.salt as Hex,
-        };
+        // The channel's config as hub mirrors it (the payer's own address among it).
+        const config = channelConfigOf(mirrored);
         const wallet = chainWallet(chain, chain.accounts[4]!.privateKey as Hex);
         const send = async (functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]) => {
           const hash = await wallet.writeContract({
