@@ -18,8 +18,13 @@ async function startFaultyServer(t: Tap) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waiting = new Set<() => void>();
+  child.stdout!.on('data', (d) => {
+    out += d;
+    for (const check of waiting) check();
+  });
+  // 'close', not 'exit': the last lines it printed have been read by then.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d) => {
@@ -34,7 +39,25 @@ async function startFaultyServer(t: Tap) {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as LogLine);
-  return { child, port, logs, exited };
+  // A line is logged when the server hears of the failure, which can be after the client has
+  // seen its connection end: wait for what is expected to arrive rather than read it once.
+  const logged = (expected: (lines: LogLine[]) => boolean, timeoutMs = 10_000) =>
+    new Promise<LogLine[]>((resolve, reject) => {
+      const check = () => {
+        const lines = logs();
+        if (!expected(lines)) return;
+        clearTimeout(timer);
+        waiting.delete(check);
+        resolve(lines);
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(check);
+        reject(new Error(`not logged within ${timeoutMs} ms:\n${out}`));
+      }, timeoutMs);
+      waiting.add(check);
+      check();
+    });
+  return { child, port, logs, logged, exited };
 }
 type Tap = { teardown: (fn: () => unknown) => void };
 
@@ -59,21 +82,22 @@ t.test('a request that throws in any way fails alone; the process serves on', as
   await t.rejects(fetch(`${base}/socket-listener`), 'a connection whose listener throws is closed');
   t.equal((await ok()).pid, pid, 'the same process answers after every failure');
 
-  const failed = server.logs().filter((line) => line.level === 50);
-  for (const path of [...answered500, '/close-listener']) {
+  const socketListenerLogged = (lines: LogLine[]) =>
+    lines.some((l) => l.msg === 'connection failed; it is closed' && /socket listener/.test(l.err?.message ?? ''));
+  const promiseLogged = (lines: LogLine[]) =>
+    lines.some((l) => /nobody handled it/.test(l.msg) && /nobody awaited/.test(l.err?.message ?? ''));
+  const perRequest = [...answered500, '/close-listener'];
+  const everyFailure = (lines: LogLine[]) =>
+    socketListenerLogged(lines) && promiseLogged(lines) && perRequest.every((path) => lines.some((l) => l.path === path));
+  const failed = (await server.logged(everyFailure).catch(() => server.logs())).filter((line) => line.level === 50);
+  for (const path of perRequest) {
     const line = failed.find((l) => l.path === path);
     t.ok(line, `${path}: one error line`);
     t.match(line?.reqId, /^r[0-9a-z]+$/, `${path}: with the request's id`);
     t.ok(line?.err?.message, `${path}: and the error`);
   }
-  t.ok(
-    failed.some((l) => l.msg === 'connection failed; it is closed' && /socket listener/.test(l.err?.message ?? '')),
-    'the socket listener’s error is logged',
-  );
-  t.ok(
-    failed.some((l) => /nobody handled it/.test(l.msg) && /nobody awaited/.test(l.err?.message ?? '')),
-    'the promise nobody handled is logged',
-  );
+  t.ok(socketListenerLogged(failed), 'the socket listener’s error is logged');
+  t.ok(promiseLogged(failed), 'the promise nobody handled is logged');
 
   await fetch(`${base}/timer`).catch(() => undefined);
   t.equal(await server.exited, 1, 'an exception outside every guard still ends the process');
