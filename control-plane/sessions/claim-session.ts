@@ -13,6 +13,7 @@ import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
 import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseUnlessClaimed } from './channel-mirror.js';
+import { followOpenTransaction } from './follow-transactions.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
@@ -90,7 +91,8 @@ export async function claimSessionPayment(
   try {
     refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
     if (payload.type === 'refund') {
-      return await refundSession(db, sessions, { attempt, claim, payload, config, channelId, channel, price, refuse });
+      const followOpen = () => followOpenTransaction(db, sessions);
+      return await refundSession(db, sessions, { attempt, claim, payload, config, channelId, channel, price, refuse, followOpen });
     }
     let balance = channel.balance;
     if (payload.type === 'deposit') {

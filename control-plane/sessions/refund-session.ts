@@ -59,6 +59,8 @@ export async function refundSession(
     channel: MirroredChannel;
     /** One call's price on the channel (token units): the least a partial refund may ask for. */
     price: bigint;
+    /** Follows the transaction open on the network from the chain (follow-transactions.ts), while the refund waits for it. */
+    followOpen: () => Promise<unknown>;
     refuse: (code: string) => ApiError;
   },
 ): Promise<ClaimedPayment> {
@@ -77,7 +79,7 @@ export async function refundSession(
   const claimed = await sql.transaction(request.claim);
   const release = () =>
     sql.transaction((tx) => moveAttempt(tx, attempt.id, { to: 'released', from: ['in_flight'], set: { chargedMicros: 0n } }));
-  const id = await waitForNetworkSlot(sql, rail.network, 'refund', SLOT_WAIT_MS);
+  const id = await waitForNetworkSlot(sql, rail.network, 'refund', SLOT_WAIT_MS, request.followOpen);
   if (!id) {
     await release();
     throw new ApiError('service_unavailable', 'Another transaction of this network is under way. Send the refund again shortly.');

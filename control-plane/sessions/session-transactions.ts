@@ -51,18 +51,21 @@ export async function openSessionTransaction(sql: Sql, network: string, kind: Se
 
 /**
  * Takes the network's open slot as `openSessionTransaction` does, waiting up to `waitMs` for the
- * transaction open there to close (its round follows it, or its sender's outcome comes); undefined
- * when it did not in time.
+ * transaction open there to close (its sender's outcome comes, or `follow` finds it landed: one a
+ * stopped process left open need not wait for the worker's next round); undefined when it did not
+ * in time. `follow` failing (the chain unreadable) only means waiting on.
  */
 export async function waitForNetworkSlot(
   sql: Sql,
   network: string,
   kind: SessionTransactionKind,
   waitMs: number,
+  follow: () => Promise<unknown>,
 ): Promise<string | undefined> {
   for (const deadline = Date.now() + waitMs; ; await new Promise((r) => setTimeout(r, 200))) {
     const id = await openSessionTransaction(sql, network, kind);
     if (id || Date.now() > deadline) return id;
+    await follow().catch(() => undefined);
   }
 }
 

@@ -216,6 +216,36 @@ for (const provider of testProviders()) {
       t.equal(await settlerNonce(), nonce + 1, 'not sent again');
     });
 
+    await t.test('a refund meeting a claim whose outcome was lost: the claim followed at once, then the refund', async (t) => {
+      const refunderKey = chain.accounts[4]!.privateKey as Hex;
+      const refunder = privateKeyToAccount(refunderKey).address;
+      const { scheme, pay } = sessionClient(refunderKey); // a channel of its own (a new salt)
+      const id = await payThree(t, pay, 'open-claim');
+      const charged = 30_000n;
+      const nonce = await settlerNonce();
+
+      // The claim of the three charges lands, but its sender never learns it: the record stays open.
+      relay.faults.set('eth_sendRawTransactionSync', 'no-receipt');
+      relay.faults.set('eth_getTransactionReceipt', 'unknown');
+      await t.rejects(claimVouchers(db, rail), 'the claim round does not know how it ended');
+      relay.faults.clear();
+      const claim = (await records('claim')).at(-1)!;
+      t.match(claim, { status: 'sent', openKey: chain.network });
+      t.same(await rail.sessions.channel(id), { balance: 50_000n, totalClaimed: charged }, 'the claim is on chain');
+      t.equal((await channelRow(id)).totalClaimed, 0n, 'the mirror does not know it yet');
+
+      // No worker runs here: the refund itself follows the open claim, and is not told to come back.
+      const walletBefore = await tokenBalance(chain, refunder);
+      const refunded = await scheme.refund(url('/search?q=open-claim'));
+      t.match(refunded, { success: true, network: chain.network, amount: '20000' });
+      t.match(refunded.extra?.channelState, { channelId: id, balance: String(charged), totalClaimed: String(charged), refundNonce: '1' });
+      t.match(await db.sessionTransaction.findUniqueOrThrow({ where: { id: claim.id } }), { status: 'mined', openKey: null });
+      t.match((await records('refund')).at(-1), { status: 'mined', openKey: null, amount: 20_000n });
+      t.equal(await tokenBalance(chain, refunder), walletBefore + 20_000n, 'the payer got back its balance less what was charged');
+      t.equal(await settlerNonce(), nonce + 2, 'the claim once, the refund once: nothing sent again');
+      t.match(await channelRow(id), { balance: charged, totalClaimed: charged, charged, refundNonce: 1, heldBy: null });
+    });
+
     await t.test('a deposit whose outcome was lost: the same payment sent again is answered from the chain', async (t) => {
       const payerKey = world.payerKey;
       const payer = privateKeyToAccount(payerKey).address;
