@@ -111,6 +111,8 @@ export async function startProcessWorld(t: Tap, provider: Provider, chain: Local
     cli: (args: string[]) => exitWithin(runHub(t, args, env), 30_000),
     /** Lets the seller answer the requests it holds at `/hold`. */
     releaseHold: hold.release,
+    /** What the running control-plane printed (its log lines, warnings and up at the world's level), for a failure's diagnostics. */
+    controlPlaneOutput: () => controlPlane.stdout() + controlPlane.stderr(),
     restartControlPlane: async (whileDown?: () => Promise<unknown>) => {
       controlPlane = await restart(controlPlane, 'control-plane', cpPort, whileDown);
     },
