@@ -6,7 +6,7 @@ import { formatUsd } from '../../shared/money.js';
 import { countAttempt } from '../analytics/traffic-rollup.js';
 import type { Db } from '../db/client.js';
 import { insertInto, runEach, sqlOf } from '../db/sql.js';
-import { sessionRequirements, sessionsOn } from '../sessions/session-requirements.js';
+import { sessionRequirements, sessionsOffered } from '../sessions/session-requirements.js';
 import type { AttemptStatus } from './attempt-status.js';
 import { creditBalance, drawCredit } from './credit.js';
 import { type PaymentSeller, paymentSeller } from './payment-seller.js';
@@ -74,9 +74,10 @@ export async function issuePaymentChallenge(
   await sqlOf(db).transaction((tx) => runEach(tx, attempt.statements([challengedRecord(input, priced.service.id, attempt.id)])));
   const challenge = attempt.challenge({ serviceSlug: priced.service.slug, usage, plan: priced.plan });
   // A session pays a call into the payer's channel with the seller's wallet as receiver.
-  const sessions = sessionsOn(attempt.rail);
+  const sessions =
+    seller.x402Schemes.includes('batch-settlement') && fields.kind === 'call' ? await sessionsOffered(attempt.rail) : undefined;
   const session =
-    sessions && seller.x402Schemes.includes('batch-settlement') && fields.kind === 'call' && seller.payToAddress
+    sessions && seller.payToAddress
       ? {
           sessionRequirements: sessionRequirements(sessions, {
             id: attempt.id,

@@ -225,8 +225,47 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
       if (channelIds.length === 0) return [];
       return withdrawalsOf(channelIds, await read(withdrawalsCall(channelIds)));
     },
+    offered: schemeListed(facilitator, network),
   };
   return rail;
+}
+
+/** How long a facilitator's `/supported` answer stands for the 402's offer of sessions. */
+const SUPPORTED_FRESH_MS = 60_000;
+
+/**
+ * Whether the facilitator's `/supported` lists batch-settlement on `network` (docs/decisions.md#D-361),
+ * asked at most once every `freshMs`: the first answer is waited for, later ones are the last
+ * answer while a fresh one is asked. A facilitator that does not answer keeps its last answer (with
+ * none yet: not listed).
+ */
+export function schemeListed(
+  facilitator: Pick<HttpFacilitator, 'supported'>,
+  network: string,
+  freshMs = SUPPORTED_FRESH_MS,
+): () => Promise<boolean> {
+  let listed: boolean | undefined;
+  let askedAt = Number.NEGATIVE_INFINITY;
+  let asking: Promise<boolean> | undefined;
+  const ask = () => {
+    askedAt = Date.now();
+    if (asking) return;
+    asking = facilitator.supported().then(
+      ({ kinds }) => {
+        asking = undefined;
+        listed = kinds.some((kind) => kind.scheme === BATCH_SETTLEMENT_SCHEME && kind.network === network);
+        return listed;
+      },
+      () => {
+        asking = undefined;
+        return listed ?? false;
+      },
+    );
+  };
+  return async () => {
+    if (Date.now() - askedAt >= freshMs) ask();
+    return listed ?? (await asking) ?? false;
+  };
 }
 
 /**

@@ -48,6 +48,11 @@ export type SessionRail = {
    * nonce is bound to the channel, so the deposit is in the channel.
    */
   depositLanded(config: ChannelConfig, salt: Hex): Promise<boolean>;
+  /**
+   * Whether a 402 offers sessions now: a remote facilitator's `/supported` lists the scheme on the
+   * rail's network (docs/decisions.md#D-361). Always, when absent (the local rail, whose contract hub placed).
+   */
+  offered?(): Promise<boolean>;
 };
 
 /** One channel's row of a claim: its latest voucher, and the total to raise its claimed amount to. */

@@ -27,3 +27,9 @@ export function sessionRequirements(
 export function sessionsOn(rail: PaymentRail | undefined): (PaymentRail & { sessions: SessionRail }) | undefined {
   return rail?.sessions ? (rail as PaymentRail & { sessions: SessionRail }) : undefined;
 }
+
+/** The rail, when it takes sessions and offers them now (`SessionRail.offered`). */
+export async function sessionsOffered(rail: PaymentRail | undefined): Promise<(PaymentRail & { sessions: SessionRail }) | undefined> {
+  const sessions = sessionsOn(rail);
+  return sessions && (await (sessions.sessions.offered?.() ?? true)) ? sessions : undefined;
+}

@@ -105,10 +105,11 @@ export function x402ReferenceFacilitator(
   return new x402Facilitator().register(chain.network, new ExactEvmFacilitatorScheme(signer));
 }
 
-/** x402's own facilitator (`x402ReferenceFacilitator`) behind the standard HTTP API, at the URL returned. */
-export function startX402FacilitatorServer(t: Tap, chain: ChainDeployment): Promise<string> {
+/** x402's own facilitator (`x402ReferenceFacilitator`) behind the standard HTTP API, at the URL returned; `asked` hears each route asked. */
+export function startX402FacilitatorServer(t: Tap, chain: ChainDeployment, asked?: (route: Route) => void): Promise<string> {
   const official = x402ReferenceFacilitator(chain);
   return startFacilitatorServer(t, async (route, body) => {
+    asked?.(route);
     if (route === 'supported') return { status: 200, body: official.getSupported() };
     const { paymentPayload, paymentRequirements } = body as { paymentPayload: never; paymentRequirements: never };
     if (route === 'verify') return { status: 200, body: await official.verify(paymentPayload, paymentRequirements) };

@@ -5,7 +5,7 @@ import { FacilitatorUnavailableError } from '../../../control-plane/facilitator/
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { remoteRail } from '../../../control-plane/payments/rail.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from '../../../control-plane/sessions/channel-digests.js';
-import { SessionSendUnknownError } from '../../../control-plane/sessions/facilitator-session-rail.js';
+import { SessionSendUnknownError, schemeListed } from '../../../control-plane/sessions/facilitator-session-rail.js';
 import { claimBatchTypes, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
 import { ApiError } from '../../../shared/errors.js';
 import { chainReader, chainWallet, startTestChain } from '../../helpers/chain.js';
@@ -162,4 +162,64 @@ t.test('a refund brings hub’s signatures; a deposit the facilitator does not a
     voucher: { channelId: channelIdOf(config, Number(chain.network.split(':')[1])), maxClaimableAmount: '10000' },
     deposit: { amount: '50000', authorization: { erc3009Authorization: { salt: config.salt } } },
   });
+});
+
+t.test('sessions are offered while the facilitator’s /supported lists the scheme on the network (D-361)', async (t) => {
+  t.equal(await sessions.offered!(), false, 'a facilitator listing exact alone: not offered');
+
+  type Kinds = Awaited<ReturnType<HttpFacilitator['supported']>>['kinds'];
+  const sessionsKind = { x402Version: 2, scheme: 'batch-settlement', network: chain.network as `${string}:${string}` };
+  let kinds: Kinds = [];
+  let fails = false;
+  let calls = 0;
+  let gate: Promise<void> | undefined;
+  /** The answer being given now, for the test to wait on. */
+  let answering: Promise<unknown> = Promise.resolve();
+  const facilitator = {
+    supported: () => {
+      calls++;
+      const answer = (async () => {
+        await gate;
+        if (fails) throw new Error('no answer');
+        return { kinds, extensions: [], signers: {} };
+      })();
+      answering = answer.catch(() => undefined);
+      return answer;
+    },
+  };
+
+  // Asked once however many ask at once; the first answer is waited for.
+  kinds = [sessionsKind];
+  const listed = schemeListed(facilitator, chain.network, 60_000);
+  t.same(await Promise.all([listed(), listed(), listed()]), [true, true, true]);
+  t.equal(calls, 1, 'one /supported for three asks');
+  kinds = [];
+  t.equal(await listed(), true, 'an answer stands for its time');
+  t.equal(calls, 1);
+
+  // Past its time, the last answer is given while a fresh one is asked; the next ask has the fresh one.
+  const quick = schemeListed(facilitator, chain.network, 0);
+  kinds = [sessionsKind];
+  t.equal(await quick(), true);
+  kinds = [{ ...sessionsKind, network: 'eip155:1' }];
+  let open: () => void = () => {};
+  gate = new Promise((resolve) => (open = resolve));
+  t.equal(await quick(), true, 'the last answer while the fresh one is asked');
+  open();
+  gate = undefined;
+  await answering;
+  t.equal(await quick(), false, 'another network’s kind does not count');
+  await answering;
+
+  // A facilitator that does not answer keeps the last answer; with none yet, sessions are not offered.
+  kinds = [sessionsKind];
+  t.equal(await quick(), false, 'the last answer');
+  await answering;
+  t.equal(await quick(), true, 'then the fresh one');
+  await answering;
+  fails = true;
+  t.equal(await quick(), true);
+  await answering;
+  t.equal(await quick(), true, 'no answer: the last one stands');
+  t.equal(await schemeListed(facilitator, chain.network)(), false, 'no answer ever: not offered');
 });

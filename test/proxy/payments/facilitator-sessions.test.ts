@@ -201,11 +201,12 @@ for (const provider of testProviders()) {
       });
       outage = undefined;
 
-      // Unreachable: the same rail's sessions through a facilitator nobody listens for.
+      // Unreachable after the 402: the same rail's sessions through a facilitator nobody listens for
+      // (the 402 offered them while the facilitator answered; one never heard from is not offered, D-361).
       const live = rail.sessions;
       const nowhere = remoteRail(settingsFor(chain, `http://127.0.0.1:${await freePort()}`), 'live');
       t.teardown(() => (nowhere.facilitator as HttpFacilitator).close());
-      rail.sessions = nowhere.sessions!;
+      rail.sessions = { ...nowhere.sessions!, offered: live.offered };
       const unreachable = await client.pay(url('/search?q=unreachable'));
       rail.sessions = live;
       t.equal(unreachable.status, 503);
