@@ -31,14 +31,20 @@ type SolcOutput = {
   contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
 };
 
+type CompileOptions = {
+  cacheDir?: string;
+  /** Where the sources are: hub's `contracts/` unless said (the tests' own contracts are elsewhere). */
+  sourcesDir?: string;
+};
+
 /** The artifact of `contractName`, declared in `contracts/<contractName>.sol`. */
-export async function compileContract(contractName: string, options: { cacheDir?: string } = {}): Promise<ContractArtifact> {
+export async function compileContract(contractName: string, options: CompileOptions = {}): Promise<ContractArtifact> {
   return (await compileContracts([contractName], options))[0]!;
 }
 
 /** The artifacts of several contracts, from one compiler run (every source is compiled each run). */
-export async function compileContracts(contractNames: string[], options: { cacheDir?: string } = {}): Promise<ContractArtifact[]> {
-  const sources = await readRepoSources();
+export async function compileContracts(contractNames: string[], options: CompileOptions = {}): Promise<ContractArtifact[]> {
+  const sources = await readSources(options.sourcesDir ?? CONTRACTS_DIR);
   const solcVersion = (require('solc/package.json') as { version: string }).version;
   const key = createHash('sha256').update(JSON.stringify({ solcVersion, SETTINGS, sources })).digest('hex').slice(0, 16);
   const cacheFile = (name: string) => (options.cacheDir ? join(options.cacheDir, `${name}-${key}.json`) : undefined);
@@ -68,10 +74,11 @@ async function readCached(file: string | undefined): Promise<ContractArtifact | 
   );
 }
 
-async function readRepoSources(): Promise<Record<string, { content: string }>> {
-  const files = (await readdir(CONTRACTS_DIR)).filter((name) => name.endsWith('.sol')).sort();
+/** Every `.sol` file of `dir`, each named `contracts/<file>` for the compiler whatever the folder. */
+async function readSources(dir: string): Promise<Record<string, { content: string }>> {
+  const files = (await readdir(dir)).filter((name) => name.endsWith('.sol')).sort();
   const entries = await Promise.all(
-    files.map(async (name) => [`contracts/${name}`, { content: await readFile(join(CONTRACTS_DIR, name), 'utf8') }] as const),
+    files.map(async (name) => [`contracts/${name}`, { content: await readFile(join(dir, name), 'utf8') }] as const),
   );
   return Object.fromEntries(entries);
 }

@@ -1,4 +1,4 @@
-import { type Hex, zeroAddress } from 'viem';
+import { bytesToHex, type Hex, zeroAddress } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import type { ApiError } from '../../shared/errors.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
@@ -16,6 +16,7 @@ import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readCh
 import { followOpenTransaction } from './follow-transactions.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
+import type { SessionRail } from './session-rail.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
 import { chainSeconds, withdrawalDue } from './watch-withdrawals.js';
@@ -58,9 +59,8 @@ export async function claimSessionPayment(
   const channelId = knownChannelId(config, chainId);
   if (payload.voucher.channelId.toLowerCase() !== channelId) throw refuse('invalid_batch_settlement_evm_channel_id_mismatch');
   const maxClaimable = BigInt(payload.voucher.maxClaimableAmount);
-  const signer = await voucherSigner(channelId, maxClaimable, payload.voucher.signature as Hex, chainId);
-  // Only an EOA payer authorizer is checked locally; a smart-wallet payer (authorizer zero) is not taken yet.
-  if (config.payerAuthorizer === zeroAddress || signer !== config.payerAuthorizer.toLowerCase()) {
+  const digest = voucherDigest(channelId, maxClaimable, chainId);
+  if (!(await signedForChannel(sessions.sessions, config, digest, payload.voucher.signature as Hex))) {
     throw refuse('invalid_batch_settlement_evm_voucher_signature');
   }
 
@@ -173,13 +173,26 @@ function knownChannelId(config: ChannelConfig, chainId: number): Hex {
   return id;
 }
 
-/** Who signed the voucher, lowercase; undefined for a signature that recovers no one. */
-async function voucherSigner(channelId: Hex, maxClaimable: bigint, signature: Hex, chainId: number): Promise<string | undefined> {
+/**
+ * Whether the voucher is the channel's, as the contract's claim will judge it: signed by the
+ * channel's payer authorizer (recovered here, the usual case); with none (zero, a smart wallet's
+ * channel), by its payer, whether an EOA's key or a contract wallet that takes the signature as its
+ * own (ERC-1271, one read of the chain per voucher, docs/decisions.md#D-362).
+ */
+async function signedForChannel(sessions: SessionRail, config: ChannelConfig, digest: Uint8Array, signature: Hex): Promise<boolean> {
+  const signer = await voucherSigner(digest, signature);
+  if (config.payerAuthorizer !== zeroAddress) return signer === config.payerAuthorizer.toLowerCase();
+  if (signer === config.payer.toLowerCase()) return true;
+  return sessions.signedBy(config.payer, bytesToHex(digest), signature).catch(unreadable);
+}
+
+/** Who signed the voucher's digest, lowercase; undefined for a signature that recovers no one (or is not an EOA's). */
+async function voucherSigner(digest: Uint8Array, signature: Hex): Promise<string | undefined> {
   const parsed = parseRecoverableSignature(signature);
   if (!parsed) return undefined;
   try {
     // The backend is chosen once per thread (signer-recovery.ts): no second cache here.
-    return await (await defaultRecoverer()).recoverAddress(voucherDigest(channelId, maxClaimable, chainId), parsed);
+    return await (await defaultRecoverer()).recoverAddress(digest, parsed);
   } catch {
     return undefined;
   }

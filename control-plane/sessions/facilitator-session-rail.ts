@@ -16,6 +16,7 @@ import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channe
 import {
   batchSettlementAbi,
   claimBatchTypedData,
+  contractSigned,
   depositNonce,
   refundTypes,
   type SessionRail,
@@ -225,6 +226,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
       if (channelIds.length === 0) return [];
       return withdrawalsOf(channelIds, await read(withdrawalsCall(channelIds)));
     },
+    signedBy: (account, digest, signature) => contractSigned((to, data) => read(data, to), account, digest, signature),
     offered: schemeListed(facilitator, network),
   };
   return rail;

@@ -1,6 +1,10 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { type Hex, parseAbi, recoverTypedDataAddress } from 'viem';
+import { type Hex, keccak256, parseAbi, recoverTypedDataAddress, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { compileContract } from '../../../chain/compile.js';
 import { FacilitatorUnavailableError } from '../../../control-plane/facilitator/facilitator.js';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { remoteRail } from '../../../control-plane/payments/rail.js';
@@ -29,7 +33,7 @@ const facilitatorUrl = await startFacilitatorServer(t, (route, body) => {
   return answer;
 });
 
-function sessionsAt(url: string): SessionRail {
+function sessionsAt(url: string, rpcUrl = chain.rpcUrl): SessionRail {
   const rail = remoteRail(
     {
       HUB_FACILITATOR_URL: url,
@@ -37,7 +41,7 @@ function sessionsAt(url: string): SessionRail {
       HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
       HUB_PAYMENT_TOKEN_NAME: chain.token.name,
       HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
-      HUB_PAYMENT_RPC_URL: chain.rpcUrl,
+      HUB_PAYMENT_RPC_URL: rpcUrl,
       HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: authorizerKey,
     },
     'live',
@@ -222,4 +226,31 @@ t.test('sessions are offered while the facilitator’s /supported lists the sche
   await answering;
   t.equal(await quick(), true, 'no answer: the last one stands');
   t.equal(await schemeListed(facilitator, chain.network)(), false, 'no answer ever: not offered');
+});
+
+t.test('a contract wallet’s signature is asked of the wallet on the rail’s chain (ERC-1271, D-362)', async (t) => {
+  const ownerKey = chain.accounts[4]!.privateKey as Hex;
+  const owner = privateKeyToAccount(ownerKey);
+  const { abi, bytecode } = await compileContract('OwnedWallet', {
+    sourcesDir: fileURLToPath(new URL('../../contracts', import.meta.url)),
+    cacheDir: join(tmpdir(), 'hub-contracts'),
+  });
+  const reader = chainReader(chain);
+  const deployed = await reader.waitForTransactionReceipt({
+    hash: await chainWallet(chain, ownerKey).deployContract({ abi, bytecode, args: [owner.address] } as never),
+  });
+  const wallet = deployed.contractAddress as Hex;
+  const digest = keccak256(toHex('a voucher'));
+  const byOwner = await owner.sign({ hash: digest });
+  const byStranger = await privateKeyToAccount(chain.accounts[5]!.privateKey as Hex).sign({ hash: digest });
+
+  t.equal(await sessions.signedBy(wallet, digest, byOwner), true, 'the wallet takes its owner’s signature');
+  t.equal(await sessions.signedBy(wallet, digest, byStranger), false, 'not another key’s');
+  t.equal(await sessions.signedBy(owner.address, digest, byOwner), false, 'an account with no code takes nothing');
+  t.equal(await sessions.signedBy(chain.token.address as Hex, digest, byOwner), false, 'a contract with no such function refuses');
+  await t.rejects(
+    sessionsAt(facilitatorUrl, `http://127.0.0.1:${await freePort()}`).signedBy(wallet, digest, byOwner),
+    FacilitatorUnavailableError,
+    'a chain that does not answer cannot say',
+  );
 });

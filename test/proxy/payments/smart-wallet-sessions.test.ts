@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { x402Client } from '@x402/core/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import t from 'tap';
+import { type Address, type Hex, parseAbi, zeroAddress } from 'viem';
+import { privateKeyToAccount, toAccount } from 'viem/accounts';
+import { compileContract } from '../../../chain/compile.js';
+import type { PaymentRail } from '../../../control-plane/payments/rail.js';
+import { claimVouchers } from '../../../control-plane/sessions/claim-vouchers.js';
+import type { SessionRail } from '../../../control-plane/sessions/session-rail.js';
+import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
+import { testProviders } from '../../helpers/database.js';
+import { startPaidWorld } from '../../helpers/paid-world.js';
+
+// A smart-contract wallet paying with batch-settlement (docs/decisions.md#D-362): its channel has no
+// payer authorizer (zero), so a voucher is the wallet's when the wallet says so (ERC-1271), as the
+// channel contract's claim judges it. The wallet deposits by ERC-3009 with its own signature (the
+// token asks the wallet too), hub asks the wallet about each voucher, and claims and the payer's
+// refund go through. x402's unmodified client signs, with the wallet as its address.
+
+t.setTimeout(180_000);
+
+const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
+const erc20 = parseAbi(['function transfer(address to, uint256 value) returns (bool)']);
+const testContracts = fileURLToPath(new URL('../../contracts', import.meta.url));
+
+for (const provider of testProviders()) {
+  t.test(`batch-settlement paid by a smart-contract wallet on ${provider}`, async (t) => {
+    const world = await startPaidWorld(t, provider);
+    const { api, chain, db, hub, sellerId, served, url } = world;
+    const rail = world.rail as PaymentRail & { sessions: SessionRail };
+    const reader = chainReader(chain);
+    t.equal((await api.patch(`/v1/sellers/${sellerId}`, hub.apiKey, { x402Schemes: ['exact', 'batch-settlement'] })).status, 200);
+
+    // The wallet, owned by an EOA of the chain, holding 0.1 of the token.
+    const ownerKey = chain.accounts[4]!.privateKey as Hex;
+    const owner = privateKeyToAccount(ownerKey);
+    const ownerWallet = chainWallet(chain, ownerKey);
+    const { abi, bytecode } = await compileContract('OwnedWallet', {
+      sourcesDir: testContracts,
+      cacheDir: join(tmpdir(), 'hub-contracts'),
+    });
+    const deployed = await reader.waitForTransactionReceipt({
+      hash: await ownerWallet.deployContract({ abi, bytecode, args: [owner.address] } as never),
+    });
+    const wallet = deployed.contractAddress as Address;
+    await reader.waitForTransactionReceipt({
+      hash: await ownerWallet.writeContract({
+        address: chain.token.address,
+        abi: erc20,
+        functionName: 'transfer',
+        args: [wallet, 100_000n],
+      } as never),
+    });
+
+    /** x402's client paying as the wallet: the wallet's address, its owner's key signing, no payer authorizer. */
+    const walletClient = (signingKey: Hex, salt: Hex) => {
+      const signing = privateKeyToAccount(signingKey);
+      const signer = toAccount({
+        address: wallet,
+        signMessage: (message) => signing.signMessage(message),
+        signTransaction: (transaction) => signing.signTransaction(transaction),
+        signTypedData: (typedData) => signing.signTypedData(typedData as never),
+      });
+      const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(signer, reader), { salt, payerAuthorizer: zeroAddress });
+      const client = new x402Client();
+      client.register(chain.network, scheme);
+      client.setSpendControls({ allowedAssets: true });
+      return { scheme, pay: wrapFetchWithPayment(fetch, client) };
+    };
+    const salt = `0x${randomBytes(32).toString('hex')}` as Hex;
+    const { scheme, pay } = walletClient(ownerKey, salt);
+    const settlerNonce = () => reader.getTransactionCount({ address: chain.settler.address as Address });
+
+    let channelId = '' as Hex;
+    await t.test('the wallet deposits and pays vouchers, each taken as the wallet’s by ERC-1271', async (t) => {
+      for (const [n, charged] of [
+        [1, 10_000],
+        [2, 20_000],
+        [3, 30_000],
+      ] as const) {
+        const res = await pay(url(`/search?q=wallet-${n}`));
+        t.equal(res.status, 200, await res.clone().text());
+        const receipt = fromB64(res.headers.get('payment-response'));
+        t.match(receipt.extra, { chargedAmount: '10000', channelState: { chargedCumulativeAmount: String(charged) } });
+        if (n === 1) t.match(receipt.transaction, /^0x[0-9a-f]{64}$/, 'the first call deposits');
+        else t.equal(receipt.transaction, '', 'later ones are vouchers alone');
+        channelId = receipt.extra.channelState.channelId;
+      }
+      t.equal(await tokenBalance(chain, wallet), 50_000n, 'the deposit left the wallet');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), {
+        payer: wallet.toLowerCase(),
+        payerAuthorizer: zeroAddress,
+        balance: 50_000n,
+        charged: 30_000n,
+      });
+    });
+
+    await t.test('a voucher the wallet does not take: refused, nothing forwarded, nothing sent', async (t) => {
+      // The same channel (the same salt), a client that never saw it: it deposits, its voucher
+      // signed by a key that is not the wallet's owner.
+      const stranger = walletClient(chain.accounts[5]!.privateKey as Hex, salt);
+      const servedBefore = served.length;
+      const nonce = await settlerNonce();
+      const res = await stranger.pay(url('/search?q=wallet-stranger'));
+      t.equal(res.status, 402);
+      t.equal(fromB64(res.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_voucher_signature');
+      t.equal(served.length, servedBefore, 'nothing forwarded');
+      t.equal(await settlerNonce(), nonce, 'no deposit sent');
+      t.equal(await tokenBalance(chain, wallet), 50_000n);
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), { charged: 30_000n, heldBy: null });
+    });
+
+    await t.test('the charges claimed on chain with the wallet’s voucher; the rest refunded to the wallet', async (t) => {
+      t.equal((await claimVouchers(db, rail)).channels, 1);
+      t.same(await rail.sessions.channel(channelId), { balance: 50_000n, totalClaimed: 30_000n }, 'the contract took the voucher');
+      const refunded = await scheme.refund(url('/search?q=wallet-refund'));
+      t.match(refunded, { success: true, amount: '20000' });
+      t.equal(await tokenBalance(chain, wallet), 70_000n, 'the wallet has back what was not charged');
+      t.same(await rail.sessions.channel(channelId), { balance: 30_000n, totalClaimed: 30_000n });
+    });
+  });
+}
