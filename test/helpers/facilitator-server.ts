@@ -167,3 +167,20 @@ export async function startX402SessionsFacilitatorServer(
     return { status: 200, body: await official.settle(paymentPayload, paymentRequirements) };
   });
 }
+
+/**
+ * The settings an operator gives hub for a remote facilitator's rail that takes sessions on `chain`:
+ * its URL, the token, the chain's RPC (`rpcUrl`, the chain's own unless said) and hub's receiver
+ * authorizer, a key of its own with no funds and no transaction to send (the chain's sixth account).
+ */
+export function remoteSessionsSettings(chain: ChainDeployment & { accounts: DevAccount[] }, facilitatorUrl: string, rpcUrl = chain.rpcUrl) {
+  return {
+    HUB_FACILITATOR_URL: facilitatorUrl,
+    HUB_PAYMENT_NETWORK: chain.network,
+    HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
+    HUB_PAYMENT_TOKEN_NAME: chain.token.name,
+    HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
+    HUB_PAYMENT_RPC_URL: rpcUrl,
+    HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: chain.accounts[5]!.privateKey,
+  };
+}

@@ -13,7 +13,7 @@ import { SessionSendUnknownError, schemeListed } from '../../../control-plane/se
 import { claimBatchTypes, type SessionRail } from '../../../control-plane/sessions/session-rail.js';
 import { ApiError } from '../../../shared/errors.js';
 import { chainReader, chainWallet, startTestChain } from '../../helpers/chain.js';
-import { type Answer, startFacilitatorServer } from '../../helpers/facilitator-server.js';
+import { type Answer, remoteSessionsSettings, startFacilitatorServer } from '../../helpers/facilitator-server.js';
 import { freePort } from '../../helpers/processes.js';
 
 // How a remote facilitator's answers to the scheme's payloads end in hub (docs/decisions.md#D-340):
@@ -34,18 +34,7 @@ const facilitatorUrl = await startFacilitatorServer(t, (route, body) => {
 });
 
 function sessionsAt(url: string, rpcUrl = chain.rpcUrl): SessionRail {
-  const rail = remoteRail(
-    {
-      HUB_FACILITATOR_URL: url,
-      HUB_PAYMENT_NETWORK: chain.network,
-      HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
-      HUB_PAYMENT_TOKEN_NAME: chain.token.name,
-      HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
-      HUB_PAYMENT_RPC_URL: rpcUrl,
-      HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: authorizerKey,
-    },
-    'live',
-  );
+  const rail = remoteRail(remoteSessionsSettings(chain, url, rpcUrl), 'live');
   t.teardown(() => (rail.facilitator as HttpFacilitator).close());
   return rail.sessions!;
 }

@@ -9,7 +9,7 @@ import type { HttpFacilitator } from '../../../control-plane/facilitator/http-fa
 import { remoteRail } from '../../../control-plane/payments/rail.js';
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader } from '../../helpers/chain.js';
-import { startX402FacilitatorServer } from '../../helpers/facilitator-server.js';
+import { remoteSessionsSettings, startX402FacilitatorServer } from '../../helpers/facilitator-server.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 
 // A remote facilitator that does not take batch-settlement (x402's own, with only its `exact`
@@ -27,18 +27,7 @@ t.test('sessions are not offered on a facilitator whose /supported does not list
       const url = await startX402FacilitatorServer(t, chain, (route) => {
         if (route === 'supported') supportedAsked++;
       });
-      const rail = remoteRail(
-        {
-          HUB_FACILITATOR_URL: url,
-          HUB_PAYMENT_NETWORK: chain.network,
-          HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
-          HUB_PAYMENT_TOKEN_NAME: chain.token.name,
-          HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
-          HUB_PAYMENT_RPC_URL: chain.rpcUrl,
-          HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: chain.accounts[5]!.privateKey,
-        },
-        'live',
-      );
+      const rail = remoteRail(remoteSessionsSettings(chain, url), 'live');
       t.teardown(() => (rail.facilitator as HttpFacilitator).close());
       return rail;
     },

@@ -5,7 +5,6 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
 import { type Address, getAddress, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { LocalChain } from '../../../chain/local-chain.js';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { type PaymentRail, remoteRail } from '../../../control-plane/payments/rail.js';
 import type { ChannelConfig } from '../../../control-plane/sessions/channel-digests.js';
@@ -16,7 +15,7 @@ import { BATCH_SETTLEMENT_CONTRACT } from '../../../shared/payments/batch-settle
 import type { PaymentRequirements } from '../../../shared/payments/x402-wire.js';
 import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
-import { type Answer, startX402SessionsFacilitatorServer } from '../../helpers/facilitator-server.js';
+import { type Answer, remoteSessionsSettings, startX402SessionsFacilitatorServer } from '../../helpers/facilitator-server.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 import { freePort } from '../../helpers/processes.js';
 
@@ -30,18 +29,6 @@ t.setTimeout(180_000);
 
 const fromB64 = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
 const channelsAbi = parseAbi(['function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)']);
-
-/** The rail's settings, as an operator sets them for a remote facilitator taking sessions. */
-const settingsFor = (chain: LocalChain, facilitatorUrl: string) => ({
-  HUB_FACILITATOR_URL: facilitatorUrl,
-  HUB_PAYMENT_NETWORK: chain.network,
-  HUB_PAYMENT_TOKEN_ADDRESS: chain.token.address,
-  HUB_PAYMENT_TOKEN_NAME: chain.token.name,
-  HUB_PAYMENT_TOKEN_VERSION: chain.token.version,
-  HUB_PAYMENT_RPC_URL: chain.rpcUrl,
-  // hub's receiver authorizer: a key of its own, with no funds and no transaction to send.
-  HUB_PAYMENT_RECEIVER_AUTHORIZER_KEY: chain.accounts[5]!.privateKey,
-});
 
 type Seen = { route: string; type: string | undefined; payload: Record<string, unknown> | undefined };
 
@@ -59,7 +46,7 @@ for (const provider of testProviders()) {
           if (route !== 'settle') return undefined;
           return typeof outage === 'function' ? outage(payload ?? {}) : outage;
         });
-        const rail = remoteRail(settingsFor(chain, url), 'live');
+        const rail = remoteRail(remoteSessionsSettings(chain, url), 'live');
         t.teardown(() => (rail.facilitator as HttpFacilitator).close());
         return rail;
       },
@@ -204,7 +191,7 @@ for (const provider of testProviders()) {
       // Unreachable after the 402: the same rail's sessions through a facilitator nobody listens for
       // (the 402 offered them while the facilitator answered; one never heard from is not offered, D-361).
       const live = rail.sessions;
-      const nowhere = remoteRail(settingsFor(chain, `http://127.0.0.1:${await freePort()}`), 'live');
+      const nowhere = remoteRail(remoteSessionsSettings(chain, `http://127.0.0.1:${await freePort()}`), 'live');
       t.teardown(() => (nowhere.facilitator as HttpFacilitator).close());
       rail.sessions = { ...nowhere.sessions!, offered: live.offered };
       const unreachable = await client.pay(url('/search?q=unreachable'));
