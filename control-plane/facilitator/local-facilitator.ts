@@ -1,8 +1,17 @@
-import { type Address, createPublicClient, createWalletClient, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import {
+  type Address,
+  bytesToHex,
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  type LocalAccount,
+  type TransactionReceipt,
+} from 'viem';
 import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout, nodeAnswered, shortMessage } from './chain-errors.js';
+import { contractSigned } from './contract-signature.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -15,7 +24,7 @@ import { SettlerState } from './settler-state.js';
 import type { SignerRecovery } from './signer-recovery.js';
 import { defaultSignerRecovery } from './signer-recovery.js';
 import type { TransferAuthorization } from './transfer-authorization.js';
-import { eip3009Abi, parseRecoverableSignature, type RecoverableSignature } from './transfer-authorization.js';
+import { eip3009Abi, parseRecoverableSignature, type SettlementSignature, transferAuthorizationDigest } from './transfer-authorization.js';
 import {
   authorizationUsedOnChain,
   broadcastCall,
@@ -107,7 +116,7 @@ export class LocalFacilitator implements Facilitator {
    * a settlement checks the signature its verification checked already, and recovering it again
    * would be the same work for the same answer.
    */
-  private readonly signedBy = new ExpiringCache<string, true>({ ttlMs: 15 * 60_000, maxEntries: 10_000 });
+  private readonly signedBy = new ExpiringCache<string, SettlementSignature>({ ttlMs: 15 * 60_000, maxEntries: 10_000 });
 
   private readonly closeTransport: () => Promise<void>;
 
@@ -150,6 +159,7 @@ export class LocalFacilitator implements Facilitator {
     if (window) return verifyFailure(window, payment.payer);
     const signature = await this.checkSignature(payment, token);
     if ('failure' in signature) return signature.failure;
+    if (this.escrowed(payment.authorization, signature.signature)) return contractWalletInEscrow(payment.payer);
 
     const { from, value } = payment.authorization;
     let balance: bigint;
@@ -190,6 +200,7 @@ export class LocalFacilitator implements Facilitator {
     const { payment, token } = checked;
     const signature = await this.checkSignature(payment, token);
     if ('failure' in signature) return this.failed(signature.failure);
+    if (split && 'contractWallet' in signature.signature) return this.failed(contractWalletInEscrow(payment.payer));
     const call: TransferCall = {
       token: token.address,
       authorization: payment.authorization,
@@ -421,26 +432,46 @@ export class LocalFacilitator implements Facilitator {
     return { payment: parsed.payment, token: terms.token };
   }
 
+  /**
+   * The payment's signature as the token will take it: the payer's key's (recovered here), or, when
+   * no key of the payer's signed it, the payer's own as a contract wallet that says so (ERC-1271,
+   * one read of the chain; docs/decisions.md#D-363). ERC-6492 signatures of a wallet not deployed
+   * yet are not taken.
+   */
   private async checkSignature(
     payment: ExactPayment,
     token: SettlementToken,
-  ): Promise<{ signature: RecoverableSignature } | { failure: Failure }> {
-    const signature = parseRecoverableSignature(payment.signature);
-    // Contract-wallet (ERC-1271, ERC-6492) signatures are not accepted: only 65-byte EOA signatures.
-    if (!signature)
-      return { failure: verifyFailure('invalid_signature', payment.payer, 'Only 65-byte low-s EOA signatures are accepted.') };
+  ): Promise<{ signature: SettlementSignature } | { failure: Failure }> {
     const { from, to, value, validAfter, validBefore, nonce } = payment.authorization;
     const signed = `${token.address}:${from}:${to}:${value}:${validAfter}:${validBefore}:${nonce}:${payment.signature}`.toLowerCase();
-    if (this.signedBy.get(signed)) return { signature };
-    this.recovery ??= defaultSignerRecovery();
-    const signer = await (await this.recovery).recoverSigner({
-      domain: tokenDomain(token, this.config.chainId),
-      authorization: payment.authorization satisfies TransferAuthorization,
-      signature: payment.signature,
-    });
-    if (signer?.toLowerCase() !== payment.payer.toLowerCase()) return { failure: verifyFailure('invalid_signature', payment.payer) };
-    this.signedBy.set(signed, true);
+    const known = this.signedBy.get(signed);
+    if (known) return { signature: known };
+    const recoverable = parseRecoverableSignature(payment.signature);
+    let signature: SettlementSignature | undefined;
+    if (recoverable) {
+      this.recovery ??= defaultSignerRecovery();
+      const signer = await (await this.recovery).recoverSigner({
+        domain: tokenDomain(token, this.config.chainId),
+        authorization: payment.authorization satisfies TransferAuthorization,
+        signature: payment.signature,
+      });
+      if (signer?.toLowerCase() === payment.payer.toLowerCase()) signature = recoverable;
+    }
+    if (!signature) {
+      const digest = bytesToHex(transferAuthorizationDigest(tokenDomain(token, this.config.chainId), payment.authorization));
+      const read = (to: Address, data: Hex) => this.readCall({ to, data });
+      if (await contractSigned(read, payment.payer as Address, digest, payment.signature))
+        signature = { contractWallet: payment.signature };
+    }
+    if (!signature) return { failure: verifyFailure('invalid_signature', payment.payer) };
+    this.signedBy.set(signed, signature);
     return { signature };
+  }
+
+  /** A payment into the escrow signed by a contract wallet, which the escrow cannot take (it takes `(v, r, s)` alone). */
+  private escrowed(authorization: TransferAuthorization, signature: SettlementSignature): boolean {
+    const { escrow } = this.config;
+    return 'contractWallet' in signature && escrow !== undefined && authorization.to.toLowerCase() === escrow.toLowerCase();
   }
 
   private nowSeconds(): bigint {
@@ -450,6 +481,11 @@ export class LocalFacilitator implements Facilitator {
   private marginSeconds(): bigint {
     return BigInt(this.config.expiryMarginSeconds ?? 6);
   }
+}
+
+/** Why a contract wallet cannot pay a ceiling-priced call or a held purchase on this rail. */
+function contractWalletInEscrow(payer: string): Failure {
+  return verifyFailure('invalid_signature', payer, 'A contract wallet’s payment cannot go through the escrow: pay this price from an EOA.');
 }
 
 function unavailable(err: unknown): FacilitatorUnavailableError {

@@ -109,6 +109,13 @@ export type RecoverableSignature = {
   s: Hex;
 };
 
+/**
+ * A payment's signature as the token will check it: an EOA's, recovered and split for the
+ * `(v, r, s)` entry point, or a contract wallet's, passed whole to the `bytes signature` one, which
+ * asks the wallet (ERC-1271).
+ */
+export type SettlementSignature = RecoverableSignature | { contractWallet: Hex };
+
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HALF_N = SECP256K1_N / 2n;
 

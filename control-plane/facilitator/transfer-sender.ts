@@ -16,7 +16,7 @@ import { nodeAnswered, revertReason, rpcErrorCode, shortMessage } from './chain-
 import { type EscrowSplit, escrowAbi } from './escrow.js';
 import type { SettleFailureReason } from './results.js';
 import type { SettlerState } from './settler-state.js';
-import type { RecoverableSignature, TransferAuthorization } from './transfer-authorization.js';
+import type { SettlementSignature, TransferAuthorization } from './transfer-authorization.js';
 import { eip3009Abi } from './transfer-authorization.js';
 
 /**
@@ -36,7 +36,7 @@ export type SettlerClients = {
 export type TransferCall = {
   token: Address;
   authorization: TransferAuthorization;
-  signature: RecoverableSignature;
+  signature: SettlementSignature;
   /** Set when the authorization pays the escrow: submitted through it, with this payout. */
   split?: EscrowSplit;
 };
@@ -56,11 +56,17 @@ export type Broadcast =
 
 export type Confirmation = { status: 'mined'; receipt: TransactionReceipt } | { status: 'unconfirmed'; message: string };
 
+/** The token's `transferWithAuthorization` arguments: `(v, r, s)` for an EOA's signature, the whole `bytes` for a contract wallet's. */
 function transferArgs({ authorization: a, signature: s }: TransferCall) {
-  return [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, s.v, s.r, s.s] as const;
+  const authorization = [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce] as const;
+  // viem picks the overload by the arguments' shape; its types know only the first.
+  if ('contractWallet' in s) return [...authorization, s.contractWallet] as unknown as readonly [...typeof authorization, number, Hex, Hex];
+  return [...authorization, s.v, s.r, s.s] as const;
 }
 
 function escrowArgs({ token, authorization: a, signature: s }: TransferCall, split: EscrowSplit) {
+  // The escrow takes `(v, r, s)` alone: a contract wallet's payment never reaches it (local-facilitator.ts).
+  if ('contractWallet' in s) throw new Error('the escrow takes EOA signatures only');
   const authorization = { from: a.from, value: a.value, validAfter: a.validAfter, validBefore: a.validBefore, nonce: a.nonce };
   return [token, authorization, { v: s.v, r: s.r, s: s.s }, split.payee, split.charged, split.deposited ?? false] as const;
 }
@@ -112,7 +118,8 @@ export async function simulateTransfer(clients: SettlerClients, call: TransferCa
  */
 export function gasKind(call: TransferCall): string {
   const { split } = call;
-  if (!split) return `transfer:${call.token}`;
+  // A contract wallet's signature costs the wallet's own check on top: remembered apart.
+  if (!split) return `transfer:${call.token}${'contractWallet' in call.signature ? ':contract-wallet' : ''}`;
   return `escrow:${split.escrow}:${split.charged > 0n}:${split.charged < call.authorization.value}:${split.deposited === true}`;
 }
 

@@ -7,6 +7,7 @@ import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { settleResponseSchema } from '../../shared/payments/x402-wire.js';
 import { shortMessage } from '../facilitator/chain-errors.js';
 import type { ChainWitness } from '../facilitator/chain-witness.js';
+import { contractSigned } from '../facilitator/contract-signature.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import type { CallOutcome } from '../facilitator/local-facilitator.js';
@@ -16,7 +17,6 @@ import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channe
 import {
   batchSettlementAbi,
   claimBatchTypedData,
-  contractSigned,
   depositNonce,
   refundTypes,
   type SessionRail,

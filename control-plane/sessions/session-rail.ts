@@ -1,8 +1,7 @@
 import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, keccak256, parseAbi } from 'viem';
 import { BATCH_SETTLEMENT_CONTRACT, ERC3009_DEPOSIT_COLLECTOR } from '../../shared/payments/batch-settlement.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
-import { nodeAnswered } from '../facilitator/chain-errors.js';
-import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
+import { contractSigned } from '../facilitator/contract-signature.js';
 import type { CallOutcome, LocalFacilitator } from '../facilitator/local-facilitator.js';
 import { eip3009Abi } from '../facilitator/transfer-authorization.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
@@ -53,7 +52,7 @@ export type SessionRail = {
   /**
    * Whether `account`, a contract wallet, takes `signature` over `digest` as its own (ERC-1271
    * `isValidSignature`, asked of the chain): how a voucher of a channel with no payer authorizer is
-   * checked when its payer's key did not sign it (`contractSigned`).
+   * checked when its payer's key did not sign it (`contractSigned`, facilitator/contract-signature.ts).
    */
   signedBy(account: Address, digest: Hex, signature: Hex): Promise<boolean>;
   /**
@@ -248,30 +247,4 @@ async function claimCalldata(facilitator: LocalFacilitator, claims: VoucherClaim
     totalClaimed: c.totalClaimed,
   }));
   return encodeFunctionData({ abi: batchSettlementAbi, functionName: 'claimWithSignature', args: [voucherClaims, authorizerSignature] });
-}
-
-const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
-/** What `isValidSignature` answers for a signature the wallet takes: its own selector. */
-const ERC1271_ACCEPTED = '0x1626ba7e';
-
-/**
- * Whether `account` takes `signature` over `digest` as its own, by ERC-1271, read with `read` (an
- * eth_call at the latest block). An account with no code answers nothing, and a node that answered
- * with an error (no such function, a revert) refused it: both are no. A node that did not answer
- * throws (`FacilitatorUnavailableError`), for the caller to answer 503.
- */
-export async function contractSigned(
-  read: (to: Address, data: Hex) => Promise<Hex>,
-  account: Address,
-  digest: Hex,
-  signature: Hex,
-): Promise<boolean> {
-  let answer: Hex;
-  try {
-    answer = await read(account, encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, signature] }));
-  } catch (err) {
-    if (err instanceof FacilitatorUnavailableError && nodeAnswered(err.cause)) return false;
-    throw err;
-  }
-  return answer.slice(0, 10).toLowerCase() === ERC1271_ACCEPTED;
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import t from 'tap';
 import { type Address, type Hex, parseAbi, zeroAddress } from 'viem';
@@ -17,11 +18,12 @@ import { chainReader, chainWallet, tokenBalance } from '../../helpers/chain.js';
 import { testProviders } from '../../helpers/database.js';
 import { startPaidWorld } from '../../helpers/paid-world.js';
 
-// A smart-contract wallet paying with batch-settlement (docs/decisions.md#D-362): its channel has no
-// payer authorizer (zero), so a voucher is the wallet's when the wallet says so (ERC-1271), as the
-// channel contract's claim judges it. The wallet deposits by ERC-3009 with its own signature (the
-// token asks the wallet too), hub asks the wallet about each voucher, and claims and the payer's
-// refund go through. x402's unmodified client signs, with the wallet as its address.
+// A smart-contract wallet paying hub, through x402's unmodified clients with the wallet as their
+// address and its owner's key signing. With `exact` (docs/decisions.md#D-363), the authorization's
+// signature is the wallet's when the wallet says so (ERC-1271), as the token judges it. With
+// batch-settlement (D-362), its channel has no payer authorizer (zero), so a voucher is the wallet's
+// on the same terms, as the channel contract's claim judges it: the wallet deposits by ERC-3009 with
+// its own signature, hub asks the wallet about each voucher, and claims and the payer's refund go through.
 
 t.setTimeout(180_000);
 
@@ -30,9 +32,9 @@ const erc20 = parseAbi(['function transfer(address to, uint256 value) returns (b
 const testContracts = fileURLToPath(new URL('../../contracts', import.meta.url));
 
 for (const provider of testProviders()) {
-  t.test(`batch-settlement paid by a smart-contract wallet on ${provider}`, async (t) => {
+  t.test(`a smart-contract wallet pays on ${provider}`, async (t) => {
     const world = await startPaidWorld(t, provider);
-    const { api, chain, db, hub, sellerId, served, url } = world;
+    const { api, chain, db, hub, payTo, sellerId, served, url } = world;
     const rail = world.rail as PaymentRail & { sessions: SessionRail };
     const reader = chainReader(chain);
     t.equal((await api.patch(`/v1/sellers/${sellerId}`, hub.apiKey, { x402Schemes: ['exact', 'batch-settlement'] })).status, 200);
@@ -59,26 +61,77 @@ for (const provider of testProviders()) {
     });
 
     /** x402's client paying as the wallet: the wallet's address, its owner's key signing, no payer authorizer. */
-    const walletClient = (signingKey: Hex, salt: Hex) => {
+    const walletSigner = (signingKey: Hex) => {
       const signing = privateKeyToAccount(signingKey);
-      const signer = toAccount({
+      return toAccount({
         address: wallet,
         signMessage: (message) => signing.signMessage(message),
         signTransaction: (transaction) => signing.signTransaction(transaction),
         signTypedData: (typedData) => signing.signTypedData(typedData as never),
       });
-      const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(signer, reader), { salt, payerAuthorizer: zeroAddress });
+    };
+    const walletClient = (signingKey: Hex, salt: Hex) => {
+      const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(walletSigner(signingKey), reader), {
+        salt,
+        payerAuthorizer: zeroAddress,
+      });
       const client = new x402Client();
       client.register(chain.network, scheme);
       client.setSpendControls({ allowedAssets: true });
       return { scheme, pay: wrapFetchWithPayment(fetch, client) };
     };
+    /** x402's exact client paying as the wallet, signed with `signingKey`. */
+    const exactClient = (signingKey: Hex) => {
+      const client = new x402Client();
+      registerExactEvmScheme(client, { signer: walletSigner(signingKey) });
+      client.setSpendControls({ allowedAssets: true });
+      return wrapFetchWithPayment(fetch, client);
+    };
+    const balances = async () => ({ wallet: await tokenBalance(chain, wallet), payee: await tokenBalance(chain, payTo as Address) });
+
+    await t.test('exact: the wallet’s authorization taken by ERC-1271, settled from the wallet', async (t) => {
+      const before = await balances();
+      const res = await exactClient(ownerKey)(url('/search?q=wallet-exact'));
+      t.equal(res.status, 200, await res.clone().text());
+      t.match(fromB64(res.headers.get('payment-response')), { success: true, payer: wallet, transaction: /^0x[0-9a-f]{64}$/ });
+      t.same(await balances(), { wallet: before.wallet - 10_000n, payee: before.payee + 10_000n }, 'one cent from the wallet');
+      t.match(await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?q=wallet-exact' } }), {
+        status: 'settled',
+        payer: wallet.toLowerCase(),
+      });
+    });
+
+    await t.test('exact: an authorization the wallet does not take, or one through the escrow, is refused', async (t) => {
+      const before = await balances();
+      const servedBefore = served.length;
+      const stranger = await exactClient(chain.accounts[5]!.privateKey as Hex)(url('/search?q=wallet-exact-stranger'));
+      t.equal(stranger.status, 402, 'a key that is not the owner’s');
+      t.match(await stranger.json(), { error: 'payment_required', reason: 'settlement_failed', settlementReason: 'invalid_signature' });
+      // A ceiling-priced call pays the escrow, which takes EOA signatures alone.
+      const ceiling = await exactClient(ownerKey)(url('/search?max=2&used=1&q=wallet-exact-ceiling'));
+      t.equal(ceiling.status, 402, 'a ceiling-priced call');
+      t.match(await ceiling.json(), { error: 'payment_required', reason: 'settlement_failed', settlementReason: 'invalid_signature' });
+      t.match(
+        await db.paymentAttempt.findFirstOrThrow({ where: { pathAndQuery: '/search?max=2&used=1&q=wallet-exact-ceiling' } }),
+        {
+          status: 'challenge_created',
+          payer: null,
+        },
+        'the attempt is left open, nothing claimed',
+      );
+      t.equal(served.length, servedBefore, 'nothing forwarded');
+      t.same(await balances(), before, 'nothing moved');
+    });
+
     const salt = `0x${randomBytes(32).toString('hex')}` as Hex;
     const { scheme, pay } = walletClient(ownerKey, salt);
     const settlerNonce = () => reader.getTransactionCount({ address: chain.settler.address as Address });
 
     let channelId = '' as Hex;
+    // What the wallet holds once the exact payment above is paid: the sessions' moves are counted from it.
+    let held = 0n;
     await t.test('the wallet deposits and pays vouchers, each taken as the wallet’s by ERC-1271', async (t) => {
+      held = await tokenBalance(chain, wallet);
       for (const [n, charged] of [
         [1, 10_000],
         [2, 20_000],
@@ -92,7 +145,7 @@ for (const provider of testProviders()) {
         else t.equal(receipt.transaction, '', 'later ones are vouchers alone');
         channelId = receipt.extra.channelState.channelId;
       }
-      t.equal(await tokenBalance(chain, wallet), 50_000n, 'the deposit left the wallet');
+      t.equal(await tokenBalance(chain, wallet), held - 50_000n, 'the deposit left the wallet');
       t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), {
         payer: wallet.toLowerCase(),
         payerAuthorizer: zeroAddress,
@@ -112,7 +165,7 @@ for (const provider of testProviders()) {
       t.equal(fromB64(res.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_voucher_signature');
       t.equal(served.length, servedBefore, 'nothing forwarded');
       t.equal(await settlerNonce(), nonce, 'no deposit sent');
-      t.equal(await tokenBalance(chain, wallet), 50_000n);
+      t.equal(await tokenBalance(chain, wallet), held - 50_000n);
       t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: channelId } }), { charged: 30_000n, heldBy: null });
     });
 
@@ -121,7 +174,7 @@ for (const provider of testProviders()) {
       t.same(await rail.sessions.channel(channelId), { balance: 50_000n, totalClaimed: 30_000n }, 'the contract took the voucher');
       const refunded = await scheme.refund(url('/search?q=wallet-refund'));
       t.match(refunded, { success: true, amount: '20000' });
-      t.equal(await tokenBalance(chain, wallet), 70_000n, 'the wallet has back what was not charged');
+      t.equal(await tokenBalance(chain, wallet), held - 30_000n, 'the wallet has back what was not charged');
       t.same(await rail.sessions.channel(channelId), { balance: 30_000n, totalClaimed: 30_000n });
     });
   });
