@@ -11,7 +11,7 @@ import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout, nodeAnswered, shortMessage } from './chain-errors.js';
-import { contractSigned } from './contract-signature.js';
+import { contractSigned, type SignatureReads } from './contract-signature.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -242,14 +242,18 @@ export class LocalFacilitator implements Facilitator {
   private async submit(key: string, call: TransferCall, retried = false): Promise<SettleResult> {
     const payer = call.authorization.from;
     const kind = gasKind(call);
-    let gas = this.clients.state.knownGas(kind);
+    // A contract wallet's check costs what its code makes it cost: each of its transfers is
+    // simulated for its own gas, never one remembered from another wallet's (which could be made
+    // to cost past a block).
+    const ownGas = 'contractWallet' in call.signature;
+    let gas = ownGas ? undefined : this.clients.state.knownGas(kind);
     if (gas === undefined) {
       const simulated = await simulateTransfer(this.clients, call);
       // The chain could not be read: an earlier settlement (before a restart) may be on it.
       if (!simulated.ok && simulated.reason === 'facilitator_unavailable') return this.pendingResult(call, undefined, simulated.message);
       if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
       gas = simulated.gas;
-      this.clients.state.rememberGas(kind, gas);
+      if (!ownGas) this.clients.state.rememberGas(kind, gas);
     }
 
     const broadcast = await broadcastTransfer(this.clients, call, gas);
@@ -298,6 +302,25 @@ export class LocalFacilitator implements Facilitator {
   signTypedData(typedData: Parameters<LocalAccount['signTypedData']>[0]): Promise<Hex> {
     return this.clients.wallet.account.signTypedData(typedData);
   }
+
+  /** The reads that judge a signature as the chain does (contract-signature.ts); an unreachable node is `FacilitatorUnavailableError`. */
+  readonly signatureReads: SignatureReads = {
+    call: async (to, data, gas) => {
+      try {
+        return (await this.clients.reader.call({ to, data, gas })).data ?? '0x';
+      } catch (err) {
+        throw unavailable(err);
+      }
+    },
+    hasCode: async (account) => {
+      try {
+        const code = await this.clients.reader.getCode({ address: account });
+        return code !== undefined && code !== '0x';
+      } catch (err) {
+        throw unavailable(err);
+      }
+    },
+  };
 
   /** eth_call at the latest block, for reading a contract's state; an unreachable node is `FacilitatorUnavailableError`. */
   async readCall(call: ContractCall): Promise<Hex> {
@@ -355,9 +378,11 @@ export class LocalFacilitator implements Facilitator {
     this.pending.delete(key);
     if (receiptMovedFunds(confirmation.receipt, call)) return this.settledResult(call, transaction);
     // Reverted. Simulated now, the same call says why (perhaps another transaction of ours settled
-    // this authorization first); if it would pass now, the gas remembered was short: once more.
+    // this authorization first); if it would pass now, the gas remembered was short: once more. Not
+    // a contract wallet's: its gas was its own, and a wallet that passes simulations and fails on
+    // chain would have hub pay for a second revert.
     const simulated = await simulateTransfer(this.clients, call);
-    if (simulated.ok && !retried) {
+    if (simulated.ok && !retried && !('contractWallet' in call.signature)) {
       this.clients.state.rememberGas(gasKind(call), simulated.gas);
       return this.submit(key, call, true);
     }
@@ -459,9 +484,19 @@ export class LocalFacilitator implements Facilitator {
     }
     if (!signature) {
       const digest = bytesToHex(transferAuthorizationDigest(tokenDomain(token, this.config.chainId), payment.authorization));
-      const read = (to: Address, data: Hex) => this.readCall({ to, data });
-      if (await contractSigned(read, payment.payer as Address, digest, payment.signature))
-        signature = { contractWallet: payment.signature };
+      if (await contractSigned(this.signatureReads, payment.payer as Address, digest, payment.signature)) {
+        // The wallet may answer a read differently from the token's own check: the transfer itself
+        // is simulated, as the token will run it, before anything is served on it.
+        const contractWallet = { contractWallet: payment.signature };
+        const call = { token: token.address, authorization: payment.authorization, signature: contractWallet };
+        const simulated = await simulateTransfer(this.clients, call);
+        if (!simulated.ok && simulated.reason === 'facilitator_unavailable') throw unavailable(new Error(simulated.message));
+        if (!simulated.ok) {
+          const reason = simulated.reason === 'insufficient_funds' ? 'insufficient_funds' : 'invalid_signature';
+          return { failure: verifyFailure(reason, payment.payer, simulated.message) };
+        }
+        signature = contractWallet;
+      }
     }
     if (!signature) return { failure: verifyFailure('invalid_signature', payment.payer) };
     this.signedBy.set(signed, signature);

@@ -5,6 +5,7 @@ import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
+import { chainRecoverable, signedAsOnChain } from '../facilitator/contract-signature.js';
 import { defaultRecoverer } from '../facilitator/signer-recovery.js';
 import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
@@ -175,15 +176,16 @@ function knownChannelId(config: ChannelConfig, chainId: number): Hex {
 
 /**
  * Whether the voucher is the channel's, as the contract's claim will judge it: signed by the
- * channel's payer authorizer (recovered here, the usual case); with none (zero, a smart wallet's
- * channel), by its payer, whether an EOA's key or a contract wallet that takes the signature as its
- * own (ERC-1271, one read of the chain per voucher, docs/decisions.md#D-362).
+ * channel's payer authorizer's key (recovered here, the usual case, no read); with none (zero, a
+ * smart wallet's channel), by its payer as `SignatureChecker` has it: by ERC-1271 when it has code,
+ * else by its key (docs/decisions.md#D-362). A signature whose `v` the chain's `ecrecover` would not
+ * take is no one's: taken, it would revert the claim batch it went into.
  */
 async function signedForChannel(sessions: SessionRail, config: ChannelConfig, digest: Uint8Array, signature: Hex): Promise<boolean> {
-  const signer = await voucherSigner(digest, signature);
-  if (config.payerAuthorizer !== zeroAddress) return signer === config.payerAuthorizer.toLowerCase();
-  if (signer === config.payer.toLowerCase()) return true;
-  return sessions.signedBy(config.payer, bytesToHex(digest), signature).catch(unreadable);
+  const recover = () => voucherSigner(digest, signature);
+  if (config.payerAuthorizer !== zeroAddress)
+    return chainRecoverable(signature) && (await recover()) === config.payerAuthorizer.toLowerCase();
+  return signedAsOnChain(sessions.signatureReads, config.payer, bytesToHex(digest), signature, recover).catch(unreadable);
 }
 
 /** Who signed the voucher's digest, lowercase; undefined for a signature that recovers no one (or is not an EOA's). */

@@ -1,7 +1,7 @@
 import { type Address, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, type Hex, keccak256, parseAbi } from 'viem';
 import { BATCH_SETTLEMENT_CONTRACT, ERC3009_DEPOSIT_COLLECTOR } from '../../shared/payments/batch-settlement.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
-import { contractSigned } from '../facilitator/contract-signature.js';
+import type { SignatureReads } from '../facilitator/contract-signature.js';
 import type { CallOutcome, LocalFacilitator } from '../facilitator/local-facilitator.js';
 import { eip3009Abi } from '../facilitator/transfer-authorization.js';
 import { batchSettlementDomain, type ChannelConfig, channelIdOf } from './channel-digests.js';
@@ -50,11 +50,10 @@ export type SessionRail = {
    */
   depositLanded(config: ChannelConfig, salt: Hex): Promise<boolean>;
   /**
-   * Whether `account`, a contract wallet, takes `signature` over `digest` as its own (ERC-1271
-   * `isValidSignature`, asked of the chain): how a voucher of a channel with no payer authorizer is
-   * checked when its payer's key did not sign it (`contractSigned`, facilitator/contract-signature.ts).
+   * The chain reads that judge a voucher's signature as the channel contract will
+   * (facilitator/contract-signature.ts): needed for a channel with no payer authorizer.
    */
-  signedBy(account: Address, digest: Hex, signature: Hex): Promise<boolean>;
+  signatureReads: SignatureReads;
   /**
    * Whether a 402 offers sessions now: a remote facilitator's `/supported` lists the scheme on the
    * rail's network (docs/decisions.md#D-361). Always, when absent (the local rail, whose contract hub placed).
@@ -197,7 +196,7 @@ export function localSessionRail(facilitator: LocalFacilitator): SessionRail {
       const answer = await facilitator.readCall({ to: config.token, data });
       return decodeFunctionResult({ abi: eip3009Abi, functionName: 'authorizationState', data: answer });
     },
-    signedBy: (account, digest, signature) => contractSigned((to, data) => facilitator.readCall({ to, data }), account, digest, signature),
+    signatureReads: facilitator.signatureReads,
     async withdrawals(channelIds) {
       if (channelIds.length === 0) return [];
       return withdrawalsOf(channelIds, await facilitator.readCall({ to: BATCH_SETTLEMENT_CONTRACT, data: withdrawalsCall(channelIds) }));

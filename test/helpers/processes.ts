@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -47,7 +48,19 @@ export function runHub(t: Tap, args: string[], env: Record<string, string | unde
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'exit' can come before the last of the output is read: the exit code waits for both streams to
+  // end, which they do once the process (and any child of its holding them) is gone; within a bound,
+  // for a child that outlives it.
+  const ended = (stream: Readable) => new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      const bound = setTimeout(() => resolve(code), 1_000);
+      void Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(() => {
+        clearTimeout(bound);
+        resolve(code);
+      });
+    }),
+  );
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });

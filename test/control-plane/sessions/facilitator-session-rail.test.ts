@@ -2,9 +2,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { type Hex, keccak256, parseAbi, recoverTypedDataAddress, toHex } from 'viem';
+import { type Hex, keccak256, parseAbi, recoverAddress, recoverTypedDataAddress, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { compileContract } from '../../../chain/compile.js';
+import { chainRecoverable, contractSigned, signedAsOnChain } from '../../../control-plane/facilitator/contract-signature.js';
 import { FacilitatorUnavailableError } from '../../../control-plane/facilitator/facilitator.js';
 import type { HttpFacilitator } from '../../../control-plane/facilitator/http-facilitator.js';
 import { remoteRail } from '../../../control-plane/payments/rail.js';
@@ -217,28 +218,43 @@ t.test('sessions are offered while the facilitator’s /supported lists the sche
   t.equal(await schemeListed(facilitator, chain.network)(), false, 'no answer ever: not offered');
 });
 
-t.test('a contract wallet’s signature is asked of the wallet on the rail’s chain (ERC-1271, D-362)', async (t) => {
+t.test('a signature judged as the chain judges it, through the remote rail’s reads (D-362)', async (t) => {
   const ownerKey = chain.accounts[4]!.privateKey as Hex;
   const owner = privateKeyToAccount(ownerKey);
-  const { abi, bytecode } = await compileContract('OwnedWallet', {
-    sourcesDir: fileURLToPath(new URL('../../contracts', import.meta.url)),
-    cacheDir: join(tmpdir(), 'hub-contracts'),
-  });
+  const sourcesDir = fileURLToPath(new URL('../../contracts', import.meta.url));
+  const cacheDir = join(tmpdir(), 'hub-contracts');
   const reader = chainReader(chain);
-  const deployed = await reader.waitForTransactionReceipt({
-    hash: await chainWallet(chain, ownerKey).deployContract({ abi, bytecode, args: [owner.address] } as never),
-  });
-  const wallet = deployed.contractAddress as Hex;
+  const deploy = async (name: string, args: unknown[]) => {
+    const { abi, bytecode } = await compileContract(name, { sourcesDir, cacheDir });
+    const hash = await chainWallet(chain, ownerKey).deployContract({ abi, bytecode, args } as never);
+    return (await reader.waitForTransactionReceipt({ hash })).contractAddress as Hex;
+  };
+  const wallet = await deploy('OwnedWallet', [owner.address]);
+  const shortAnswer = await deploy('ShortAnswerWallet', []);
   const digest = keccak256(toHex('a voucher'));
   const byOwner = await owner.sign({ hash: digest });
   const byStranger = await privateKeyToAccount(chain.accounts[5]!.privateKey as Hex).sign({ hash: digest });
+  const reads = sessions.signatureReads;
+  const recovered = (signature: Hex) => async () => (await recoverAddress({ hash: digest, signature })).toLowerCase();
+  const judged = (signer: Hex, signature: Hex) => signedAsOnChain(reads, signer, digest, signature, recovered(signature));
 
-  t.equal(await sessions.signedBy(wallet, digest, byOwner), true, 'the wallet takes its owner’s signature');
-  t.equal(await sessions.signedBy(wallet, digest, byStranger), false, 'not another key’s');
-  t.equal(await sessions.signedBy(owner.address, digest, byOwner), false, 'an account with no code takes nothing');
-  t.equal(await sessions.signedBy(chain.token.address as Hex, digest, byOwner), false, 'a contract with no such function refuses');
+  t.equal(await contractSigned(reads, wallet, digest, byOwner), true, 'the wallet takes its owner’s signature');
+  t.equal(await contractSigned(reads, wallet, digest, byStranger), false, 'not another key’s');
+  t.equal(await contractSigned(reads, owner.address, digest, byOwner), false, 'an account with no code takes nothing');
+  t.equal(await contractSigned(reads, chain.token.address as Hex, digest, byOwner), false, 'a contract with no such function refuses');
+  t.equal(await contractSigned(reads, shortAnswer, digest, byOwner), false, 'a four-byte answer is no answer');
+
+  t.equal(await judged(wallet, byOwner), true, 'with code: by ERC-1271');
+  t.equal(await judged(owner.address, byOwner), true, 'without code: by its key');
+  t.equal(await judged(owner.address, byStranger), false);
+  // v as 0 or 1: recovered off chain, not by the chain's ecrecover.
+  const lowV = `${byOwner.slice(0, 130)}${(Number.parseInt(byOwner.slice(130), 16) - 27).toString(16).padStart(2, '0')}` as Hex;
+  t.equal(await recovered(lowV)(), owner.address.toLowerCase(), 'off chain, v 0/1 still recovers the key');
+  t.equal(chainRecoverable(lowV), false);
+  t.equal(await judged(owner.address, lowV), false, 'but the chain would not take it');
+
   await t.rejects(
-    sessionsAt(facilitatorUrl, `http://127.0.0.1:${await freePort()}`).signedBy(wallet, digest, byOwner),
+    contractSigned(sessionsAt(facilitatorUrl, `http://127.0.0.1:${await freePort()}`).signatureReads, wallet, digest, byOwner),
     FacilitatorUnavailableError,
     'a chain that does not answer cannot say',
   );
