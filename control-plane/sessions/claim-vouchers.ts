@@ -1,11 +1,12 @@
-import type { Hex } from 'viem';
+import { type Hex, zeroAddress } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { minMicros } from '../../shared/money.js';
 import type { Db } from '../db/client.js';
-import { bigintOf, type Sql, sqlOf } from '../db/sql.js';
+import { bigintOf, type Sql, type SqlDatabase, sqlOf } from '../db/sql.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { channelConfigOf } from './channel-digests.js';
 import type { SessionRail, VoucherClaim } from './session-rail.js';
+import { sessionsOn } from './session-requirements.js';
 import { describeSessionTransaction, dropSessionTransaction, openSessionTransaction, sendRecorded } from './session-transactions.js';
 
 /** Channels per claim transaction: a claim's gas grows with its rows, and a block has room for this many. */
@@ -13,6 +14,9 @@ export const MAX_CLAIMS_PER_TRANSACTION = 100;
 
 /** A claim's record: each channel it raises, to what total, with the voucher's ceiling. */
 export type ClaimItem = { channelId: string; maxClaimableAmount: string; totalClaimed: string };
+
+/** A smart wallet's channels claimed in a round, each in a transaction of its own. */
+export const MAX_WALLET_CLAIMS_PER_ROUND = 10;
 
 /**
  * Claims on chain what hub charged on its channels and has not claimed yet: each channel's latest
@@ -23,21 +27,64 @@ export type ClaimItem = { channelId: string; maxClaimableAmount: string; totalCl
  * (session-transactions.ts), and the mirror's `totalClaimed` follows only once it is mined. A
  * round finds nothing to do while another transaction is open on the network (its own or another
  * control-plane's): that one is followed first (follow-transactions.ts).
+ *
+ * A smart wallet's channel (no payer authorizer) is claimed alone, after the batch: its voucher is
+ * good while the wallet says so (ERC-1271), which it may stop saying, and one voucher the contract
+ * refuses reverts the whole transaction it is in. One refused is passed over for the rest of the
+ * round and goes behind the others in the next (docs/decisions.md#D-364). A batch that did not go
+ * through throws, once the wallets' claims were tried.
  */
-export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Promise<{ channels: number; transaction?: Hex }> {
-  if (!rail?.sessions) return { channels: 0 };
+export async function claimVouchers(
+  db: Db,
+  rail: PaymentRail | undefined,
+): Promise<{ channels: number; transaction?: Hex; refused?: number }> {
+  const sessions = sessionsOn(rail);
+  if (!sessions) return { channels: 0 };
   const sql = sqlOf(db);
-  if (!(await claimDue(sql, rail.network))) return { channels: 0 };
+  if (!(await claimDue(sql, sessions.network))) return { channels: 0 };
+  let failure: unknown;
+  const batch = await claimSome(sql, sessions, 'authorized', MAX_CLAIMS_PER_TRANSACTION, []).catch((err: unknown) => {
+    failure = err;
+    return undefined;
+  });
+  let channels = batch?.channels ?? 0;
+  let refused = 0;
+  const tried: string[] = [];
+  while (failure === undefined && tried.length < MAX_WALLET_CLAIMS_PER_ROUND) {
+    const one = await claimSome(sql, sessions, 'wallet', 1, tried);
+    if (!one.tried.length) break;
+    tried.push(...one.tried);
+    if (one.refused) refused++;
+    channels += one.channels;
+  }
+  if (failure !== undefined) throw failure;
+  return { channels, ...(batch?.transaction ? { transaction: batch.transaction } : {}), ...(refused ? { refused } : {}) };
+}
+
+/**
+ * One claim transaction of up to `limit` due channels of one kind (`authorized`: with a payer
+ * authorizer; `wallet`: without), leaving out `excluded`: the channels it tried, and how it went.
+ * A wallet's claim the chain refused is not thrown but counted, its channel put behind the others.
+ */
+async function claimSome(
+  sql: SqlDatabase,
+  rail: PaymentRail & { sessions: SessionRail },
+  kind: 'authorized' | 'wallet',
+  limit: number,
+  excluded: string[],
+): Promise<{ tried: string[]; channels: number; transaction?: Hex; refused?: true }> {
   const id = await openSessionTransaction(sql, rail.network, 'claim');
-  if (!id) return { channels: 0 };
+  if (!id) return { tried: [], channels: 0 };
   // Read once the slot is held: no claim of another control-plane can land between this read and the send.
+  const authorizer = kind === 'wallet' ? Prisma.sql`"payerAuthorizer" = ${zeroAddress}` : Prisma.sql`"payerAuthorizer" <> ${zeroAddress}`;
+  const others = excluded.length ? Prisma.sql` AND "id" NOT IN (${Prisma.join(excluded)})` : Prisma.empty;
   const rows = await sql.all<Record<string, unknown>>(Prisma.sql`SELECT "id", "payer", "payerAuthorizer", "receiver", "receiverAuthorizer",
       "token", "withdrawDelay", "salt", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature" FROM "SessionChannel"
-    WHERE ${due(rail.network)}
-    ORDER BY CASE WHEN "withdrawRequestedAt" > 0 THEN 0 ELSE 1 END, "updatedAt", "id" LIMIT ${MAX_CLAIMS_PER_TRANSACTION}`);
+    WHERE ${due(rail.network)} AND ${authorizer}${others}
+    ORDER BY CASE WHEN "withdrawRequestedAt" > 0 THEN 0 ELSE 1 END, "updatedAt", "id" LIMIT ${limit}`);
   if (rows.length === 0) {
     await dropSessionTransaction(sql, id);
-    return { channels: 0 };
+    return { tried: [], channels: 0 };
   }
   const claims: (VoucherClaim & { id: string })[] = rows.map((row) => ({
     id: row.id as string,
@@ -55,15 +102,19 @@ export async function claimVouchers(db: Db, rail: PaymentRail | undefined): Prom
   }));
   const amount = rows.reduce((sum, row, i) => sum + claims[i]!.totalClaimed - bigintOf(row.totalClaimed), 0n);
   await describeSessionTransaction(sql, id, items, amount);
-  const sessions = rail.sessions;
+  const tried = claims.map((c) => c.id);
   const sent = await sendRecorded(
     sql,
     id,
-    () => sessions.claim(claims),
+    () => rail.sessions.claim(claims),
     (tx) => applyClaim(tx, items),
   );
+  if (kind === 'wallet' && (sent.status === 'refused' || sent.status === 'reverted')) {
+    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${new Date()} WHERE "id" = ${tried[0]!}`);
+    return { tried, channels: 0, refused: true };
+  }
   if (sent.status !== 'mined') throw new Error(`claiming ${claims.length} channels did not go through: ${sent.status}`);
-  return { channels: claims.length, transaction: sent.transaction };
+  return { tried, channels: claims.length, transaction: sent.transaction as Hex | undefined };
 }
 
 /** True when some channel has a charge not claimed yet: a round with nothing to claim writes nothing. */

@@ -177,5 +177,49 @@ for (const provider of testProviders()) {
       t.equal(await tokenBalance(chain, wallet), held - 30_000n, 'the wallet has back what was not charged');
       t.same(await rail.sessions.channel(channelId), { balance: 30_000n, totalClaimed: 30_000n });
     });
+
+    await t.test('a wallet that stops taking its voucher holds up no other channel’s claim (D-364)', async (t) => {
+      // An EOA's channel and a new channel of the wallet's, each with charges to claim.
+      const eoa = new BatchSettlementEvmScheme(toClientEvmSigner(privateKeyToAccount(world.payerKey), reader), {
+        salt: `0x${randomBytes(32).toString('hex')}` as Hex,
+      });
+      const eoaClient = new x402Client();
+      eoaClient.register(chain.network, eoa);
+      eoaClient.setSpendControls({ allowedAssets: true });
+      const eoaPaid = await wrapFetchWithPayment(fetch, eoaClient)(url('/search?q=wallet-batch-eoa'));
+      t.equal(eoaPaid.status, 200, await eoaPaid.clone().text());
+      const eoaChannel = fromB64(eoaPaid.headers.get('payment-response')).extra.channelState.channelId as Hex;
+      const second = walletClient(ownerKey, `0x${randomBytes(32).toString('hex')}` as Hex);
+      let walletChannel = '' as Hex;
+      for (const n of [1, 2]) {
+        const res = await second.pay(url(`/search?q=wallet-batch-${n}`));
+        t.equal(res.status, 200, await res.clone().text());
+        walletChannel = fromB64(res.headers.get('payment-response')).extra.channelState.channelId;
+      }
+
+      // The owner hands the wallet to another key: the voucher hub holds is no longer the wallet's.
+      await reader.waitForTransactionReceipt({
+        hash: await ownerWallet.writeContract({
+          address: wallet,
+          abi,
+          functionName: 'rotate',
+          args: [chain.accounts[5]!.address],
+        } as never),
+      });
+      const nonce = await settlerNonce();
+      t.match(
+        await claimVouchers(db, rail),
+        { channels: 1, transaction: /^0x/, refused: 1 },
+        'the EOA’s channel claimed, the wallet’s refused',
+      );
+      t.same(await rail.sessions.channel(eoaChannel), { balance: 50_000n, totalClaimed: 10_000n }, 'claimed on chain');
+      t.same(await rail.sessions.channel(walletChannel), { balance: 50_000n, totalClaimed: 0n }, 'the wallet’s is not');
+      t.equal(await settlerNonce(), nonce + 1, 'one transaction: the refused claim was never sent');
+      t.match(await db.sessionTransaction.findFirstOrThrow({ where: { kind: 'claim' }, orderBy: { createdAt: 'desc' } }), {
+        status: 'failed',
+        openKey: null,
+      });
+      t.same(await claimVouchers(db, rail), { channels: 0, refused: 1 }, 'the next round tries it again, alone');
+    });
   });
 }
