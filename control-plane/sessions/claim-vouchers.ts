@@ -17,6 +17,9 @@ export type ClaimItem = { channelId: string; maxClaimableAmount: string; totalCl
 
 /** A smart wallet's channels claimed in a round, each in a transaction of its own. */
 export const MAX_WALLET_CLAIMS_PER_ROUND = 10;
+/** What holds a wallet's channel whose claim the chain refused (with the refused claim's record id after it), and for how long at most. */
+const CLAIM_REFUSED = 'claim_refused:';
+const CLAIM_REFUSED_HOLD_MS = 24 * 60 * 60_000;
 
 /**
  * Claims on chain what hub charged on its channels and has not claimed yet: each channel's latest
@@ -31,7 +34,8 @@ export const MAX_WALLET_CLAIMS_PER_ROUND = 10;
  * A smart wallet's channel (no payer authorizer) is claimed alone, after the batch: its voucher is
  * good while the wallet says so (ERC-1271), which it may stop saying, and one voucher the contract
  * refuses reverts the whole transaction it is in. One refused is passed over for the rest of the
- * round and goes behind the others in the next (docs/decisions.md#D-364). A batch that did not go
+ * round and goes behind the others in the next, and is held (its vouchers refused as busy) until a
+ * claim of it goes through, for a day at most (docs/decisions.md#D-364). A batch that did not go
  * through throws, once the wallets' claims were tried.
  */
 export async function claimVouchers(
@@ -110,10 +114,20 @@ async function claimSome(
     (tx) => applyClaim(tx, items),
   );
   if (kind === 'wallet' && (sent.status === 'refused' || sent.status === 'reverted')) {
-    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${new Date()} WHERE "id" = ${tried[0]!}`);
+    // Behind the other wallets' channels next round, and held: no more charges on a voucher the
+    // contract will not take, until a claim of it goes through.
+    const now = new Date();
+    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${now},
+        "heldBy" = CASE WHEN "heldBy" IS NULL OR "heldUntil" < ${now} THEN ${`${CLAIM_REFUSED}${id}`} ELSE "heldBy" END,
+        "heldUntil" = CASE WHEN "heldBy" IS NULL OR "heldUntil" < ${now} THEN ${new Date(+now + CLAIM_REFUSED_HOLD_MS)} ELSE "heldUntil" END
+      WHERE "id" = ${tried[0]!}`);
     return { tried, channels: 0, refused: true };
   }
   if (sent.status !== 'mined') throw new Error(`claiming ${claims.length} channels did not go through: ${sent.status}`);
+  if (kind === 'wallet') {
+    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL
+      WHERE "id" = ${tried[0]!} AND "heldBy" LIKE ${`${CLAIM_REFUSED}%`}`);
+  }
   return { tried, channels: claims.length, transaction: sent.transaction as Hex | undefined };
 }
 

@@ -189,7 +189,8 @@ for (const provider of testProviders()) {
       const eoaPaid = await wrapFetchWithPayment(fetch, eoaClient)(url('/search?q=wallet-batch-eoa'));
       t.equal(eoaPaid.status, 200, await eoaPaid.clone().text());
       const eoaChannel = fromB64(eoaPaid.headers.get('payment-response')).extra.channelState.channelId as Hex;
-      const second = walletClient(ownerKey, `0x${randomBytes(32).toString('hex')}` as Hex);
+      const secondSalt = `0x${randomBytes(32).toString('hex')}` as Hex;
+      const second = walletClient(ownerKey, secondSalt);
       let walletChannel = '' as Hex;
       for (const n of [1, 2]) {
         const res = await second.pay(url(`/search?q=wallet-batch-${n}`));
@@ -219,6 +220,19 @@ for (const provider of testProviders()) {
         status: 'failed',
         openKey: null,
       });
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: walletChannel } }), { heldBy: /^claim_refused:stx_/ });
+
+      // The old key's next voucher is no longer the wallet's; the new key's, which the wallet takes, is
+      // not taken either: the channel is held until a claim of it goes through.
+      const servedBefore = served.length;
+      const oldKey = await second.pay(url('/search?q=wallet-batch-3'));
+      t.equal(oldKey.status, 402);
+      t.equal(fromB64(oldKey.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_voucher_signature');
+      const newKey = await walletClient(chain.accounts[5]!.privateKey as Hex, secondSalt).pay(url('/search?q=wallet-batch-4'));
+      t.equal(newKey.status, 402);
+      t.equal(fromB64(newKey.headers.get('payment-required')).error, 'invalid_batch_settlement_evm_channel_busy');
+      t.equal(served.length, servedBefore, 'nothing forwarded');
+      t.equal(await settlerNonce(), nonce + 1, 'nothing sent');
       t.same(await claimVouchers(db, rail), { channels: 0, refused: 1 }, 'the next round tries it again, alone');
     });
   });
