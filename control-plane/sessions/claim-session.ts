@@ -14,7 +14,7 @@ import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
 import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseUnlessClaimed } from './channel-mirror.js';
-import { followOpenTransaction } from './follow-transactions.js';
+import { followOpenTransaction, NEVER } from './follow-transactions.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
 import type { SessionRail } from './session-rail.js';
@@ -92,7 +92,7 @@ export async function claimSessionPayment(
   try {
     refuseCharge(channel, payload.type, maxClaimable, price, { channelId, network: requirements.network }, refuse);
     if (payload.type === 'refund') {
-      const followOpen = () => followOpenTransaction(db, sessions);
+      const followOpen = () => followOpenTransaction(db, sessions, NEVER);
       return await refundSession(db, sessions, { attempt, claim, payload, config, channelId, channel, price, refuse, followOpen });
     }
     let balance = channel.balance;

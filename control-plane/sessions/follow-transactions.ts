@@ -37,6 +37,13 @@ const KINDS: Record<
   },
 };
 
+/**
+ * Follows the open transaction only as far as the chain shows it landed: never given up on, nor an
+ * undescribed record let go (another process may be describing it now). For a request waiting on the
+ * network's slot (a payer's refund), which leaves those calls to the worker's rounds.
+ */
+export const NEVER = Number.POSITIVE_INFINITY;
+
 /** A record opened and never described: nothing was sent under it, once its round had time to write it. */
 const UNDESCRIBED_MS = 30_000;
 
@@ -64,7 +71,7 @@ export async function followOpenTransaction(db: Db, rail: PaymentRail | undefine
     );
     return true;
   }
-  if (age < (described ? giveUpAfterMs : UNDESCRIBED_MS)) return false;
+  if (giveUpAfterMs === NEVER || age < (described ? giveUpAfterMs : UNDESCRIBED_MS)) return false;
   const message = described ? `not seen on chain within ${giveUpAfterMs} ms` : 'nothing was sent';
   await recordOutcome(sql, open.id, { status: 'failed', message }, async () => {});
   if (described) await kind.failed?.(sql, open.items as never, record);

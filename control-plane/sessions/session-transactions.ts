@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
+import { within } from '../../runtime/within.js';
 import { newId } from '../../shared/ids.js';
 import type { Sql } from '../db/sql.js';
 import { bigintOf } from '../db/sql.js';
@@ -49,6 +50,9 @@ export async function openSessionTransaction(sql: Sql, network: string, kind: Se
   return written === 1 ? id : undefined;
 }
 
+/** How often a request waiting for the network's slot follows the open transaction from the chain. */
+const FOLLOW_EVERY_MS = 1_000;
+
 /**
  * Takes the network's open slot as `openSessionTransaction` does, waiting up to `waitMs` for the
  * transaction open there to close (its sender's outcome comes, or `follow` finds it landed: one a
@@ -62,10 +66,20 @@ export async function waitForNetworkSlot(
   waitMs: number,
   follow: () => Promise<unknown>,
 ): Promise<string | undefined> {
-  for (const deadline = Date.now() + waitMs; ; await new Promise((r) => setTimeout(r, 200))) {
+  const deadline = Date.now() + waitMs;
+  let followedAt = 0;
+  for (;;) {
     const id = await openSessionTransaction(sql, network, kind);
     if (id || Date.now() > deadline) return id;
-    await follow().catch(() => undefined);
+    // At most once a second, and never past the deadline: each look is a read of the chain per channel.
+    if (Date.now() - followedAt >= FOLLOW_EVERY_MS) {
+      followedAt = Date.now();
+      await within(
+        follow().catch(() => undefined),
+        Math.max(0, deadline - Date.now()),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
