@@ -1,5 +1,6 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { within } from '../../runtime/within.js';
 import { ConfigError } from '../../shared/config.js';
 import { ApiError } from '../../shared/errors.js';
 import { BATCH_SETTLEMENT_CONTRACT, BATCH_SETTLEMENT_SCHEME } from '../../shared/payments/batch-settlement.js';
@@ -240,11 +241,13 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
 
 /** How long a facilitator's `/supported` answer stands for the 402's offer of sessions. */
 const SUPPORTED_FRESH_MS = 60_000;
+/** How long a 402 waits for the first answer (until it comes, sessions are not offered). */
+const FIRST_ANSWER_WAIT_MS = 2_000;
 
 /**
  * Whether the facilitator's `/supported` lists batch-settlement on `network` (docs/decisions.md#D-361),
- * asked at most once every `freshMs`: the first answer is waited for, later ones are the last
- * answer while a fresh one is asked. A facilitator that does not answer keeps its last answer (with
+ * asked at most once every `freshMs`: the first answer is waited for (2 s at most), later ones are
+ * the last answer while a fresh one is asked. A facilitator that does not answer keeps its last answer (with
  * none yet: not listed).
  */
 export function schemeListed(
@@ -272,7 +275,8 @@ export function schemeListed(
   };
   return async () => {
     if (Date.now() - askedAt >= freshMs) ask();
-    return listed ?? (await asking) ?? false;
+    // The first answer is waited for a short while only: a facilitator that hangs must not hold up the 402.
+    return listed ?? (asking && (await within(asking, FIRST_ANSWER_WAIT_MS))) ?? false;
   };
 }
 

@@ -216,6 +216,8 @@ t.test('sessions are offered while the facilitator’s /supported lists the sche
   await answering;
   t.equal(await quick(), true, 'no answer: the last one stands');
   t.equal(await schemeListed(facilitator, chain.network)(), false, 'no answer ever: not offered');
+  const hanging = { supported: () => new Promise<never>(() => {}) };
+  t.equal(await schemeListed(hanging, chain.network)(), false, 'a facilitator that hangs holds the 402 up two seconds at most');
 });
 
 t.test('a signature judged as the chain judges it, through the remote rail’s reads (D-362)', async (t) => {
