@@ -23,6 +23,11 @@ const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes sign
 const ERC1271_ACCEPTED = `0x1626ba7e${'0'.repeat(56)}`;
 /** Gas a wallet's check may burn when hub asks: ample for a signature check, and a bound on what a wallet can make hub's node spend. */
 export const ERC1271_GAS = 200_000n;
+/**
+ * Gas a contract wallet's EIP-3009 transfer may take: the token's own work and the wallet's check.
+ * One estimated past it is refused, so a wallet cannot make its payments cost hub a block's gas.
+ */
+export const CONTRACT_WALLET_TRANSFER_GAS = 150_000n + ERC1271_GAS;
 
 /**
  * Whether `account` takes `signature` over `digest` as its own (ERC-1271), as `SignatureChecker`
@@ -44,7 +49,9 @@ export async function contractSigned(reads: SignatureReads, account: Address, di
 
 /** The node ran the call and it failed: a revert, or the gas it was given ran out. */
 function refusedByNode(err: unknown): boolean {
-  return nodeAnswered(err) && (rpcErrorCode(err) === 3 || /revert|out of gas/i.test(shortMessage(err)));
+  // The node's own words are in the error's full message (viem's short one may only summarize them).
+  const said = err instanceof Error ? err.message : shortMessage(err);
+  return nodeAnswered(err) && (rpcErrorCode(err) === 3 || /revert|out of gas/i.test(said));
 }
 
 /**

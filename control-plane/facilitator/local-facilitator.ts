@@ -11,7 +11,7 @@ import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout, nodeAnswered, shortMessage } from './chain-errors.js';
-import { contractSigned, type SignatureReads } from './contract-signature.js';
+import { CONTRACT_WALLET_TRANSFER_GAS, contractSigned, type SignatureReads } from './contract-signature.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -116,6 +116,7 @@ export class LocalFacilitator implements Facilitator {
    * a settlement checks the signature its verification checked already, and recovering it again
    * would be the same work for the same answer.
    */
+  private readonly codeSeen = new ExpiringCache<string, boolean>({ ttlMs: 30_000, maxEntries: 10_000 });
   private readonly signedBy = new ExpiringCache<string, SettlementSignature>({ ttlMs: 15 * 60_000, maxEntries: 10_000 });
 
   private readonly closeTransport: () => Promise<void>;
@@ -198,7 +199,14 @@ export class LocalFacilitator implements Facilitator {
     const checked = this.checkTerms(paymentPayload, paymentRequirements);
     if ('failure' in checked) return this.failed(checked.failure);
     const { payment, token } = checked;
-    const signature = await this.checkSignature(payment, token);
+    let signature: Awaited<ReturnType<LocalFacilitator['checkSignature']>>;
+    try {
+      signature = await this.checkSignature(payment, token);
+    } catch (err) {
+      // The chain could not be read to judge the signature: an earlier settlement may be on it.
+      if (!(err instanceof FacilitatorUnavailableError)) throw err;
+      return { status: 'pending', transaction: undefined, network: this.network, payer: payment.payer, message: err.message };
+    }
     if ('failure' in signature) return this.failed(signature.failure);
     if (split && 'contractWallet' in signature.signature) return this.failed(contractWalletInEscrow(payment.payer));
     const call: TransferCall = {
@@ -253,6 +261,12 @@ export class LocalFacilitator implements Facilitator {
       if (!simulated.ok && simulated.reason === 'facilitator_unavailable') return this.pendingResult(call, undefined, simulated.message);
       if (!simulated.ok) return this.settledBefore(key, call, simulated.reason, simulated.message);
       gas = simulated.gas;
+      if (ownGas && gas > CONTRACT_WALLET_TRANSFER_GAS)
+        return settleFailure('invalid_signature', {
+          network: this.network,
+          payer,
+          message: 'The wallet’s check costs more gas than hub pays for one.',
+        });
       if (!ownGas) this.clients.state.rememberGas(kind, gas);
     }
 
@@ -473,7 +487,9 @@ export class LocalFacilitator implements Facilitator {
     if (known) return { signature: known };
     const recoverable = parseRecoverableSignature(payment.signature);
     let signature: SettlementSignature | undefined;
-    if (recoverable) {
+    // A payer with code (a contract wallet, or an EOA delegated by EIP-7702) is judged by ERC-1271
+    // alone, as the token's `SignatureChecker` judges it, even when its key signed.
+    if (recoverable && !(await this.hasCode(payment.payer as Address))) {
       this.recovery ??= defaultSignerRecovery();
       const signer = await (await this.recovery).recoverSigner({
         domain: tokenDomain(token, this.config.chainId),
@@ -495,12 +511,24 @@ export class LocalFacilitator implements Facilitator {
           const reason = simulated.reason === 'insufficient_funds' ? 'insufficient_funds' : 'invalid_signature';
           return { failure: verifyFailure(reason, payment.payer, simulated.message) };
         }
+        if (simulated.gas > CONTRACT_WALLET_TRANSFER_GAS)
+          return { failure: verifyFailure('invalid_signature', payment.payer, 'The wallet’s check costs more gas than hub pays for one.') };
         signature = contractWallet;
       }
     }
     if (!signature) return { failure: verifyFailure('invalid_signature', payment.payer) };
     this.signedBy.set(signed, signature);
     return { signature };
+  }
+
+  /** Whether `account` has code, as seen in the last 30 s (an account gains code rarely: a deployment, a delegation). */
+  private async hasCode(account: Address): Promise<boolean> {
+    const key = account.toLowerCase();
+    const known = this.codeSeen.get(key);
+    if (known !== undefined) return known;
+    const has = await this.signatureReads.hasCode(account);
+    this.codeSeen.set(key, has);
+    return has;
   }
 
   /** A payment into the escrow signed by a contract wallet, which the escrow cannot take (it takes `(v, r, s)` alone). */

@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
-import { bigintOf, type Sql } from '../db/sql.js';
+import { bigintOf, dateOrNull, type Sql } from '../db/sql.js';
 import type { ChannelConfig } from './channel-digests.js';
 
 /**
@@ -23,11 +23,13 @@ export type MirroredChannel = {
   withdrawRequestedAt: number;
   /** Seconds from a withdrawal's start until it can be finalized. */
   withdrawDelay: number;
+  /** When the chain last refused a claim of its voucher, until a claim of it went through (claim-vouchers.ts). */
+  claimRefusedAt: Date | null;
 };
 
 /** The columns a `MirroredChannel` is read from. */
 const MIRRORED = Prisma.raw(
-  `"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce", "withdrawRequestedAt", "withdrawDelay"`,
+  `"id", "balance", "totalClaimed", "charged", "signedMaxClaimable", "voucherSignature", "refundNonce", "withdrawRequestedAt", "withdrawDelay", "claimRefusedAt"`,
 );
 
 export async function readChannel(sql: Sql, id: string): Promise<MirroredChannel | undefined> {
@@ -48,6 +50,7 @@ function mirrored(row: Record<keyof MirroredChannel, unknown> | undefined): Mirr
     refundNonce: Number(row.refundNonce),
     withdrawRequestedAt: Number(row.withdrawRequestedAt),
     withdrawDelay: Number(row.withdrawDelay),
+    claimRefusedAt: dateOrNull(row.claimRefusedAt),
   };
 }
 

@@ -14,6 +14,7 @@ import { paymentSeller } from '../payments/payment-seller.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { type ChannelConfig, channelIdOf, voucherDigest } from './channel-digests.js';
 import { holdChannel, type MirroredChannel, mirrorBalance, mirrorChannel, readChannel, releaseUnlessClaimed } from './channel-mirror.js';
+import { claimRefused } from './claim-vouchers.js';
 import { followOpenTransaction, NEVER } from './follow-transactions.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
@@ -133,6 +134,9 @@ function refuseCharge(
 ): void {
   if (type !== 'refund' && withdrawalDue(channel, chainSeconds(on.network)))
     throw refuse('invalid_batch_settlement_evm_channel_withdrawing');
+  // A wallet that no longer takes its voucher on chain is charged nothing more until a claim of it
+  // goes through (a refund, which claims with a voucher signed now, may do that).
+  if (type !== 'refund' && claimRefused(channel)) throw refuse('invalid_batch_settlement_evm_channel_busy');
   const expected = type === 'refund' ? channel.charged : channel.charged + price;
   if (maxClaimable === expected && !(type === 'voucher' && maxClaimable > channel.balance)) return;
   throw refuse('invalid_batch_settlement_evm_cumulative_amount_mismatch', {

@@ -1,10 +1,12 @@
-import { type Hex, zeroAddress } from 'viem';
+import { bytesToHex, type Hex, recoverAddress, zeroAddress } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { minMicros } from '../../shared/money.js';
+import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, type SqlDatabase, sqlOf } from '../db/sql.js';
+import { signedAsOnChain } from '../facilitator/contract-signature.js';
 import type { PaymentRail } from '../payments/rail.js';
-import { channelConfigOf } from './channel-digests.js';
+import { channelConfigOf, voucherDigest } from './channel-digests.js';
 import type { SessionRail, VoucherClaim } from './session-rail.js';
 import { sessionsOn } from './session-requirements.js';
 import { describeSessionTransaction, dropSessionTransaction, openSessionTransaction, sendRecorded } from './session-transactions.js';
@@ -17,9 +19,13 @@ export type ClaimItem = { channelId: string; maxClaimableAmount: string; totalCl
 
 /** A smart wallet's channels claimed in a round, each in a transaction of its own. */
 export const MAX_WALLET_CLAIMS_PER_ROUND = 10;
-/** What holds a wallet's channel whose claim the chain refused (with the refused claim's record id after it), and for how long at most. */
-const CLAIM_REFUSED = 'claim_refused:';
-const CLAIM_REFUSED_HOLD_MS = 24 * 60 * 60_000;
+/** How long a wallet's channel whose claim the chain refused takes no charge, unless a claim of it goes through first. */
+const CLAIM_REFUSED_MS = 24 * 60 * 60_000;
+
+/** Whether the channel takes no charge now: the chain refused a claim of its voucher less than a day ago, and none went through since. */
+export function claimRefused(channel: { claimRefusedAt: Date | null }, now = Date.now()): boolean {
+  return channel.claimRefusedAt !== null && now - +channel.claimRefusedAt < CLAIM_REFUSED_MS;
+}
 
 /**
  * Claims on chain what hub charged on its channels and has not claimed yet: each channel's latest
@@ -34,8 +40,8 @@ const CLAIM_REFUSED_HOLD_MS = 24 * 60 * 60_000;
  * A smart wallet's channel (no payer authorizer) is claimed alone, after the batch: its voucher is
  * good while the wallet says so (ERC-1271), which it may stop saying, and one voucher the contract
  * refuses reverts the whole transaction it is in. One refused is passed over for the rest of the
- * round and goes behind the others in the next, and is held (its vouchers refused as busy) until a
- * claim of it goes through, for a day at most (docs/decisions.md#D-364). A batch that did not go
+ * round and goes behind the others in the next; when its voucher is no longer the wallet's, the
+ * channel takes no charge until a claim of it goes through, for a day at most (docs/decisions.md#D-364). A batch that did not go
  * through throws, once the wallets' claims were tried.
  */
 export async function claimVouchers(
@@ -54,9 +60,14 @@ export async function claimVouchers(
   let channels = batch?.channels ?? 0;
   let refused = 0;
   const tried: string[] = [];
-  while (failure === undefined && tried.length < MAX_WALLET_CLAIMS_PER_ROUND) {
-    const one = await claimSome(sql, sessions, 'wallet', 1, tried);
-    if (!one.tried.length) break;
+  // Tried whether the batch went through or not: a batch whose outcome is unknown keeps the
+  // network's slot, and then no wallet's claim is sent (`claimSome` finds the slot taken).
+  while (tried.length < MAX_WALLET_CLAIMS_PER_ROUND) {
+    const one = await claimSome(sql, sessions, 'wallet', 1, tried).catch((err: unknown) => {
+      failure ??= err;
+      return undefined;
+    });
+    if (!one?.tried.length) break;
     tried.push(...one.tried);
     if (one.refused) refused++;
     channels += one.channels;
@@ -114,20 +125,24 @@ async function claimSome(
     (tx) => applyClaim(tx, items),
   );
   if (kind === 'wallet' && (sent.status === 'refused' || sent.status === 'reverted')) {
-    // Behind the other wallets' channels next round, and held: no more charges on a voucher the
-    // contract will not take, until a claim of it goes through.
+    // Behind the other wallets' channels next round; and, when its voucher is no longer the
+    // wallet's (not a refusal of the node's or the facilitator's for another cause), charged no more.
+    const claim = claims[0]!;
+    const digest = bytesToHex(voucherDigest(claim.id as Hex, claim.maxClaimableAmount, evmChainIdOf(rail.network)));
+    const recover = () =>
+      recoverAddress({ hash: digest, signature: claim.signature }).then(
+        (a) => a.toLowerCase(),
+        () => undefined,
+      );
+    const stillSigned = await signedAsOnChain(rail.sessions.signatureReads, claim.config.payer, digest, claim.signature, recover).catch(
+      () => true,
+    );
     const now = new Date();
-    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${now},
-        "heldBy" = CASE WHEN "heldBy" IS NULL OR "heldUntil" < ${now} THEN ${`${CLAIM_REFUSED}${id}`} ELSE "heldBy" END,
-        "heldUntil" = CASE WHEN "heldBy" IS NULL OR "heldUntil" < ${now} THEN ${new Date(+now + CLAIM_REFUSED_HOLD_MS)} ELSE "heldUntil" END
-      WHERE "id" = ${tried[0]!}`);
+    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${now}${stillSigned ? Prisma.empty : Prisma.sql`, "claimRefusedAt" = ${now}`}
+      WHERE "id" = ${claim.id}`);
     return { tried, channels: 0, refused: true };
   }
   if (sent.status !== 'mined') throw new Error(`claiming ${claims.length} channels did not go through: ${sent.status}`);
-  if (kind === 'wallet') {
-    await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "heldBy" = NULL, "heldUntil" = NULL
-      WHERE "id" = ${tried[0]!} AND "heldBy" LIKE ${`${CLAIM_REFUSED}%`}`);
-  }
   return { tried, channels: claims.length, transaction: sent.transaction as Hex | undefined };
 }
 
@@ -145,7 +160,8 @@ function due(network: string) {
 export async function applyClaim(tx: Sql, items: ClaimItem[]): Promise<void> {
   const now = new Date();
   for (const item of items) {
-    await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "totalClaimed" = ${BigInt(item.totalClaimed)}, "updatedAt" = ${now}
+    // A claim that went through: a refusal before it no longer stands.
+    await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "totalClaimed" = ${BigInt(item.totalClaimed)}, "claimRefusedAt" = NULL, "updatedAt" = ${now}
       WHERE "id" = ${item.channelId} AND "totalClaimed" < ${BigInt(item.totalClaimed)}`);
   }
 }

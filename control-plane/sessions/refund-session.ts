@@ -239,7 +239,8 @@ export async function applyRefund(tx: Sql, item: RefundItem, recordId: string, t
   const totalClaimed = BigInt(item.totalClaimed);
   await tx.run(Prisma.sql`UPDATE "SessionChannel" SET "balance" = ${BigInt(item.balance)},
       "totalClaimed" = CASE WHEN "totalClaimed" < ${totalClaimed} THEN ${totalClaimed} ELSE "totalClaimed" END,
-      "refundNonce" = ${Number(item.refundNonce) + 1}, "updatedAt" = ${new Date()}
+      "refundNonce" = ${Number(item.refundNonce) + 1}, "updatedAt" = ${new Date()},
+      "claimRefusedAt" = CASE WHEN "totalClaimed" < ${totalClaimed} THEN NULL ELSE "claimRefusedAt" END
     WHERE "id" = ${item.channelId} AND "refundNonce" <= ${Number(item.refundNonce)}`);
   await endRefund(tx, item, recordId, { transaction });
 }

@@ -220,10 +220,15 @@ for (const provider of testProviders()) {
         status: 'failed',
         openKey: null,
       });
-      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: walletChannel } }), { heldBy: /^claim_refused:stx_/ });
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: walletChannel } }), { claimRefusedAt: Date, heldBy: null });
+      t.match(
+        await db.sessionChannel.findUniqueOrThrow({ where: { id: eoaChannel } }),
+        { claimRefusedAt: null },
+        'the EOA’s is not marked',
+      );
 
       // The old key's next voucher is no longer the wallet's; the new key's, which the wallet takes, is
-      // not taken either: the channel is held until a claim of it goes through.
+      // not taken either: the channel takes no charge until a claim of it goes through.
       const servedBefore = served.length;
       const oldKey = await second.pay(url('/search?q=wallet-batch-3'));
       t.equal(oldKey.status, 402);
@@ -234,6 +239,22 @@ for (const provider of testProviders()) {
       t.equal(served.length, servedBefore, 'nothing forwarded');
       t.equal(await settlerNonce(), nonce + 1, 'nothing sent');
       t.same(await claimVouchers(db, rail), { channels: 0, refused: 1 }, 'the next round tries it again, alone');
+
+      // Handed back to the first key, the wallet takes the voucher again: the claim goes through, and the channel is charged again.
+      await reader.waitForTransactionReceipt({
+        hash: await chainWallet(chain, chain.accounts[5]!.privateKey as Hex).writeContract({
+          address: wallet,
+          abi,
+          functionName: 'rotate',
+          args: [owner.address],
+        } as never),
+      });
+      t.match(await claimVouchers(db, rail), { channels: 1 });
+      t.same(await rail.sessions.channel(walletChannel), { balance: 50_000n, totalClaimed: 20_000n }, 'claimed on chain');
+      t.match(await db.sessionChannel.findUniqueOrThrow({ where: { id: walletChannel } }), { claimRefusedAt: null, totalClaimed: 20_000n });
+      const again = await second.pay(url('/search?q=wallet-batch-5'));
+      t.equal(again.status, 200, await again.clone().text());
+      t.match(fromB64(again.headers.get('payment-response')).extra.channelState, { chargedCumulativeAmount: '30000' });
     });
   });
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "SessionChannel" ADD COLUMN "claimRefusedAt" DATETIME;
