@@ -1,13 +1,10 @@
-import { bytesToHex, type Hex, zeroAddress } from 'viem';
+import type { Hex } from 'viem';
 import type { ClaimedPayment, ClaimInput } from '../../shared/contract.js';
 import type { ApiError } from '../../shared/errors.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { type PaymentRequirements, type SessionPayload, sessionPayloadSchema } from '../../shared/payments/x402-wire.js';
 import type { Db } from '../db/client.js';
 import { type Sql, sqlOf } from '../db/sql.js';
-import { chainRecoverable, signedAsOnChain } from '../facilitator/contract-signature.js';
-import { defaultRecoverer } from '../facilitator/signer-recovery.js';
-import { parseRecoverableSignature } from '../facilitator/transfer-authorization.js';
 import { claimAttempt, openAttempt } from '../payments/attempt-claim.js';
 import type { Attempt } from '../payments/attempt-rows.js';
 import { paymentSeller } from '../payments/payment-seller.js';
@@ -18,9 +15,9 @@ import { claimRefused } from './claim-vouchers.js';
 import { followOpenTransaction, NEVER } from './follow-transactions.js';
 import { refundSession } from './refund-session.js';
 import { submitDeposit } from './session-deposit.js';
-import type { SessionRail } from './session-rail.js';
 import { channelState, sessionRefusal, unreadable } from './session-refusal.js';
 import { sessionRequirements, sessionsOn } from './session-requirements.js';
+import { signedForChannel } from './voucher-signature.js';
 import { chainSeconds, withdrawalDue } from './watch-withdrawals.js';
 
 /**
@@ -62,7 +59,7 @@ export async function claimSessionPayment(
   if (payload.voucher.channelId.toLowerCase() !== channelId) throw refuse('invalid_batch_settlement_evm_channel_id_mismatch');
   const maxClaimable = BigInt(payload.voucher.maxClaimableAmount);
   const digest = voucherDigest(channelId, maxClaimable, chainId);
-  if (!(await signedForChannel(sessions.sessions, config, digest, payload.voucher.signature as Hex))) {
+  if (!(await signedForChannel(sessions.sessions, config, digest, payload.voucher.signature as Hex).catch(unreadable))) {
     throw refuse('invalid_batch_settlement_evm_voucher_signature');
   }
 
@@ -176,32 +173,6 @@ function knownChannelId(config: ChannelConfig, chainId: number): Hex {
     channelIds.set(key, id);
   }
   return id;
-}
-
-/**
- * Whether the voucher is the channel's, as the contract's claim will judge it: signed by the
- * channel's payer authorizer's key (recovered here, the usual case, no read); with none (zero, a
- * smart wallet's channel), by its payer as `SignatureChecker` has it: by ERC-1271 when it has code,
- * else by its key (docs/decisions.md#D-362). A signature whose `v` the chain's `ecrecover` would not
- * take is no one's: taken, it would revert the claim batch it went into.
- */
-async function signedForChannel(sessions: SessionRail, config: ChannelConfig, digest: Uint8Array, signature: Hex): Promise<boolean> {
-  const recover = () => voucherSigner(digest, signature);
-  if (config.payerAuthorizer !== zeroAddress)
-    return chainRecoverable(signature) && (await recover()) === config.payerAuthorizer.toLowerCase();
-  return signedAsOnChain(sessions.signatureReads, config.payer, bytesToHex(digest), signature, recover).catch(unreadable);
-}
-
-/** Who signed the voucher's digest, lowercase; undefined for a signature that recovers no one (or is not an EOA's). */
-async function voucherSigner(digest: Uint8Array, signature: Hex): Promise<string | undefined> {
-  const parsed = parseRecoverableSignature(signature);
-  if (!parsed) return undefined;
-  try {
-    // The backend is chosen once per thread (signer-recovery.ts): no second cache here.
-    return await (await defaultRecoverer()).recoverAddress(digest, parsed);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

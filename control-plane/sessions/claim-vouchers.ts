@@ -1,15 +1,15 @@
-import { bytesToHex, type Hex, recoverAddress, zeroAddress } from 'viem';
+import { type Hex, zeroAddress } from 'viem';
 import { Prisma } from '../../generated/prisma/sqlite/client.js';
 import { minMicros } from '../../shared/money.js';
 import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import type { Db } from '../db/client.js';
 import { bigintOf, type Sql, type SqlDatabase, sqlOf } from '../db/sql.js';
-import { signedAsOnChain } from '../facilitator/contract-signature.js';
 import type { PaymentRail } from '../payments/rail.js';
 import { channelConfigOf, voucherDigest } from './channel-digests.js';
 import type { SessionRail, VoucherClaim } from './session-rail.js';
 import { sessionsOn } from './session-requirements.js';
 import { describeSessionTransaction, dropSessionTransaction, openSessionTransaction, sendRecorded } from './session-transactions.js';
+import { signedForChannel } from './voucher-signature.js';
 
 /** Channels per claim transaction: a claim's gas grows with its rows, and a block has room for this many. */
 export const MAX_CLAIMS_PER_TRANSACTION = 100;
@@ -128,15 +128,9 @@ async function claimSome(
     // Behind the other wallets' channels next round; and, when its voucher is no longer the
     // wallet's (not a refusal of the node's or the facilitator's for another cause), charged no more.
     const claim = claims[0]!;
-    const digest = bytesToHex(voucherDigest(claim.id as Hex, claim.maxClaimableAmount, evmChainIdOf(rail.network)));
-    const recover = () =>
-      recoverAddress({ hash: digest, signature: claim.signature }).then(
-        (a) => a.toLowerCase(),
-        () => undefined,
-      );
-    const stillSigned = await signedAsOnChain(rail.sessions.signatureReads, claim.config.payer, digest, claim.signature, recover).catch(
-      () => true,
-    );
+    const digest = voucherDigest(claim.id as Hex, claim.maxClaimableAmount, evmChainIdOf(rail.network));
+    // A chain that cannot be read says nothing against the voucher.
+    const stillSigned = await signedForChannel(rail.sessions, claim.config, digest, claim.signature).catch(() => true);
     const now = new Date();
     await sql.run(Prisma.sql`UPDATE "SessionChannel" SET "updatedAt" = ${now}${stillSigned ? Prisma.empty : Prisma.sql`, "claimRefusedAt" = ${now}`}
       WHERE "id" = ${claim.id}`);
