@@ -1,4 +1,4 @@
-import { type Address, encodeFunctionData, type Hex, hexToBytes, parseAbi } from 'viem';
+import { type Address, encodeFunctionData, type Hex, hexToBytes, type PublicClient, parseAbi } from 'viem';
 import { nodeAnswered, rpcErrorCode, shortMessage } from './chain-errors.js';
 import { FacilitatorUnavailableError } from './facilitator.js';
 
@@ -17,6 +17,24 @@ export type SignatureReads = {
   /** Whether `account` has code. */
   hasCode(account: Address): Promise<boolean>;
 };
+
+/**
+ * The reads through a node client, each run through `guard`, which turns a node that did not answer
+ * into `FacilitatorUnavailableError` (keeping the node's error as its cause).
+ */
+export function signatureReadsOf(
+  reader: Pick<PublicClient, 'call' | 'getCode'>,
+  guard: <T>(read: () => Promise<T>) => Promise<T>,
+): SignatureReads {
+  return {
+    call: (to, data, gas) => guard(async () => (await reader.call({ to, data, gas })).data ?? '0x'),
+    hasCode: (account) =>
+      guard(async () => {
+        const code = await reader.getCode({ address: account });
+        return code !== undefined && code !== '0x';
+      }),
+  };
+}
 
 const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
 /** What `isValidSignature` answers for a signature the wallet takes: its selector, as a 32-byte word. */

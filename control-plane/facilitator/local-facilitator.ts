@@ -11,7 +11,7 @@ import { evmChain } from '../../chain/evm-chain.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SupportedResponse } from '../../shared/payments/x402-wire.js';
 import { contractAnsweredWithout, nodeAnswered, shortMessage } from './chain-errors.js';
-import { CONTRACT_WALLET_TRANSFER_GAS, contractSigned, type SignatureReads } from './contract-signature.js';
+import { CONTRACT_WALLET_TRANSFER_GAS, contractSigned, type SignatureReads, signatureReadsOf } from './contract-signature.js';
 import type { EscrowPayout, EscrowSplit } from './escrow.js';
 import { checkTerms, type ExactPayment, parseExactPayment, type SettlementToken, tokenDomain, windowFailure } from './exact-payment.js';
 import type { Facilitator } from './facilitator.js';
@@ -318,23 +318,17 @@ export class LocalFacilitator implements Facilitator {
   }
 
   /** The reads that judge a signature as the chain does (contract-signature.ts); an unreachable node is `FacilitatorUnavailableError`. */
-  readonly signatureReads: SignatureReads = {
-    call: async (to, data, gas) => {
+  // The reader is reached through at each read: the field is set before the constructor makes the clients.
+  readonly signatureReads: SignatureReads = signatureReadsOf(
+    { call: (c) => this.clients.reader.call(c), getCode: (c) => this.clients.reader.getCode(c) },
+    async (read) => {
       try {
-        return (await this.clients.reader.call({ to, data, gas })).data ?? '0x';
+        return await read();
       } catch (err) {
         throw unavailable(err);
       }
     },
-    hasCode: async (account) => {
-      try {
-        const code = await this.clients.reader.getCode({ address: account });
-        return code !== undefined && code !== '0x';
-      } catch (err) {
-        throw unavailable(err);
-      }
-    },
-  };
+  );
 
   /** eth_call at the latest block, for reading a contract's state; an unreachable node is `FacilitatorUnavailableError`. */
   async readCall(call: ContractCall): Promise<Hex> {

@@ -8,6 +8,7 @@ import { evmChainIdOf } from '../../shared/payments/evm-network.js';
 import { settleResponseSchema } from '../../shared/payments/x402-wire.js';
 import { shortMessage } from '../facilitator/chain-errors.js';
 import type { ChainWitness } from '../facilitator/chain-witness.js';
+import { signatureReadsOf } from '../facilitator/contract-signature.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator.js';
 import type { HttpFacilitator } from '../facilitator/http-facilitator.js';
 import type { CallOutcome } from '../facilitator/local-facilitator.js';
@@ -226,14 +227,7 @@ export function facilitatorSessionRail(config: FacilitatorSessionRailConfig): Se
       if (channelIds.length === 0) return [];
       return withdrawalsOf(channelIds, await read(withdrawalsCall(channelIds)));
     },
-    signatureReads: {
-      call: (to, data, gas) => fromChain(async () => (await reader.call({ to, data, gas })).data ?? '0x'),
-      hasCode: (account) =>
-        fromChain(async () => {
-          const code = await reader.getCode({ address: account });
-          return code !== undefined && code !== '0x';
-        }),
-    },
+    signatureReads: signatureReadsOf(reader, fromChain),
     offered: schemeListed(facilitator, network),
   };
   return rail;
